@@ -1,0 +1,142 @@
+package compute
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Backend names, as used by the CLI, JSON output and the GUI.
+const (
+	NameGo         = "go"
+	NameGoParallel = "go-parallel"
+	NameC          = "c"
+	NameGL         = "gl"
+	NameCUDA       = "cuda"
+)
+
+// Info describes a backend on this machine.
+type Info struct {
+	Name string `json:"name"`
+	// Available is false when the backend cannot run here; Reason says why in
+	// one sentence a user understands.
+	Available bool   `json:"available"`
+	Device    string `json:"device"`
+	Reason    string `json:"reason,omitempty"`
+	// GPU is true for backends that move data to a device and back.
+	GPU bool `json:"gpu"`
+}
+
+// Timings are the phases of one run. Setup is one-time work (context, module,
+// shader compile, buffer allocation) and is not part of Total.
+type Timings struct {
+	Setup    time.Duration
+	Upload   time.Duration
+	Kernel   time.Duration
+	Download time.Duration
+	// Total is upload + kernel + download measured end to end.
+	Total time.Duration
+}
+
+// Backend computes NDVI. Implementations reuse their buffers across runs of
+// the same size and are not safe for concurrent use; callers serialise runs.
+type Backend interface {
+	// Name is one of go, go-parallel, c, gl, cuda.
+	Name() string
+	// Info reports availability and the device. It may initialise a driver
+	// the first time and caches the answer.
+	Info() Info
+	// Setup prepares for images of w×h pixels (contexts, modules, buffers) and
+	// returns how long that took. Run calls it itself when the size changes.
+	Setup(w, h int) (time.Duration, error)
+	// Run computes NDVI of in into out (len in.Pixels()) and returns the
+	// timings of its phases; Timings.Setup is set when Run had to set up.
+	Run(in Input, out []float32) (Timings, error)
+	// Close releases buffers and contexts. The backend may be set up again.
+	Close() error
+}
+
+// Ceilings are the best bandwidths measured on the device a backend runs on,
+// in GB/s (1e9 bytes per second), counting bytes read plus bytes written for
+// copies, and bytes moved for transfers.
+type Ceilings struct {
+	DeviceCopy float64 `json:"device_copy_gbps"`
+	H2D        float64 `json:"h2d_gbps"`
+	D2H        float64 `json:"d2h_gbps"`
+}
+
+// DeviceCeilings is implemented by GPU backends: it measures the device copy
+// and pinned transfer bandwidths for a buffer of the given size in bytes.
+type DeviceCeilings interface {
+	Ceilings(bytes int) (Ceilings, error)
+}
+
+// Moder is implemented by backends with user-selectable modes (for example
+// cuda's sequential and overlapped transfers).
+type Moder interface {
+	Modes() []string
+	Mode() string
+	SetMode(string) error
+}
+
+var (
+	regMu    sync.Mutex
+	registry = map[string]func() Backend{}
+	order    = map[string]int{NameGo: 0, NameGoParallel: 1, NameC: 2, NameGL: 3, NameCUDA: 4}
+)
+
+// Register makes a backend constructor known under name. Backends in
+// sub-packages call it from init; importing them is enough to enable them.
+func Register(name string, newBackend func() Backend) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	registry[name] = newBackend
+}
+
+// Names lists the registered backends in canonical order.
+func Names() []string {
+	regMu.Lock()
+	defer regMu.Unlock()
+	names := make([]string, 0, len(registry))
+	for n := range registry {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		oi, ok1 := order[names[i]]
+		oj, ok2 := order[names[j]]
+		if !ok1 {
+			oi = 100
+		}
+		if !ok2 {
+			oj = 100
+		}
+		if oi != oj {
+			return oi < oj
+		}
+		return names[i] < names[j]
+	})
+	return names
+}
+
+// New returns a fresh instance of the named backend.
+func New(name string) (Backend, error) {
+	regMu.Lock()
+	f, ok := registry[name]
+	regMu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("unknown backend %q (known: %s)", name, strings.Join(Names(), ", "))
+	}
+	return f(), nil
+}
+
+// Compute runs b on in, allocating the output, and returns it with timings.
+func Compute(b Backend, in Input) ([]float32, Timings, error) {
+	if err := in.Check(); err != nil {
+		return nil, Timings{}, err
+	}
+	out := make([]float32, in.Pixels())
+	t, err := b.Run(in, out)
+	return out, t, err
+}

@@ -1,0 +1,134 @@
+package compute
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+)
+
+// Tolerance is the largest error Verify accepts: float32 rounding of a value
+// in [-1, 1] is below 1.2e-7, so 1e-6 leaves room for a fused or reordered
+// operation but catches any real mistake.
+const Tolerance = 1e-6
+
+// Report is the outcome of checking a result against the float64 reference.
+type Report struct {
+	Pixels int `json:"pixels"`
+	// MaxAbsErr is the largest |got - ref| over pixels where both are
+	// numbers, divided by max(1, |ref|) so that the rare NDVI outside
+	// [-1, 1] (negative inputs) is measured in float32 ulps too.
+	MaxAbsErr float64 `json:"max_abs_err"`
+	// NaNMismatch counts pixels that are NaN in one and not the other.
+	NaNMismatch int `json:"nan_mismatch"`
+	// NaN counts NaN pixels in the reference.
+	NaN int `json:"nan"`
+	// Worst is the index of the pixel with the largest error or the first
+	// NaN mismatch, -1 when all agree exactly.
+	Worst int `json:"worst"`
+}
+
+// OK reports whether the result matches within Tolerance with NaN in
+// exactly the same pixels.
+func (r Report) OK() bool { return r.NaNMismatch == 0 && r.MaxAbsErr <= Tolerance }
+
+// String describes the report for a user: "verified: max error 5.96e-08".
+func (r Report) String() string {
+	if r.OK() {
+		return fmt.Sprintf("verified: max error %.3g over %d pixels (%d NaN)", r.MaxAbsErr, r.Pixels, r.NaN)
+	}
+	return fmt.Sprintf("WRONG: max error %.3g, %d NaN mismatches over %d pixels (first bad pixel %d)", r.MaxAbsErr, r.NaNMismatch, r.Pixels, r.Worst)
+}
+
+// Err returns nil when the report is OK, else an error naming the backend.
+func (r Report) Err(backend string) error {
+	if r.OK() {
+		return nil
+	}
+	return fmt.Errorf("%s: %s", backend, r)
+}
+
+// Verify compares got with the float64 reference of in, pixel by pixel, on
+// all cores. It allocates no image-sized memory.
+func Verify(in Input, got []float32) Report {
+	n := in.Pixels()
+	if len(got) != n || in.Check() != nil {
+		return Report{Pixels: n, NaNMismatch: n, Worst: 0}
+	}
+	workers := runtime.GOMAXPROCS(0)
+	if n < 1<<16 {
+		workers = 1
+	}
+	parts := make([]Report, workers)
+	var wg sync.WaitGroup
+	block := (n + workers - 1) / workers
+	for w := 0; w < workers; w++ {
+		lo, hi := w*block, min((w+1)*block, n)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			parts[w] = verifySpan(in, got, lo, hi)
+		}()
+	}
+	wg.Wait()
+	rep := Report{Pixels: n, Worst: -1}
+	for _, p := range parts {
+		if p.NaNMismatch > 0 && rep.NaNMismatch == 0 {
+			rep.Worst = p.Worst
+		}
+		if rep.NaNMismatch == 0 && p.NaNMismatch == 0 && p.MaxAbsErr > rep.MaxAbsErr {
+			rep.Worst = p.Worst
+		}
+		rep.NaNMismatch += p.NaNMismatch
+		rep.NaN += p.NaN
+		rep.MaxAbsErr = math.Max(rep.MaxAbsErr, p.MaxAbsErr)
+	}
+	return rep
+}
+
+func verifySpan(in Input, got []float32, lo, hi int) Report {
+	rep := Report{Worst: -1}
+	for i := lo; i < hi; i++ {
+		ref := Reference64(in.Red[i], in.NIR[i], in.Nodata)
+		g := float64(got[i])
+		rn, gn := math.IsNaN(ref), math.IsNaN(g)
+		if rn {
+			rep.NaN++
+		}
+		if rn != gn {
+			if rep.NaNMismatch == 0 {
+				rep.Worst = i
+			}
+			rep.NaNMismatch++
+			continue
+		}
+		if rn {
+			continue
+		}
+		var e float64
+		if math.IsInf(ref, 0) || math.IsInf(g, 0) {
+			if ref != g {
+				e = math.Inf(1)
+			}
+		} else {
+			e = math.Abs(g-ref) / math.Max(1, math.Abs(ref))
+		}
+		if e > rep.MaxAbsErr {
+			rep.MaxAbsErr = e
+			if rep.NaNMismatch == 0 {
+				rep.Worst = i
+			}
+		}
+	}
+	return rep
+}
+
+// Reference returns the float64 reference NDVI of in. It allocates 8 bytes
+// per pixel; prefer Verify for big images.
+func Reference(in Input) []float64 {
+	out := make([]float64, in.Pixels())
+	for i := range out {
+		out[i] = Reference64(in.Red[i], in.NIR[i], in.Nodata)
+	}
+	return out
+}
