@@ -1,0 +1,214 @@
+package compute
+
+import (
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+)
+
+// BytesPerPixel is the memory traffic of one NDVI pixel in float32: two
+// reads and one write.
+const BytesPerPixel = 12
+
+// Phase summarises one timed phase over the repeats, in milliseconds.
+type Phase struct {
+	Median float64 `json:"median_ms"`
+	Min    float64 `json:"min_ms"`
+	Max    float64 `json:"max_ms"`
+}
+
+func phaseOf(ds []time.Duration) Phase {
+	if len(ds) == 0 {
+		return Phase{}
+	}
+	ms := make([]float64, len(ds))
+	for i, d := range ds {
+		ms[i] = float64(d) / 1e6
+	}
+	slices.Sort(ms)
+	med := ms[len(ms)/2]
+	if len(ms)%2 == 0 {
+		med = (ms[len(ms)/2-1] + ms[len(ms)/2]) / 2
+	}
+	return Phase{Median: med, Min: ms[0], Max: ms[len(ms)-1]}
+}
+
+// BenchResult is one backend at one size: medians of every phase with their
+// spread, bandwidths, the ceiling measured in the same run, and the
+// verification of the output against the float64 reference. It is the JSON
+// line `canopy bench --json` prints.
+type BenchResult struct {
+	Backend string `json:"backend"`
+	Mode    string `json:"mode,omitempty"`
+	Device  string `json:"device"`
+	GPU     bool   `json:"gpu"`
+	Width   int    `json:"width"`
+	Height  int    `json:"height"`
+	Repeat  int    `json:"repeat"`
+
+	SetupMS    float64 `json:"setup_ms"`
+	UploadMS   float64 `json:"upload_ms"`
+	KernelMS   float64 `json:"kernel_ms"`
+	DownloadMS float64 `json:"download_ms"`
+	TotalMS    float64 `json:"total_ms"`
+
+	Upload   Phase `json:"upload"`
+	Kernel   Phase `json:"kernel"`
+	Download Phase `json:"download"`
+	Total    Phase `json:"total"`
+
+	// KernelGBps is 12 bytes per pixel over the median kernel time;
+	// TotalGBps the same over the median end-to-end time.
+	KernelGBps float64 `json:"kernel_gbps"`
+	TotalGBps  float64 `json:"total_gbps"`
+	// CeilingGBps is what this machine can do for the kernel's kind of
+	// traffic, measured in the same run: a host memory copy for CPU
+	// backends, a device-to-device copy for GPU backends.
+	CeilingGBps float64 `json:"ceiling_gbps"`
+	CeilingKind string  `json:"ceiling_kind"`
+	// KernelPct is KernelGBps as a percentage of CeilingGBps.
+	KernelPct float64 `json:"kernel_pct_of_ceiling"`
+	// H2DGBps and D2HGBps are the pinned transfer ceilings (GPU only).
+	H2DGBps float64 `json:"h2d_ceiling_gbps,omitempty"`
+	D2HGBps float64 `json:"d2h_ceiling_gbps,omitempty"`
+
+	Verified    bool    `json:"verified"`
+	MaxAbsErr   float64 `json:"max_abs_err"`
+	NaNMismatch int     `json:"nan_mismatch"`
+	Error       string  `json:"error,omitempty"`
+}
+
+// Pixels returns Width*Height.
+func (r BenchResult) Pixels() int { return r.Width * r.Height }
+
+// BenchOptions controls Bench.
+type BenchOptions struct {
+	// Repeat is the number of timed runs after the untimed warm-up (≥1).
+	Repeat int
+	// HostCeiling is the host copy bandwidth in GB/s measured in this run;
+	// Bench measures it when zero.
+	HostCeiling float64
+}
+
+// Bench runs b on in: one untimed warm-up (which also does the setup, timed
+// apart), then Repeat timed runs into the same output buffer, then verifies
+// the output against the float64 reference. out must hold in.Pixels().
+func Bench(b Backend, in Input, out []float32, opt BenchOptions) BenchResult {
+	info := b.Info()
+	res := BenchResult{Backend: b.Name(), Device: info.Device, GPU: info.GPU, Width: in.Width, Height: in.Height, Repeat: max(opt.Repeat, 1)}
+	if m, ok := b.(Moder); ok {
+		res.Mode = m.Mode()
+	}
+	if !info.Available {
+		res.Error = info.Reason
+		return res
+	}
+	setup, err := b.Setup(in.Width, in.Height)
+	if err != nil {
+		res.Error = err.Error()
+		return res
+	}
+	res.SetupMS = float64(setup) / 1e6
+	// Warm-up: first-call costs (page faults on out, JIT, caches) stay out.
+	w, err := b.Run(in, out)
+	if err != nil {
+		res.Error = err.Error()
+		return res
+	}
+	res.SetupMS += float64(w.Setup) / 1e6
+	var up, k, down, tot []time.Duration
+	for range res.Repeat {
+		t, err := b.Run(in, out)
+		if err != nil {
+			res.Error = err.Error()
+			return res
+		}
+		up, k, down, tot = append(up, t.Upload), append(k, t.Kernel), append(down, t.Download), append(tot, t.Total)
+	}
+	res.Upload, res.Kernel, res.Download, res.Total = phaseOf(up), phaseOf(k), phaseOf(down), phaseOf(tot)
+	res.UploadMS, res.KernelMS, res.DownloadMS, res.TotalMS = res.Upload.Median, res.Kernel.Median, res.Download.Median, res.Total.Median
+	bytes := float64(in.Pixels()) * BytesPerPixel
+	if res.KernelMS > 0 {
+		res.KernelGBps = bytes / (res.KernelMS * 1e6)
+	}
+	if res.TotalMS > 0 {
+		res.TotalGBps = bytes / (res.TotalMS * 1e6)
+	}
+	if dc, ok := b.(DeviceCeilings); ok {
+		c, err := dc.Ceilings(min(in.Pixels()*4, 1<<30))
+		if err == nil {
+			res.CeilingGBps, res.CeilingKind = c.DeviceCopy, "device-copy"
+			res.H2DGBps, res.D2HGBps = c.H2D, c.D2H
+		}
+	} else {
+		res.CeilingGBps, res.CeilingKind = opt.HostCeiling, "host-copy"
+		if res.CeilingGBps == 0 {
+			res.CeilingGBps = HostCopyCeiling(0)
+		}
+	}
+	if res.CeilingGBps > 0 {
+		res.KernelPct = 100 * res.KernelGBps / res.CeilingGBps
+	}
+	rep := Verify(in, out)
+	res.Verified, res.MaxAbsErr, res.NaNMismatch = rep.OK(), rep.MaxAbsErr, rep.NaNMismatch
+	if !rep.OK() && res.Error == "" {
+		res.Error = rep.String()
+	}
+	return res
+}
+
+// HostCopyCeiling measures the host's memory-copy bandwidth in GB/s
+// (bytes read plus bytes written, as NDVI's 12 bytes per pixel count them)
+// by copying a buffer of the given size (0: 256 MiB, well past any cache)
+// on all cores, best of 5 after a warm-up.
+func HostCopyCeiling(bytes int) float64 {
+	if bytes <= 0 {
+		bytes = 256 << 20
+	}
+	n := bytes / 4
+	src := make([]float32, n)
+	dst := make([]float32, n)
+	for i := range src {
+		src[i] = float32(i)
+	}
+	workers := runtime.GOMAXPROCS(0)
+	block := (n + workers - 1) / workers
+	run := func() time.Duration {
+		var wg sync.WaitGroup
+		t0 := time.Now()
+		for w := 0; w < workers; w++ {
+			lo, hi := w*block, min((w+1)*block, n)
+			wg.Add(1)
+			go func() {
+				copy(dst[lo:hi], src[lo:hi])
+				wg.Done()
+			}()
+		}
+		wg.Wait()
+		return time.Since(t0)
+	}
+	run()
+	best := time.Duration(1<<63 - 1)
+	for range 5 {
+		best = min(best, run())
+	}
+	return 2 * float64(n*4) / float64(best.Nanoseconds())
+}
+
+// String formats r as one human line.
+func (r BenchResult) String() string {
+	if r.Error != "" && !r.Verified {
+		return fmt.Sprintf("%-12s %6dx%-6d error: %s", r.label(), r.Width, r.Height, r.Error)
+	}
+	return fmt.Sprintf("%-12s %6dx%-6d setup %8.2f ms  up %8.3f  kernel %8.3f [%.3f-%.3f]  down %8.3f  total %8.3f ms  kernel %6.1f GB/s = %3.0f%% of %s %.1f GB/s  max err %.2g",
+		r.label(), r.Width, r.Height, r.SetupMS, r.UploadMS, r.KernelMS, r.Kernel.Min, r.Kernel.Max, r.DownloadMS, r.TotalMS, r.KernelGBps, r.KernelPct, r.CeilingKind, r.CeilingGBps, r.MaxAbsErr)
+}
+
+func (r BenchResult) label() string {
+	if r.Mode != "" {
+		return r.Backend + ":" + r.Mode
+	}
+	return r.Backend
+}
