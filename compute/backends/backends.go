@@ -5,6 +5,8 @@ package backends
 
 import (
 	"canopy/compute"
+
+	_ "canopy/compute/cback" // c
 )
 
 // All returns a fresh instance of every registered backend in canonical

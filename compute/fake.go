@@ -1,0 +1,284 @@
+package compute
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+)
+
+// Fake scene kinds.
+const (
+	SceneNoise     = "noise"
+	SceneLandscape = "landscape"
+)
+
+// Scenes lists the fake scene kinds.
+func Scenes() []string { return []string{SceneNoise, SceneLandscape} }
+
+// MaxFakePixels bounds a fake scene (a Sentinel-2 tile is 10980², 1.2e8
+// pixels) so that a typo cannot ask for terabytes.
+const MaxFakePixels = 1 << 30
+
+// Fake generates a seeded, reproducible pair of float32 bands. "noise" is
+// the chapter's fake image: red uniform in [0.05, 0.40), NIR uniform in
+// [0.20, 0.60). "landscape" is land a forester knows: forest stands, fields,
+// bare soil, water and roads with spatial structure, scaled to the image.
+// The same kind, size and seed give identical bytes on every machine.
+func Fake(kind string, w, h int, seed uint64) (red, nir *Band, err error) {
+	if w <= 0 || h <= 0 || w > MaxFakePixels || h > MaxFakePixels || w*h > MaxFakePixels {
+		return nil, nil, fmt.Errorf("fake scene size %dx%d: sides must be positive and the scene at most %d pixels", w, h, MaxFakePixels)
+	}
+	var row func(y int, r, n []float32)
+	switch kind {
+	case SceneNoise:
+		row = func(y int, r, n []float32) { noiseRow(seed, y, r, n) }
+	case SceneLandscape:
+		l := newLandscape(w, h, seed)
+		row = l.row
+	default:
+		return nil, nil, fmt.Errorf("unknown scene %q (known: noise, landscape)", kind)
+	}
+	red, nir = NewBand(w, h), NewBand(w, h)
+	src := fmt.Sprintf("fake %s %dx%d seed %d", kind, w, h, seed)
+	red.Source, nir.Source = src+" red", src+" nir"
+	forRows(h, func(y int) {
+		row(y, red.Data[y*w:(y+1)*w], nir.Data[y*w:(y+1)*w])
+	})
+	return red, nir, nil
+}
+
+// forRows calls f for every row on all cores; rows are independent, so the
+// result does not depend on the number of cores.
+func forRows(h int, f func(y int)) {
+	workers := min(runtime.GOMAXPROCS(0), h)
+	var wg sync.WaitGroup
+	var next sync.Mutex
+	y := 0
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				next.Lock()
+				lo := y
+				y += 16
+				next.Unlock()
+				if lo >= h {
+					return
+				}
+				for r := lo; r < min(lo+16, h); r++ {
+					f(r)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// uniform32 returns a float32 uniform in [lo, hi), never rounding up to hi.
+func uniform32(g *rand.Rand, lo, hi float32) float32 {
+	v := lo + (hi-lo)*float32(g.Float64())
+	if v >= hi {
+		v = math.Nextafter32(hi, lo)
+	}
+	return v
+}
+
+func noiseRow(seed uint64, y int, r, n []float32) {
+	g := rand.New(rand.NewPCG(seed, uint64(y)))
+	for x := range r {
+		r[x] = uniform32(g, 0.05, 0.40)
+		n[x] = uniform32(g, 0.20, 0.60)
+	}
+}
+
+// landscape is a procedural scene in unit coordinates (the longer side is
+// 1), so every size shows the same land at a different resolution.
+type landscape struct {
+	w, h  int
+	scale float64
+	seed  uint64
+	roads []road
+}
+
+type road struct {
+	horizontal bool
+	at, amp    float64 // position and meander amplitude (unit coords)
+	freq, ph   float64
+}
+
+// Surface classes with their mean reflectances (red, NIR).
+type surface struct{ red, nir float64 }
+
+var (
+	surfDeepWater  = surface{0.025, 0.010}
+	surfWater      = surface{0.035, 0.025}
+	surfRoad       = surface{0.24, 0.27}
+	surfBare       = surface{0.26, 0.33}
+	surfRock       = surface{0.30, 0.34}
+	surfConifer    = surface{0.030, 0.27}
+	surfBroadleaf  = surface{0.035, 0.42}
+	surfClearcut   = surface{0.11, 0.24}
+	surfYoungStand = surface{0.05, 0.33}
+	fieldCrops     = []surface{
+		{0.040, 0.46}, // dense crop
+		{0.080, 0.31}, // young crop
+		{0.200, 0.29}, // harvested stubble
+		{0.060, 0.34}, // pasture
+		{0.150, 0.22}, // ploughed
+		{0.045, 0.40}, // maize
+	}
+)
+
+func newLandscape(w, h int, seed uint64) *landscape {
+	l := &landscape{w: w, h: h, scale: float64(max(w, h)), seed: seed}
+	g := rand.New(rand.NewPCG(seed, 0x6c616e64))
+	for i := range 4 {
+		l.roads = append(l.roads, road{
+			horizontal: i%2 == 0,
+			at:         0.15 + 0.7*g.Float64(),
+			amp:        0.02 + 0.05*g.Float64(),
+			freq:       0.5 + 1.5*g.Float64(),
+			ph:         2 * math.Pi * g.Float64(),
+		})
+	}
+	return l
+}
+
+// hash2 is a 64-bit integer hash of a lattice point and a salt.
+func hash2(x, y int64, seed uint64) uint64 {
+	h := seed ^ 0x9e3779b97f4a7c15
+	h ^= uint64(x) * 0xbf58476d1ce4e5b9
+	h = (h ^ (h >> 31)) * 0x94d049bb133111eb
+	h ^= uint64(y) * 0xd6e8feb86659fd93
+	h = (h ^ (h >> 29)) * 0xbf58476d1ce4e5b9
+	return h ^ (h >> 32)
+}
+
+func unit(h uint64) float64 { return float64(h>>11) / (1 << 53) }
+
+// valueNoise is smooth lattice noise in [0, 1).
+func valueNoise(x, y float64, seed uint64) float64 {
+	x0, y0 := math.Floor(x), math.Floor(y)
+	fx, fy := x-x0, y-y0
+	ix, iy := int64(x0), int64(y0)
+	sx, sy := fx*fx*(3-2*fx), fy*fy*(3-2*fy)
+	a := unit(hash2(ix, iy, seed))
+	b := unit(hash2(ix+1, iy, seed))
+	c := unit(hash2(ix, iy+1, seed))
+	d := unit(hash2(ix+1, iy+1, seed))
+	return a + (b-a)*sx + (c-a)*sy + (a-b-c+d)*sx*sy
+}
+
+// fbm sums octaves of value noise; the result is about in [0, 1).
+func fbm(x, y float64, octaves int, seed uint64) float64 {
+	sum, amp, norm := 0.0, 0.5, 0.0
+	for o := range octaves {
+		sum += amp * valueNoise(x, y, seed+uint64(o)*7919)
+		norm += amp
+		x, y, amp = x*2.03, y*2.03, amp*0.5
+	}
+	return sum / norm
+}
+
+func (l *landscape) row(y int, red, nir []float32) {
+	v := (float64(y) + 0.5) / l.scale
+	px := 1 / l.scale // one pixel in unit coordinates
+	for x := range red {
+		u := (float64(x) + 0.5) / l.scale
+		s, tex := l.surfaceAt(u, v, px)
+		// Pixel texture: crowns, furrows, sensor noise.
+		g := hash2(int64(x), int64(y), l.seed^0x7e57)
+		n1 := unit(g) - 0.5
+		n2 := unit(g>>7|g<<57) - 0.5
+		r := s.red * (1 + tex*n1 + 0.02*n2)
+		n := s.nir * (1 + tex*n2 + 0.02*n1)
+		red[x], nir[x] = float32(max(r, 0.001)), float32(max(n, 0.001))
+	}
+}
+
+// surfaceAt classifies unit coordinate (u, v) and returns its surface and
+// texture strength.
+func (l *landscape) surfaceAt(u, v, px float64) (surface, float64) {
+	seed := l.seed
+	// Domain warp gives natural, non-grid outlines.
+	wu := u + 0.04*(fbm(u*3, v*3, 3, seed+11)-0.5)
+	wv := v + 0.04*(fbm(u*3+5.2, v*3+1.3, 3, seed+13)-0.5)
+	elev := fbm(wu*2.5, wv*2.5, 5, seed+1)
+
+	// A river meanders across the scene.
+	rc := 0.55 + 0.18*math.Sin(2*math.Pi*(wu*1.3)+float64(seed%7)) + 0.1*(fbm(wu*2, 0.5, 3, seed+3)-0.5)
+	rw := 0.006 + 0.004*fbm(wu*4, 1.5, 2, seed+4)
+	if d := math.Abs(wv - rc); d < rw {
+		if d < rw*0.5 {
+			return surfDeepWater, 0.05
+		}
+		return surfWater, 0.05
+	}
+	// Lakes in the lowest ground.
+	if elev < 0.30 {
+		if elev < 0.26 {
+			return surfDeepWater, 0.04
+		}
+		return surfWater, 0.06
+	}
+	// Roads: meandering lines a few metres wide, at least about a pixel.
+	half := max(0.0012, 0.75*px)
+	for _, r := range l.roads {
+		a, b := v, u
+		if !r.horizontal {
+			a, b = u, v
+		}
+		c := r.at + r.amp*math.Sin(2*math.Pi*r.freq*b+r.ph)
+		if math.Abs(a-c) < half {
+			return surfRoad, 0.05
+		}
+	}
+	// Rocky, bare high ground.
+	if elev > 0.78 {
+		return surfRock, 0.10
+	}
+	if elev > 0.72 {
+		return surfBare, 0.12
+	}
+	// Land use: forest on the hills and far from the river, fields on the
+	// plains.
+	landuse := fbm(u*1.7+3.1, v*1.7+7.7, 4, seed+21) + 0.6*(elev-0.5)
+	if landuse > 0.52 {
+		// Forest stands: warped cells, each with a species and an age.
+		cs := 1.0 / 9
+		cx, cy := math.Floor(wu/cs), math.Floor(wv/cs)
+		h := hash2(int64(cx), int64(cy), seed+31)
+		switch k := unit(h); {
+		case k < 0.45:
+			return surfConifer, 0.35
+		case k < 0.80:
+			return surfBroadleaf, 0.30
+		case k < 0.90:
+			return surfYoungStand, 0.20
+		default:
+			return surfClearcut, 0.15
+		}
+	}
+	// Fields: rectangular parcels of varied size with a crop each, with
+	// furrows.
+	fs := 1.0 / 16
+	col := math.Floor(u / fs)
+	rowOff := unit(hash2(int64(col), 0, seed+41)) * fs
+	row := math.Floor((v + rowOff) / (fs * 0.7))
+	h := hash2(int64(col), int64(row), seed+43)
+	// Narrow grassy margins between parcels.
+	mu := math.Mod(u, fs) / fs
+	mv := math.Mod(v+rowOff, fs*0.7) / (fs * 0.7)
+	if mu < 0.03 || mv < 0.04 {
+		return fieldCrops[3], 0.08
+	}
+	if unit(h<<13|h>>51) < 0.06 {
+		return surfBare, 0.10
+	}
+	crop := fieldCrops[h%uint64(len(fieldCrops))]
+	furrow := 0.04 * math.Sin(v*l.scale*0.9)
+	return surface{crop.red * (1 - furrow), crop.nir * (1 + furrow)}, 0.06
+}
