@@ -1,0 +1,174 @@
+package colormap
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Ramp names, as used by the CLI (--ramp) and the GUI.
+const (
+	RampRdYlGn  = "rdylgn"
+	RampViridis = "viridis"
+	RampClasses = "classes"
+	// DefaultRamp is the ramp used when none is named.
+	DefaultRamp = RampRdYlGn
+)
+
+// ramp is a continuous colour ramp given by evenly spaced stops, linearly
+// interpolated in sRGB, or the discrete class ramp.
+type ramp struct {
+	name     string
+	desc     string
+	stops    []color.NRGBA
+	discrete bool
+}
+
+func hex(s string) color.NRGBA {
+	v, err := strconv.ParseUint(strings.TrimPrefix(s, "#"), 16, 32)
+	if err != nil {
+		panic("colormap: bad colour literal " + s)
+	}
+	return color.NRGBA{uint8(v >> 16), uint8(v >> 8), uint8(v), 0xff}
+}
+
+func hexes(ss ...string) []color.NRGBA {
+	c := make([]color.NRGBA, len(ss))
+	for i, s := range ss {
+		c[i] = hex(s)
+	}
+	return c
+}
+
+var ramps = []*ramp{
+	{
+		name: RampRdYlGn,
+		desc: "diverging red-yellow-green (ColorBrewer RdYlGn)",
+		// ColorBrewer RdYlGn, 11 classes, red (low) to green (high).
+		stops: hexes("#a50026", "#d73027", "#f46d43", "#fdae61", "#fee08b", "#ffffbf",
+			"#d9ef8b", "#a6d96a", "#66bd63", "#1a9850", "#006837"),
+	},
+	{
+		name: RampViridis,
+		desc: "perceptually uniform dark blue to yellow (viridis)",
+		// matplotlib viridis sampled at 0, 0.1, ..., 1.
+		stops: hexes("#440154", "#482475", "#414487", "#355f8d", "#2a788e", "#21918c",
+			"#22a884", "#44bf70", "#7ad151", "#bddf26", "#fde725"),
+	},
+	{
+		name:     RampClasses,
+		desc:     "NDVI classes: water/none, bare, sparse, moderate, dense",
+		discrete: true,
+	},
+}
+
+// Ramps lists the ramp names, the default first.
+func Ramps() []string {
+	names := make([]string, len(ramps))
+	for i, r := range ramps {
+		names[i] = r.name
+	}
+	return names
+}
+
+// Describe returns a one-line description of the named ramp for menus and
+// help text, or "" if the ramp is unknown.
+func Describe(name string) string {
+	if r, err := rampByName(name); err == nil {
+		return r.desc
+	}
+	return ""
+}
+
+func rampByName(name string) (*ramp, error) {
+	if name == "" {
+		name = DefaultRamp
+	}
+	for _, r := range ramps {
+		if r.name == strings.ToLower(name) {
+			return r, nil
+		}
+	}
+	return nil, fmt.Errorf("unknown colour ramp %q (known: %s)", name, strings.Join(Ramps(), ", "))
+}
+
+// at returns the continuous ramp's colour at t in [0, 1].
+func (r *ramp) at(t float64) color.NRGBA {
+	t = math.Max(0, math.Min(1, t))
+	f := t * float64(len(r.stops)-1)
+	i := int(f)
+	if i >= len(r.stops)-1 {
+		return r.stops[len(r.stops)-1]
+	}
+	u := f - float64(i)
+	a, b := r.stops[i], r.stops[i+1]
+	mix := func(x, y uint8) uint8 { return uint8(math.Round(float64(x) + u*(float64(y)-float64(x)))) }
+	return color.NRGBA{mix(a.R, b.R), mix(a.G, b.G), mix(a.B, b.B), 0xff}
+}
+
+// Class is one NDVI class: the values in [Lo, Hi) take Color. The first
+// class has Lo = -Inf and the last Hi = +Inf, so every number has a class.
+type Class struct {
+	// Name is the class name shown in legends and statistics.
+	Name string
+	// Lo and Hi bound the class: Lo ≤ v < Hi, compared in float32 as the
+	// NDVI plane is stored.
+	Lo, Hi float64
+	// Color is the conventional colour of the class.
+	Color color.NRGBA
+}
+
+// classTable is the single definition of the NDVI classes.
+var classTable = []Class{
+	{Name: "water / none", Lo: math.Inf(-1), Hi: 0, Color: hex("#2c7bb6")},
+	{Name: "bare", Lo: 0, Hi: 0.2, Color: hex("#c2a36b")},
+	{Name: "sparse", Lo: 0.2, Hi: 0.4, Color: hex("#e6f08c")},
+	{Name: "moderate", Lo: 0.4, Hi: 0.6, Color: hex("#74c25c")},
+	{Name: "dense", Lo: 0.6, Hi: math.Inf(1), Color: hex("#1a7335")},
+}
+
+// classUpper holds the float32 upper bounds of all classes but the last.
+var classUpper = func() []float32 {
+	u := make([]float32, len(classTable)-1)
+	for i := range u {
+		u[i] = float32(classTable[i].Hi)
+	}
+	return u
+}()
+
+// Classes returns the NDVI class table (a copy): water/none < 0, bare 0–0.2,
+// sparse 0.2–0.4, moderate 0.4–0.6, dense ≥ 0.6. Each class includes its
+// lower bound: 0.2 is sparse, 0.6 is dense.
+func Classes() []Class {
+	c := make([]Class, len(classTable))
+	copy(c, classTable)
+	return c
+}
+
+// ClassOf returns the index in Classes of the class of v, or -1 for NaN.
+func ClassOf(v float32) int {
+	if v != v {
+		return -1
+	}
+	i := 0
+	for i < len(classUpper) && v >= classUpper[i] {
+		i++
+	}
+	return i
+}
+
+// Bounds formats the class range for a legend: "< 0", "0 – 0.2", "≥ 0.6".
+func (c Class) Bounds() string {
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	switch {
+	case math.IsInf(c.Lo, -1) && math.IsInf(c.Hi, 1):
+		return "all"
+	case math.IsInf(c.Lo, -1):
+		return "< " + f(c.Hi)
+	case math.IsInf(c.Hi, 1):
+		return "≥ " + f(c.Lo)
+	}
+	return f(c.Lo) + " – " + f(c.Hi)
+}

@@ -1,0 +1,210 @@
+package colormap
+
+import (
+	"encoding/binary"
+	"fmt"
+	"image"
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// maxSamples is the largest number of samples per axis RenderView takes
+// for one screen pixel when zoomed out (3×3 = 9 samples).
+const maxSamples = 3
+
+// rowChunk is the number of rows a render worker takes at a time.
+const rowChunk = 16
+
+// ViewPixel returns the image pixel that screen pixel (sx, sy) shows in a
+// viewport whose top-left corner is image point (x0, y0) at zoom screen
+// pixels per image pixel: (floor(x0 + (sx+0.5)/zoom), floor(y0 +
+// (sy+0.5)/zoom)). It is RenderView's rule (its centre sample), for a
+// cursor read-out; the result may lie outside the image.
+func ViewPixel(sx, sy int, x0, y0, zoom float64) (ix, iy int) {
+	return int(math.Floor(x0 + (float64(sx)+0.5)/zoom)), int(math.Floor(y0 + (float64(sy)+0.5)/zoom))
+}
+
+// samplesPerAxis is the supersampling RenderView uses at zoom.
+func samplesPerAxis(zoom float64) int {
+	if zoom >= 1 {
+		return 1
+	}
+	return int(min(math.Ceil(1/zoom-1e-9), maxSamples))
+}
+
+// RenderView fills dst with the viewport of the w×h NDVI plane whose
+// top-left corner is image point (x0, y0), at zoom screen pixels per image
+// pixel. Screen pixel (sx, sy), counted from dst.Rect.Min, shows image
+// point (x0 + (sx+0.5)/zoom, y0 + (sy+0.5)/zoom): nearest neighbour when
+// zoom ≥ 1; when zoom < 1 the mean of an s×s grid of samples spread evenly
+// over the pixel's footprint (s = min(ceil(1/zoom), 3)), NaN samples left
+// out, mapped through the LUT. Areas outside the image, NaN pixels and a
+// zoom that is not a positive number are fully transparent.
+//
+// It runs on all threads, allocates only a column table per call and no
+// memory per pixel. It panics if len(ndvi) < w*h, as slice indexing would.
+func (l *LUT) RenderView(dst *image.NRGBA, ndvi []float32, w, h int, x0, y0, zoom float64) {
+	if w < 0 || h < 0 || len(ndvi) < w*h {
+		panic(fmt.Sprintf("colormap: RenderView of %dx%d plane given %d values", w, h, len(ndvi)))
+	}
+	W, H := dst.Rect.Dx(), dst.Rect.Dy()
+	if W <= 0 || H <= 0 {
+		return
+	}
+	if !(zoom > 0) || math.IsInf(zoom, 0) || math.IsNaN(x0) || math.IsNaN(y0) || w == 0 || h == 0 {
+		clearRows(dst, 0, H)
+		return
+	}
+	s := samplesPerAxis(zoom)
+	// xs[sx*s+k] is the image column of sample k of screen column sx, or -1.
+	xs := make([]int32, W*s)
+	for sx := range W {
+		for k := range s {
+			u := math.Floor(x0 + (float64(sx)+(float64(k)+0.5)/float64(s))/zoom)
+			if u >= 0 && u < float64(w) {
+				xs[sx*s+k] = int32(u)
+			} else {
+				xs[sx*s+k] = -1
+			}
+		}
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			var rows [maxSamples]int
+			for {
+				c := int(next.Add(1) - 1)
+				y0c := c * rowChunk
+				if y0c >= H {
+					return
+				}
+				for sy := y0c; sy < min(y0c+rowChunk, H); sy++ {
+					n := 0
+					for k := range s {
+						v := math.Floor(y0 + (float64(sy)+(float64(k)+0.5)/float64(s))/zoom)
+						if v >= 0 && v < float64(h) {
+							rows[n] = int(v) * w
+							n++
+						}
+					}
+					o := dst.PixOffset(dst.Rect.Min.X, dst.Rect.Min.Y+sy)
+					line := dst.Pix[o : o+4*W]
+					switch {
+					case n == 0:
+						clear(line)
+					case s == 1:
+						l.pointRow(line, ndvi[rows[0]:rows[0]+w], xs)
+					default:
+						l.meanRow(line, ndvi, rows[:n], xs, s)
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func clearRows(dst *image.NRGBA, from, to int) {
+	for sy := from; sy < to; sy++ {
+		o := dst.PixOffset(dst.Rect.Min.X, dst.Rect.Min.Y+sy)
+		clear(dst.Pix[o : o+4*dst.Rect.Dx()])
+	}
+}
+
+// pointRow colours one screen row from one image row, one sample a pixel.
+func (l *LUT) pointRow(line []uint8, row []float32, xs []int32) {
+	line = line[:4*len(xs)]
+	if l.ramp.discrete {
+		for sx, ix := range xs {
+			var p uint32
+			if ix >= 0 {
+				p = l.rgba[ClassOf(row[ix])+1]
+			}
+			binary.LittleEndian.PutUint32(line[4*sx:], p)
+		}
+		return
+	}
+	rgba := l.rgba[:lutSize+1]
+	lo, scale := l.lo32, l.scale32
+	for sx, ix := range xs {
+		var p uint32
+		if ix >= 0 {
+			f := (row[ix] - lo) * scale
+			switch {
+			case f >= 0 && f < lutSize:
+				p = rgba[1+int(f)]
+			case f >= lutSize:
+				p = rgba[lutSize]
+			case f < 0:
+				p = rgba[1]
+			}
+		}
+		binary.LittleEndian.PutUint32(line[4*sx:], p)
+	}
+}
+
+// meanRow colours one screen row with the mean of s×len(rows) samples a
+// pixel; rows are the offsets of the image rows sampled.
+func (l *LUT) meanRow(line []uint8, ndvi []float32, rows []int, xs []int32, s int) {
+	W := len(xs) / s
+	line = line[:4*W]
+	for sx := range W {
+		var sum float32
+		n := 0
+		for _, ro := range rows {
+			for _, ix := range xs[sx*s : sx*s+s] {
+				if ix < 0 {
+					continue
+				}
+				if v := ndvi[ro+int(ix)]; v == v {
+					sum += v
+					n++
+				}
+			}
+		}
+		var p uint32
+		if n > 0 {
+			p = l.rgba[l.entry(sum/float32(n))]
+		}
+		binary.LittleEndian.PutUint32(line[4*sx:], p)
+	}
+}
+
+// Image returns the full-resolution map of the w×h NDVI plane as a
+// paletted image (1 byte per pixel) with the LUT's Palette: IndexNaN, fully
+// transparent, where the value is NaN. It panics if len(ndvi) < w*h.
+func (l *LUT) Image(ndvi []float32, w, h int) *image.Paletted {
+	if w < 0 || h < 0 || len(ndvi) < w*h {
+		panic(fmt.Sprintf("colormap: Image of %dx%d plane given %d values", w, h, len(ndvi)))
+	}
+	img := image.NewPaletted(image.Rect(0, 0, w, h), l.Palette())
+	l.fillIndices(img.Pix, img.Stride, ndvi, w, h)
+	return img
+}
+
+// fillIndices writes the palette indices of the w×h plane into pix, row y
+// starting at y*stride, on all threads.
+func (l *LUT) fillIndices(pix []uint8, stride int, ndvi []float32, w, h int) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for {
+				c := int(next.Add(1) - 1)
+				if c*rowChunk >= h {
+					return
+				}
+				for y := c * rowChunk; y < min((c+1)*rowChunk, h); y++ {
+					dst := pix[y*stride : y*stride+w]
+					for x, v := range ndvi[y*w : y*w+w] {
+						dst[x] = l.Index(v)
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
