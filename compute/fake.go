@@ -43,10 +43,24 @@ func Fake(kind string, w, h int, seed uint64) (red, nir *Band, err error) {
 	red, nir = NewBand(w, h), NewBand(w, h)
 	src := fmt.Sprintf("fake %s %dx%d seed %d", kind, w, h, seed)
 	red.Source, nir.Source = src+" red", src+" nir"
+	red.Geo, nir.Geo = FakeGeoRef(), FakeGeoRef()
 	forRows(h, func(y int) {
 		row(y, red.Data[y*w:(y+1)*w], nir.Data[y*w:(y+1)*w])
 	})
 	return red, nir, nil
+}
+
+// FakeGeoRef places fake scenes where a Sentinel-2 tile could be: WGS 84 /
+// UTM zone 32N (EPSG:32632), 10 m pixels, top-left corner at (600000 E,
+// 5300000 N). GIS tools then show them on a map and areas come out in
+// hectares.
+func FakeGeoRef() *GeoRef {
+	return &GeoRef{
+		PixelScale: []float64{10, 10, 0},
+		Tiepoints:  []float64{0, 0, 0, 600000, 5300000, 0},
+		// Version 1.1.0, 3 keys: projected model, pixel-is-area, EPSG:32632.
+		GeoKeyDirectory: []uint16{1, 1, 0, 3, 1024, 0, 1, 1, 1025, 0, 1, 1, 3072, 0, 1, 32632},
+	}
 }
 
 // forRows calls f for every row on all cores; rows are independent, so the

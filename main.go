@@ -1,0 +1,22 @@
+// Canopy shows NDVI maps computed from red and near-infrared bands on the
+// backend you pick (pure Go, Go parallel, C, OpenGL compute, CUDA), with the
+// cost of each made visible. This file only wires: no arguments or `gui`
+// opens the desktop app, anything else is the command line (compute/cli).
+package main
+
+import (
+	"os"
+
+	"canopy/compute/cli"
+)
+
+func main() {
+	args := os.Args[1:]
+	if len(args) == 0 || args[0] == "gui" {
+		if len(args) > 0 {
+			args = args[1:]
+		}
+		os.Exit(runGUI(args))
+	}
+	os.Exit(cli.Run(args, os.Stdout, os.Stderr))
+}
