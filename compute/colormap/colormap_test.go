@@ -139,6 +139,25 @@ func TestClassBoundaries(t *testing.T) {
 			t.Errorf("classes palette colour of %.9g = %v, want %v", c.v, got, classes[c.want].Color)
 		}
 	}
+	// The LUT's fast class table agrees with ClassOf everywhere, especially
+	// within a few thousand float32 steps of every bound.
+	check := func(v float32) {
+		if c := ClassOf(v); lut.Color(v) != classes[c].Color || int(lut.Index(v)) != c+1 {
+			t.Fatalf("classes LUT disagrees with ClassOf(%.9g) = %d: %v, index %d", v, c, lut.Color(v), lut.Index(v))
+		}
+	}
+	for _, b := range []float32{-1, 0, 0.2, 0.4, 0.6, 1} {
+		v, u := b, b
+		for range 5000 {
+			v, u = math.Nextafter32(v, -2), math.Nextafter32(u, 2)
+			check(v)
+			check(u)
+		}
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 100_000 {
+		check(float32(rng.Float64()*2.2 - 1.1))
+	}
 	// The table is contiguous, covers every number, and Classes is a copy.
 	if !math.IsInf(classes[0].Lo, -1) || !math.IsInf(classes[len(classes)-1].Hi, 1) {
 		t.Error("class table does not cover all numbers")

@@ -34,6 +34,9 @@ type LUT struct {
 	// rgba holds little-endian packed NRGBA: entry 0 is NaN (transparent),
 	// entries 1..lutSize the ramp, or 1..len(classTable) the classes.
 	rgba []uint32
+	// cls is the class of each of lutSize equal steps of [-1, 1] for the
+	// classes ramp, or ambiguous where a step is near a class bound.
+	cls []uint8
 	// pscale maps a value to a palette step in [0, RampSteps).
 	pscale  float32
 	palette color.Palette
@@ -63,6 +66,7 @@ func New(rampName string, lo, hi float64) (*LUT, error) {
 		for i, c := range classTable {
 			l.rgba[1+i] = pack(c.Color)
 		}
+		l.cls = classSteps()
 	} else {
 		l.rgba = make([]uint32, 1+lutSize)
 		for i := 1; i <= lutSize; i++ {
@@ -98,10 +102,39 @@ func (l *LUT) Range() Stretch { return Stretch{l.lo, l.hi} }
 // ramp.
 func (l *LUT) Discrete() bool { return l.ramp.discrete }
 
+// ambiguous marks a step of the class table that needs ClassOf.
+const ambiguous = 0xff
+
+// classSteps tabulates the class of each of lutSize steps of [-1, 1]. A
+// step that holds a class bound, and its neighbours (float32 rounding may
+// put a value one step off), are marked ambiguous.
+func classSteps() []uint8 {
+	cls := make([]uint8, lutSize)
+	at := func(i int) int { return ClassOf(float32(-1 + 2*float64(i)/lutSize)) }
+	for i := range cls {
+		cls[i] = uint8(at(i))
+		if at(i+1) != at(i) || (i > 0 && at(i-1) != at(i)) || (i+2 <= lutSize && at(i+2) != at(i+1)) {
+			cls[i] = ambiguous
+		}
+	}
+	return cls
+}
+
+// class returns ClassOf(v) using the step table of the classes ramp.
+func (l *LUT) class(v float32) int {
+	f := (v + 1) * (lutSize / 2)
+	if f >= 0 && f < lutSize {
+		if c := l.cls[int(f)]; c != ambiguous {
+			return int(c)
+		}
+	}
+	return ClassOf(v)
+}
+
 // entry returns the index into rgba of v: 0 for NaN.
 func (l *LUT) entry(v float32) int {
 	if l.ramp.discrete {
-		return ClassOf(v) + 1
+		return l.class(v) + 1
 	}
 	f := (v - l.lo32) * l.scale32
 	if !(f >= 0) {
@@ -128,7 +161,7 @@ func (l *LUT) Color(v float32) color.NRGBA {
 // a continuous ramp, 1..len(Classes()) for classes.
 func (l *LUT) Index(v float32) uint8 {
 	if l.ramp.discrete {
-		return uint8(ClassOf(v) + 1)
+		return uint8(l.class(v) + 1)
 	}
 	f := (v - l.lo32) * l.pscale
 	if !(f >= 0) {

@@ -70,6 +70,22 @@ func (l *LUT) RenderView(dst *image.NRGBA, ndvi []float32, w, h int, x0, y0, zoo
 			}
 		}
 	}
+	// inside is the range of screen columns all of whose samples fall
+	// inside the image.
+	inside := [2]int{W, W}
+	for sx := range W {
+		ok := true
+		for _, ix := range xs[sx*s : sx*s+s] {
+			ok = ok && ix >= 0
+		}
+		if ok && inside[0] == W {
+			inside[0] = sx
+		}
+		if !ok && inside[0] < W {
+			inside[1] = sx
+			break
+		}
+	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
@@ -98,7 +114,7 @@ func (l *LUT) RenderView(dst *image.NRGBA, ndvi []float32, w, h int, x0, y0, zoo
 					case s == 1:
 						l.pointRow(line, ndvi[rows[0]:rows[0]+w], xs)
 					default:
-						l.meanRow(line, ndvi, rows[:n], xs, s)
+						l.meanRow(line, ndvi, w, rows[:n], xs, s, inside)
 					}
 				}
 			}
@@ -121,7 +137,7 @@ func (l *LUT) pointRow(line []uint8, row []float32, xs []int32) {
 		for sx, ix := range xs {
 			var p uint32
 			if ix >= 0 {
-				p = l.rgba[ClassOf(row[ix])+1]
+				p = l.rgba[l.class(row[ix])+1]
 			}
 			binary.LittleEndian.PutUint32(line[4*sx:], p)
 		}
@@ -146,12 +162,13 @@ func (l *LUT) pointRow(line []uint8, row []float32, xs []int32) {
 	}
 }
 
-// meanRow colours one screen row with the mean of s×len(rows) samples a
-// pixel; rows are the offsets of the image rows sampled.
-func (l *LUT) meanRow(line []uint8, ndvi []float32, rows []int, xs []int32, s int) {
+// meanRow colours one screen row with the mean of the finite samples of
+// its pixels, s per axis; rows are the offsets of the image rows sampled
+// (fewer than s at the image's top and bottom edges).
+func (l *LUT) meanRow(line []uint8, ndvi []float32, w int, rows []int, xs []int32, s int, in [2]int) {
 	W := len(xs) / s
 	line = line[:4*W]
-	for sx := range W {
+	pixel := func(sx int) {
 		var sum float32
 		n := 0
 		for _, ro := range rows {
@@ -171,6 +188,51 @@ func (l *LUT) meanRow(line []uint8, ndvi []float32, rows []int, xs []int32, s in
 		}
 		binary.LittleEndian.PutUint32(line[4*sx:], p)
 	}
+	for sx := range in[0] {
+		pixel(sx)
+	}
+	// Columns in[0]..in[1] have all their samples inside the image: no
+	// column test, and the common 2- and 3-sample cases unrolled.
+	switch {
+	case len(rows) == 3 && s == 3:
+		r0, r1, r2 := ndvi[rows[0]:rows[0]+w], ndvi[rows[1]:rows[1]+w], ndvi[rows[2]:rows[2]+w]
+		for sx := in[0]; sx < in[1]; sx++ {
+			x := xs[sx*3 : sx*3+3 : sx*3+3]
+			a, b, c := x[0], x[1], x[2]
+			l.putMean(line[4*sx:], r0[a], r0[b], r0[c], r1[a], r1[b], r1[c], r2[a], r2[b], r2[c])
+		}
+	case len(rows) == 2 && s == 2:
+		r0, r1 := ndvi[rows[0]:rows[0]+w], ndvi[rows[1]:rows[1]+w]
+		for sx := in[0]; sx < in[1]; sx++ {
+			x := xs[sx*2 : sx*2+2 : sx*2+2]
+			a, b := x[0], x[1]
+			l.putMean(line[4*sx:], r0[a], r0[b], r1[a], r1[b])
+		}
+	default:
+		for sx := in[0]; sx < in[1]; sx++ {
+			pixel(sx)
+		}
+	}
+	for sx := in[1]; sx < W; sx++ {
+		pixel(sx)
+	}
+}
+
+// putMean writes the colour of the mean of the finite values in vs.
+func (l *LUT) putMean(dst []uint8, vs ...float32) {
+	var sum float32
+	n := 0
+	for _, v := range vs {
+		if v == v {
+			sum += v
+			n++
+		}
+	}
+	var p uint32
+	if n > 0 {
+		p = l.rgba[l.entry(sum/float32(n))]
+	}
+	binary.LittleEndian.PutUint32(dst, p)
 }
 
 // Image returns the full-resolution map of the w×h NDVI plane as a
