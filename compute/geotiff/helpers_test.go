@@ -1,0 +1,5 @@
+package geotiff
+
+import "strings"
+
+func contains(err error, s string) bool { return strings.Contains(err.Error(), s) }
