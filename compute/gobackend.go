@@ -16,8 +16,8 @@ func cpuName(threads int) string {
 	return fmt.Sprintf("%s (%d threads, %s/%s)", hostCPUModel(), threads, runtime.GOOS, runtime.GOARCH)
 }
 
-// goBackend is the plain single-goroutine loop: the chapter's Python loop,
-// written in Go.
+// goBackend is the plain single-goroutine scalar loop: the chapter's Python
+// loop, written in Go (never vectorised, whatever the build).
 type goBackend struct{}
 
 func (*goBackend) Name() string { return NameGo }
@@ -32,7 +32,7 @@ func (*goBackend) Run(in Input, out []float32) (Timings, error) {
 		return Timings{}, err
 	}
 	t0 := time.Now()
-	ndviSpan(out, in.Red, in.NIR, in.Nodata)
+	ndviSpanScalar(out, in.Red, in.NIR, in.Nodata)
 	k := time.Since(t0)
 	return Timings{Kernel: k, Total: k}, nil
 }

@@ -1,8 +1,8 @@
 package compute
 
-// ndviSpan is the Go kernel over one span of pixels: Pixel applied to every
+// ndviSpanScalar is the Go kernel over one span of pixels: Pixel applied to every
 // element, written so that the compiler drops all bounds checks in the loop.
-func ndviSpan(out, red, nir []float32, nd Nodata) {
+func ndviSpanScalar(out, red, nir []float32, nd Nodata) {
 	red = red[:len(out)]
 	nir = nir[:len(out)]
 	if !nd.HasRed && !nd.HasNIR {
