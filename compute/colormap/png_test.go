@@ -57,7 +57,7 @@ func TestWorldFile(t *testing.T) {
 	}
 	// A rotated transformation: A, D, B, E order and the pixel centre.
 	m := make([]float64, 16)
-	m[0], m[1], m[3] = 2, 0.5, 1000 // x = 1000 + 2 col + 0.5 row
+	m[0], m[1], m[3] = 2, 0.5, 1000   // x = 1000 + 2 col + 0.5 row
 	m[4], m[5], m[7] = 0.25, -3, 2000 // y = 2000 + 0.25 col - 3 row
 	m[15] = 1
 	wf, ok = WorldFile(&compute.GeoRef{Transformation: m})
