@@ -164,16 +164,10 @@ func (l *LUT) Index(v float32) uint8 {
 		return uint8(l.class(v) + 1)
 	}
 	f := (v - l.lo32) * l.pscale
-	if !(f >= 0) {
-		if f != f {
-			return IndexNaN
-		}
-		return 1
+	if f != f {
+		return IndexNaN
 	}
-	if f >= RampSteps {
-		return RampSteps
-	}
-	return uint8(1 + int(f))
+	return uint8(1 + int(max(0, min(f, RampSteps-1))))
 }
 
 // Palette returns the 256-colour palette of the LUT's paletted images

@@ -261,8 +261,20 @@ func (l *LUT) fillIndices(pix []uint8, stride int, ndvi []float32, w, h int) {
 				}
 				for y := c * rowChunk; y < min((c+1)*rowChunk, h); y++ {
 					dst := pix[y*stride : y*stride+w]
-					for x, v := range ndvi[y*w : y*w+w] {
-						dst[x] = l.Index(v)
+					src := ndvi[y*w : y*w+w]
+					if l.ramp.discrete {
+						for x, v := range src {
+							dst[x] = uint8(l.class(v) + 1)
+						}
+						continue
+					}
+					lo, scale := l.lo32, l.pscale
+					for x, v := range src {
+						var i uint8 // IndexNaN
+						if f := (v - lo) * scale; f == f {
+							i = uint8(1 + int(max(0, min(f, RampSteps-1))))
+						}
+						dst[x] = i
 					}
 				}
 			}
