@@ -253,7 +253,7 @@ func TestWrittenGeoreferencingMatchesGDAL(t *testing.T) {
 	}
 	rotated := filepath.Join(dir, "rotated.tif")
 	rot := &compute.GeoRef{
-		Transformation: []float64{8.66, -5, 0, 500000, -5, -8.66, 0, 4649776, 0, 0, 0, 0, 0, 0, 0, 1},
+		Transformation:  []float64{8.66, -5, 0, 500000, -5, -8.66, 0, 4649776, 0, 0, 0, 0, 0, 0, 0, 1},
 		GeoKeyDirectory: []uint16{1, 1, 0, 3, 1024, 0, 1, 1, 1025, 0, 1, 1, 3072, 0, 1, 32632},
 	}
 	if err := WriteBands(rotated, 300, 200, synth[uint16](300, 200, 2, 3), rot, WriteOptions{}); err != nil {
