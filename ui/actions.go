@@ -1,0 +1,467 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"fyne.io/fyne/v2"
+
+	"canopy/compute"
+	"canopy/compute/colormap"
+)
+
+// bandsFunc makes the red and NIR bands of a new scene (generating or
+// loading them) and names the scene.
+type bandsFunc func(ctx context.Context, progress progressFunc) (red, nir *compute.Band, label string, err error)
+
+// ceiling measures the host copy bandwidth once per process (64 MiB per
+// buffer: past any cache, small enough not to matter next to a scene).
+var ceiling = sync.OnceValue(func() float64 { return compute.HostCopyCeiling(64 << 20) })
+
+// start is the first job: ask every backend whether it can run here, make
+// the start scene and compute it on the chosen backend.
+func (w *Window) start() {
+	entries := w.backends
+	opts := w.opts
+	w.bridge.start("Starting", func(ctx context.Context, progress progressFunc) (func(), error) {
+		progress(-1, "Looking for backends…")
+		infos := make([]compute.Info, len(entries))
+		for i, e := range entries {
+			infos[i] = e.b.Info()
+		}
+		var (
+			chooseErr     error
+			e             *backendEntry
+			ramp, stretch string
+		)
+		fyne.DoAndWait(func() {
+			for i, en := range entries {
+				en.info, en.known = infos[i], true
+			}
+			w.showInfos()
+			chooseErr = w.chooseStart(opts.Backend)
+			e, ramp, stretch = w.selected, w.ramp, w.stretch
+		})
+		var mk bandsFunc
+		if opts.Red != "" || opts.NIR != "" {
+			mk = loadBands(opts.Red, opts.NIR)
+		} else {
+			mk = fakeBands(opts.Scene, opts.Size, opts.Size, uint64(opts.Seed))
+		}
+		apply, err := w.sceneJob(mk, e, ramp, stretch)(ctx, progress)
+		if err != nil {
+			return nil, err
+		}
+		return func() {
+			apply()
+			if chooseErr != nil {
+				w.setStatus(chooseErr.Error(), false)
+			}
+			if opts.Compare {
+				w.compareAll()
+			}
+		}, nil
+	})
+}
+
+// chooseStart selects the start backend: spec, or auto.
+func (w *Window) chooseStart(spec string) error {
+	var err error
+	if spec != "" && spec != "auto" {
+		if err = w.SelectBackend(spec); err == nil {
+			return nil
+		}
+	}
+	if e := w.autoBackend(); e != nil {
+		w.pick(e)
+	}
+	return err
+}
+
+// fakeBands generates a fake scene.
+func fakeBands(kind string, width, height int, seed uint64) bandsFunc {
+	return func(ctx context.Context, progress progressFunc) (*compute.Band, *compute.Band, string, error) {
+		progress(-1, fmt.Sprintf("Generating a %d×%d %s scene…", width, height, kind))
+		red, nir, err := compute.Fake(kind, width, height, seed)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		return red, nir, fmt.Sprintf("Fake %s, %d×%d, seed %d", kind, width, height, seed), nil
+	}
+}
+
+// loadBands loads the red and NIR bands named by two specs.
+func loadBands(redSpec, nirSpec string) bandsFunc {
+	return func(ctx context.Context, progress progressFunc) (*compute.Band, *compute.Band, string, error) {
+		if redSpec == "" || nirSpec == "" {
+			return nil, nil, "", errors.New("choose both a red and a near-infrared band")
+		}
+		progress(-1, "Loading "+shortSpec(redSpec)+" and "+shortSpec(nirSpec)+"…")
+		red, nir, err := loadPair(redSpec, nirSpec)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		return red, nir, fmt.Sprintf("%s + %s, %d×%d", shortSpec(redSpec), shortSpec(nirSpec), red.Width, red.Height), nil
+	}
+}
+
+// sceneJob makes the bands with mk, computes NDVI on e and its statistics,
+// and returns the function that shows the new scene. The current scene
+// stays on screen until then, and stays if anything fails.
+func (w *Window) sceneJob(mk bandsFunc, e *backendEntry, ramp, stretch string) job {
+	return func(ctx context.Context, progress progressFunc) (func(), error) {
+		red, nir, label, err := mk(ctx, progress)
+		if err != nil {
+			return nil, err
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		in, err := compute.PairInput(red, nir)
+		if err != nil {
+			return nil, err
+		}
+		s := &scene{red: red, nir: nir, in: in, label: label}
+		return w.computeInto(ctx, progress, s, e, ramp, stretch)
+	}
+}
+
+// computeInto computes s's NDVI on e (a one-run benchmark: warm-up and
+// setup apart, verified against the float64 reference), then its
+// statistics and colour stretch, and returns the function showing it.
+func (w *Window) computeInto(ctx context.Context, progress progressFunc, s *scene, e *backendEntry, ramp, stretch string) (func(), error) {
+	if e == nil {
+		return nil, errors.New("no backend is available to compute NDVI")
+	}
+	progress(-1, fmt.Sprintf("Computing NDVI of %d×%d on %s…", s.in.Width, s.in.Height, e.label()))
+	out := make([]float32, s.in.Pixels())
+	res := compute.Bench(e.b, s.in, out, compute.BenchOptions{Repeat: 1, HostCeiling: hostCeiling(e)})
+	if res.Error != "" && !res.Verified {
+		return nil, fmt.Errorf("%s: %s", e.label(), res.Error)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.ndvi, s.backend = out, e.label()
+	progress(-1, "Statistics…")
+	s.summary = summarize(s)
+	lut, st, err := makeLUT(ramp, stretch, s)
+	if err != nil {
+		return nil, err
+	}
+	s.setStretch(stretch, st)
+	return func() {
+		w.lut, w.ramp, w.stretch = lut, ramp, stretch
+		w.showScene(s)
+		w.addResult(res)
+		w.setStatus(resultLine(res), res.Verified)
+	}, nil
+}
+
+// hostCeiling is the host copy ceiling for CPU backends (GPU backends
+// measure their own).
+func hostCeiling(e *backendEntry) float64 {
+	if e.info.GPU {
+		return 0
+	}
+	return ceiling()
+}
+
+// makeLUT builds the colour table for ramp and the stretch named mode of
+// s's NDVI.
+func makeLUT(ramp, mode string, s *scene) (*colormap.LUT, colormap.Stretch, error) {
+	st, ok := s.stretchFor(mode)
+	if !ok {
+		var err error
+		if st, err = colormap.StretchFor(mode, s.ndvi); err != nil {
+			return nil, st, err
+		}
+	}
+	lut, err := colormap.New(ramp, st.Lo, st.Hi)
+	return lut, st, err
+}
+
+// computeSelected recomputes the current bands on the selected backend.
+func (w *Window) computeSelected() {
+	e := w.selected
+	if w.scene == nil {
+		return
+	}
+	if e == nil || !e.info.Available {
+		reason := "no backend is selected"
+		if e != nil {
+			reason = fmt.Sprintf("backend %s is unavailable: %s", e.name(), e.info.Reason)
+		}
+		w.setStatus(reason, false)
+		return
+	}
+	old := w.scene
+	ramp, stretch := w.ramp, w.stretch
+	w.bridge.start("Computing on "+e.label(), func(ctx context.Context, progress progressFunc) (func(), error) {
+		s := &scene{red: old.red, nir: old.nir, in: old.in, label: old.label}
+		return w.computeInto(ctx, progress, s, e, ramp, stretch)
+	})
+}
+
+// compareAll runs every available backend (every mode of those with
+// modes) on the current bands, verifies each and fills the timing chart.
+func (w *Window) compareAll() {
+	if w.scene == nil {
+		return
+	}
+	entries := w.available()
+	if len(entries) == 0 {
+		return
+	}
+	in := w.scene.in
+	repeat := w.opts.Repeat
+	w.bridge.start("Comparing backends", func(ctx context.Context, progress progressFunc) (func(), error) {
+		runs := benchPlan(entries)
+		out := make([]float32, in.Pixels())
+		var results []compute.BenchResult
+		for i, r := range runs {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			progress(float64(i)/float64(len(runs)), fmt.Sprintf("Compare all: %s on %d×%d (%d of %d)…", r.label(), in.Width, in.Height, i+1, len(runs)))
+			results = append(results, r.bench(in, out, repeat))
+		}
+		progress(1, "")
+		return func() {
+			w.results = results
+			w.charts.showTimings(results)
+			w.tabs.SelectIndex(0)
+			w.setStatus(compareLine(results), allVerified(results))
+			if !w.ready {
+				w.markReady()
+			}
+		}, nil
+	})
+}
+
+// sweepSizes are the square sizes of the size sweep up to max: powers of
+// two from 256, then max itself (10980 is a Sentinel-2 tile).
+func sweepSizes(max int) []int {
+	var s []int
+	for n := 256; n <= max; n *= 2 {
+		s = append(s, n)
+	}
+	if len(s) == 0 || s[len(s)-1] != max {
+		s = append(s, max)
+	}
+	return s
+}
+
+// sizeSweep runs every available backend on noise scenes of growing size,
+// so the chart shows where the GPU starts to win.
+func (w *Window) sizeSweep() {
+	entries := w.available()
+	if len(entries) == 0 {
+		return
+	}
+	sizes := sweepSizes(w.charts.sweepMax())
+	repeat := w.opts.Repeat
+	w.bridge.start("Size sweep", func(ctx context.Context, progress progressFunc) (func(), error) {
+		runs := benchPlan(entries)
+		var results []compute.BenchResult
+		var weights, done float64
+		for _, n := range sizes {
+			weights += float64(n) * float64(n) * float64(len(runs))
+		}
+		for _, n := range sizes {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			progress(done/weights, fmt.Sprintf("Size sweep: generating %d×%d…", n, n))
+			red, nir, err := compute.Fake(compute.SceneNoise, n, n, 1)
+			if err != nil {
+				return nil, err
+			}
+			in, err := compute.PairInput(red, nir)
+			if err != nil {
+				return nil, err
+			}
+			out := make([]float32, in.Pixels())
+			// Fewer repeats where one run takes long; never fewer than 3
+			// so the median means something.
+			rep := repeat
+			if n >= 4096 {
+				rep = min(repeat, 3)
+			}
+			for _, r := range runs {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+				progress(done/weights, fmt.Sprintf("Size sweep: %s at %d×%d…", r.label(), n, n))
+				results = append(results, r.bench(in, out, rep))
+				done += float64(n) * float64(n)
+			}
+		}
+		progress(1, "")
+		return func() {
+			w.sweep = results
+			w.charts.showSweep(results)
+			w.tabs.SelectIndex(1)
+			w.setStatus(sweepLine(results), allVerified(results))
+		}, nil
+	})
+}
+
+// benchRun is one backend in one mode.
+type benchRun struct {
+	e    *backendEntry
+	mode string
+}
+
+func (r benchRun) label() string {
+	if r.mode != "" {
+		return r.e.name() + ":" + r.mode
+	}
+	return r.e.name()
+}
+
+func (r benchRun) bench(in compute.Input, out []float32, repeat int) compute.BenchResult {
+	if r.mode != "" {
+		m := r.e.b.(compute.Moder)
+		prev := m.Mode()
+		if err := m.SetMode(r.mode); err != nil {
+			return compute.BenchResult{Backend: r.e.name(), Mode: r.mode, Width: in.Width, Height: in.Height, Error: err.Error()}
+		}
+		defer m.SetMode(prev)
+	}
+	return compute.Bench(r.e.b, in, out, compute.BenchOptions{Repeat: repeat, HostCeiling: hostCeiling(r.e)})
+}
+
+// benchPlan lists the runs of Compare all: every entry, every mode.
+func benchPlan(entries []*backendEntry) []benchRun {
+	var runs []benchRun
+	for _, e := range entries {
+		if m, ok := e.b.(compute.Moder); ok && len(m.Modes()) > 1 {
+			for _, mode := range m.Modes() {
+				runs = append(runs, benchRun{e, mode})
+			}
+			continue
+		}
+		runs = append(runs, benchRun{e: e})
+	}
+	return runs
+}
+
+// addResult puts a single run into the timing chart, replacing the
+// backend's previous run; runs at another size are dropped.
+func (w *Window) addResult(r compute.BenchResult) {
+	var keep []compute.BenchResult
+	replaced := false
+	for _, o := range w.results {
+		if o.Width != r.Width || o.Height != r.Height {
+			continue
+		}
+		if o.Backend == r.Backend && o.Mode == r.Mode {
+			keep = append(keep, r)
+			replaced = true
+			continue
+		}
+		keep = append(keep, o)
+	}
+	if !replaced {
+		keep = append(keep, r)
+	}
+	order := map[string]int{}
+	for i, n := range compute.Names() {
+		order[n] = i
+	}
+	sortResults(keep, order)
+	w.results = keep
+	w.charts.showTimings(keep)
+}
+
+func sortResults(rs []compute.BenchResult, order map[string]int) {
+	for i := 1; i < len(rs); i++ {
+		for j := i; j > 0; j-- {
+			a, b := rs[j-1], rs[j]
+			if order[a.Backend] < order[b.Backend] || (a.Backend == b.Backend && a.Mode <= b.Mode) {
+				break
+			}
+			rs[j-1], rs[j] = b, a
+		}
+	}
+}
+
+func resultLabel(r compute.BenchResult) string {
+	if r.Mode != "" {
+		return r.Backend + ":" + r.Mode
+	}
+	return r.Backend
+}
+
+// resultLine is one run for the status bar.
+func resultLine(r compute.BenchResult) string {
+	if r.Error != "" && !r.Verified {
+		return fmt.Sprintf("%s: %s", resultLabel(r), r.Error)
+	}
+	s := fmt.Sprintf("%s, %d×%d: kernel %s", resultLabel(r), r.Width, r.Height, ms(r.KernelMS))
+	if r.GPU {
+		s += fmt.Sprintf(", with transfers %s", ms(r.TotalMS))
+	}
+	s += fmt.Sprintf(" (setup %s apart) · verified: max error %.3g", ms(r.SetupMS), r.MaxAbsErr)
+	return s
+}
+
+func compareLine(rs []compute.BenchResult) string {
+	var bad []string
+	maxErr := 0.0
+	for _, r := range rs {
+		if !r.Verified {
+			bad = append(bad, resultLabel(r)+": "+firstLine(r.Error))
+		}
+		maxErr = max(maxErr, r.MaxAbsErr)
+	}
+	if len(bad) > 0 {
+		return fmt.Sprintf("Compared %d runs; failed: %s", len(rs), strings.Join(bad, "; "))
+	}
+	if len(rs) == 0 {
+		return "Nothing to compare"
+	}
+	return fmt.Sprintf("Compared %d runs on %d×%d · all verified: max error %.3g", len(rs), rs[0].Width, rs[0].Height, maxErr)
+}
+
+func sweepLine(rs []compute.BenchResult) string {
+	if len(rs) == 0 {
+		return "Size sweep: no results"
+	}
+	s := compareLine(rs)
+	s = strings.Replace(s, fmt.Sprintf(" on %d×%d", rs[0].Width, rs[0].Height), "", 1)
+	return "Size sweep: " + strings.TrimPrefix(s, "Compared ")
+}
+
+func allVerified(rs []compute.BenchResult) bool {
+	for _, r := range rs {
+		if !r.Verified {
+			return false
+		}
+	}
+	return len(rs) > 0
+}
+
+// ms formats milliseconds with sensible precision.
+func ms(v float64) string {
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f ms", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f ms", v)
+	case v >= 1:
+		return fmt.Sprintf("%.2f ms", v)
+	}
+	return fmt.Sprintf("%.3f ms", v)
+}
+
+func shortSpec(spec string) string {
+	if i := strings.LastIndexAny(spec, `/\`); i >= 0 {
+		return spec[i+1:]
+	}
+	return spec
+}

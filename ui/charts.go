@@ -1,0 +1,218 @@
+package ui
+
+import (
+	"fmt"
+	"image"
+	"strconv"
+	"sync"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/layout"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"canopy/compute"
+)
+
+// chartsPanel shows the timing chart (one run per backend, stacked
+// upload/kernel/download) with a table of the numbers, and the size sweep.
+type chartsPanel struct {
+	w         *Window
+	timingTab fyne.CanvasObject
+	sweepTab  fyne.CanvasObject
+
+	Timing    *chartView
+	SweepView *chartView
+	table     *fyne.Container
+	crossover *widget.Label
+	SweepMax  *widget.Select
+}
+
+// Largest sizes a sweep can go to.
+var sweepMaxes = []int{1024, 2048, 4096, 8192, 10980}
+
+func newChartsPanel(w *Window) *chartsPanel {
+	p := &chartsPanel{w: w}
+	p.Timing = newChartView(timingChart, "Compute, or Compare all, to see what each backend costs.")
+	p.SweepView = newChartView(sweepChart, "Run a size sweep to see where the GPU starts to win.")
+	p.table = container.NewVBox()
+	p.crossover = widget.NewLabel("")
+	p.crossover.Wrapping = fyne.TextWrapWord
+	var maxes []string
+	for _, n := range sweepMaxes {
+		maxes = append(maxes, sizeLabel(n))
+	}
+	p.SweepMax = widget.NewSelect(maxes, nil)
+	p.SweepMax.SetSelected(sizeLabel(4096))
+
+	tableScroll := container.NewVScroll(p.table)
+	tableScroll.SetMinSize(fyne.NewSize(0, 150))
+	p.timingTab = container.NewVSplit(p.Timing, tableScroll)
+	p.timingTab.(*container.Split).Offset = 0.68
+	controls := container.NewHBox(widget.NewLabel("From 256 × 256 up to"), p.SweepMax,
+		widget.NewButtonWithIcon("Run sweep", theme.ViewRefreshIcon(), w.sizeSweep))
+	p.sweepTab = container.NewBorder(controls, p.crossover, nil, nil, p.SweepView)
+	return p
+}
+
+// sweepMax returns the largest size of the sweep chosen.
+func (p *chartsPanel) sweepMax() int {
+	for _, n := range sweepMaxes {
+		if sizeLabel(n) == p.SweepMax.Selected {
+			return n
+		}
+	}
+	return 4096
+}
+
+// showTimings draws the timing chart and the table of numbers.
+func (p *chartsPanel) showTimings(rs []compute.BenchResult) {
+	p.Timing.set(rs)
+	p.table.RemoveAll()
+	if len(rs) == 0 {
+		return
+	}
+	head := func(s string) fyne.CanvasObject {
+		return widget.NewLabelWithStyle(s, fyne.TextAlignTrailing, fyne.TextStyle{Bold: true})
+	}
+	cell := func(s string) fyne.CanvasObject { return widget.NewLabelWithStyle(s, fyne.TextAlignTrailing, fyne.TextStyle{}) }
+	grid := container.NewGridWithColumns(7,
+		widget.NewLabelWithStyle("Backend", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
+		head("Setup"), head("Kernel"), head("+ transfers"), head("GB/s"), head("% ceiling"), head("Check"))
+	for _, r := range rs {
+		name := widget.NewLabel(resultLabel(r))
+		if r.Error != "" && !r.Verified {
+			grid.Add(name)
+			msg := widget.NewLabel(firstLine(r.Error))
+			msg.Importance = widget.DangerImportance
+			msg.Truncation = fyne.TextTruncateEllipsis
+			grid.Add(msg)
+			for range 5 {
+				grid.Add(widget.NewLabel(""))
+			}
+			continue
+		}
+		check := widget.NewLabelWithStyle("✔ "+strconv.FormatFloat(r.MaxAbsErr, 'g', 2, 64), fyne.TextAlignTrailing, fyne.TextStyle{})
+		check.Importance = widget.SuccessImportance
+		grid.Add(name)
+		grid.Add(cell(ms(r.SetupMS)))
+		grid.Add(cell(ms(r.KernelMS)))
+		grid.Add(cell(ms(r.TotalMS)))
+		grid.Add(cell(fmt.Sprintf("%.1f", r.KernelGBps)))
+		grid.Add(cell(fmt.Sprintf("%.0f%%", r.KernelPct)))
+		grid.Add(check)
+	}
+	note := widget.NewLabel(fmt.Sprintf("%d×%d, medians of %d runs after a warm-up; setup (context, compile, buffers) apart. "+
+		"Kernel GB/s count 12 bytes per pixel; the ceiling is a host memory copy for CPU backends, a device copy for GPU ones.",
+		rs[0].Width, rs[0].Height, rs[0].Repeat))
+	note.Wrapping = fyne.TextWrapWord
+	note.SizeName = theme.SizeNameCaptionText
+	p.table.Add(grid)
+	p.table.Add(note)
+}
+
+// showSweep draws the sweep chart and says where the GPU starts to win.
+func (p *chartsPanel) showSweep(rs []compute.BenchResult) {
+	p.SweepView.set(rs)
+	p.crossover.SetText(crossoverText(rs))
+}
+
+// chartFunc draws a chart of results at w×h pixels.
+type chartFunc func(rs []compute.BenchResult, w, h int) (image.Image, error)
+
+// chartView shows a chart drawn by the engine at the size of the widget
+// (re-drawn, in the background, when the size changes).
+type chartView struct {
+	widget.BaseWidget
+	draw  chartFunc
+	empty *widget.Label
+	image *canvas.Image
+
+	mu      sync.Mutex
+	results []compute.BenchResult
+	drawnAt fyne.Size
+	drawing bool
+}
+
+func newChartView(draw chartFunc, emptyText string) *chartView {
+	v := &chartView{draw: draw}
+	v.empty = widget.NewLabel(emptyText)
+	v.empty.Wrapping = fyne.TextWrapWord
+	v.empty.Alignment = fyne.TextAlignCenter
+	v.image = canvas.NewImageFromImage(nil)
+	v.image.FillMode = canvas.ImageFillContain
+	v.image.ScaleMode = canvas.ImageScaleSmooth
+	v.ExtendBaseWidget(v)
+	return v
+}
+
+// Image returns the chart shown, nil when there is none.
+func (v *chartView) Image() image.Image { return v.image.Image }
+
+// Results returns what the chart shows.
+func (v *chartView) Results() []compute.BenchResult {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.results
+}
+
+func (v *chartView) set(rs []compute.BenchResult) {
+	v.mu.Lock()
+	v.results = rs
+	v.drawnAt = fyne.Size{}
+	v.mu.Unlock()
+	if len(rs) == 0 {
+		v.image.Image = nil
+		v.image.Hide()
+		v.empty.Show()
+		v.image.Refresh()
+		return
+	}
+	v.redraw(v.Size())
+}
+
+// redraw draws the chart for size s. Drawing a gonum plot takes tens of
+// milliseconds, so it is drawn on the event goroutine only the first time
+// (tests and the first paint need it at once) and the image is kept until
+// the size changes.
+func (v *chartView) redraw(s fyne.Size) {
+	v.mu.Lock()
+	rs := v.results
+	if len(rs) == 0 || s.Width < 50 || s.Height < 50 || s == v.drawnAt {
+		v.mu.Unlock()
+		return
+	}
+	v.drawnAt = s
+	v.mu.Unlock()
+	scale := float32(1)
+	if c := fyne.CurrentApp().Driver().CanvasForObject(v); c != nil && c.Scale() > 0 {
+		scale = c.Scale()
+	}
+	img, err := v.draw(rs, int(s.Width*scale), int(s.Height*scale))
+	if err != nil || img == nil {
+		v.image.Hide()
+		if err != nil {
+			v.empty.SetText("The chart could not be drawn: " + err.Error())
+		}
+		v.empty.Show()
+		return
+	}
+	v.empty.Hide()
+	v.image.Image = img
+	v.image.Show()
+	v.image.Refresh()
+}
+
+func (v *chartView) Resize(s fyne.Size) {
+	v.BaseWidget.Resize(s)
+	v.redraw(s)
+}
+
+func (v *chartView) MinSize() fyne.Size { return fyne.NewSize(200, 160) }
+
+func (v *chartView) CreateRenderer() fyne.WidgetRenderer {
+	v.image.Hide()
+	return widget.NewSimpleRenderer(container.NewStack(v.image, container.NewVBox(layout.NewSpacer(), v.empty, layout.NewSpacer())))
+}

@@ -1,0 +1,369 @@
+package ui
+
+import (
+	"image"
+	"image/color"
+	"math"
+	"sync"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/driver/desktop"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"canopy/compute/colormap"
+)
+
+// Zoom limits, in screen pixels per image pixel.
+const (
+	maxZoom       = 64
+	wheelStep     = 1.25 // zoom factor of one wheel notch
+	wheelNotch    = 25   // Fyne's scroll delta for one notch on Linux/Windows
+	minZoomOfFit  = 0.25 // how far out of "fit" the user may zoom
+	panKeepInView = 0.1  // share of the view that must still show the image
+)
+
+// MapView shows an NDVI plane coloured by a LUT. It keeps no picture of the
+// whole image: its raster's generator renders only the visible viewport at
+// screen resolution through colormap's RenderView, so a 10980² map costs no
+// more to draw than a small one. The wheel zooms around the cursor, a drag
+// pans, and hovering or clicking reports the image pixel under the cursor.
+type MapView struct {
+	widget.BaseWidget
+
+	// OnProbe is called on the event goroutine when the pointer moves over
+	// the map (pinned false) or the map is clicked (pinned true), with the
+	// image column and row under it; inside is false off the image.
+	OnProbe func(col, row int, inside, pinned bool)
+	// OnViewChanged is called after zoom or pan.
+	OnViewChanged func()
+
+	raster *canvas.Raster
+
+	mu         sync.Mutex // guards the fields below (generator vs events)
+	ndvi       []float32
+	w, h       int
+	lut        *colormap.LUT
+	zoom       float64 // physical screen pixels per image pixel
+	x0, y0     float64 // image point at the view's top-left corner
+	scale      float32 // physical pixels per Fyne unit, from the last render
+	fitted     bool    // follow the widget size with "fit"
+	buf        *image.NRGBA
+	lastRender time.Duration
+	renders    int
+}
+
+// NewMapView returns an empty map view.
+func NewMapView() *MapView {
+	m := &MapView{scale: 1, fitted: true}
+	m.raster = canvas.NewRaster(m.generate)
+	m.raster.ScaleMode = canvas.ImageScalePixels
+	m.ExtendBaseWidget(m)
+	return m
+}
+
+// SetData shows ndvi (w×h, row-major) with lut. The view is kept when the
+// size is unchanged (recomputing on another backend, changing the ramp) and
+// fitted otherwise. The slice is read, never written, and must not change
+// while shown.
+func (m *MapView) SetData(ndvi []float32, w, h int, lut *colormap.LUT) {
+	m.mu.Lock()
+	resize := w != m.w || h != m.h
+	m.ndvi, m.w, m.h, m.lut = ndvi, w, h, lut
+	if resize {
+		m.fitted = true
+	}
+	m.mu.Unlock()
+	if resize {
+		m.Fit()
+		return
+	}
+	m.raster.Refresh()
+}
+
+// SetLUT changes the colouring and redraws.
+func (m *MapView) SetLUT(lut *colormap.LUT) {
+	m.mu.Lock()
+	m.lut = lut
+	m.mu.Unlock()
+	m.raster.Refresh()
+}
+
+// ImageSize returns the size of the image shown, 0×0 when empty.
+func (m *MapView) ImageSize() (w, h int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.w, m.h
+}
+
+// View returns the current zoom (screen pixels per image pixel) and the
+// image point at the top-left corner of the view.
+func (m *MapView) View() (zoom, x0, y0 float64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.zoom, m.x0, m.y0
+}
+
+// LastRender returns how long the last viewport render took and how many
+// renders there have been.
+func (m *MapView) LastRender() (time.Duration, int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.lastRender, m.renders
+}
+
+// viewPixels returns the view size in physical pixels.
+func (m *MapView) viewPixels() (float64, float64) {
+	s := m.Size()
+	return float64(s.Width * m.scale), float64(s.Height * m.scale)
+}
+
+// Fit zooms so that the whole image fits the view, centred.
+func (m *MapView) Fit() {
+	m.mu.Lock()
+	m.fitLocked()
+	m.mu.Unlock()
+	m.changed()
+}
+
+func (m *MapView) fitLocked() {
+	m.fitted = true
+	vw, vh := m.viewPixels()
+	if m.w == 0 || m.h == 0 || vw <= 0 || vh <= 0 {
+		m.zoom, m.x0, m.y0 = 1, 0, 0
+		return
+	}
+	m.zoom = math.Min(vw/float64(m.w), vh/float64(m.h))
+	m.x0 = (float64(m.w) - vw/m.zoom) / 2
+	m.y0 = (float64(m.h) - vh/m.zoom) / 2
+}
+
+// ZoomBy multiplies the zoom by f around the centre of the view.
+func (m *MapView) ZoomBy(f float64) {
+	vw, vh := m.viewPixels()
+	m.zoomAround(f, vw/2, vh/2)
+}
+
+// ActualPixels shows one image pixel per screen pixel, keeping the centre.
+func (m *MapView) ActualPixels() {
+	m.mu.Lock()
+	z := m.zoom
+	m.mu.Unlock()
+	if z > 0 {
+		m.ZoomBy(1 / z)
+	}
+}
+
+// zoomAround multiplies the zoom by f keeping the image point under the
+// physical view pixel (px, py) in place.
+func (m *MapView) zoomAround(f, px, py float64) {
+	m.mu.Lock()
+	if m.w == 0 || m.zoom <= 0 {
+		m.mu.Unlock()
+		return
+	}
+	vw, vh := m.viewPixels()
+	fit := math.Min(vw/float64(m.w), vh/float64(m.h))
+	lo := math.Min(fit*minZoomOfFit, 1)
+	z := math.Max(lo, math.Min(maxZoom, m.zoom*f))
+	ix, iy := m.x0+px/m.zoom, m.y0+py/m.zoom
+	m.zoom = z
+	m.x0, m.y0 = ix-px/z, iy-py/z
+	m.fitted = false
+	m.clampLocked()
+	m.mu.Unlock()
+	m.changed()
+}
+
+// panBy moves the view by (dx, dy) physical pixels.
+func (m *MapView) panBy(dx, dy float64) {
+	m.mu.Lock()
+	if m.w == 0 || m.zoom <= 0 {
+		m.mu.Unlock()
+		return
+	}
+	m.x0 -= dx / m.zoom
+	m.y0 -= dy / m.zoom
+	m.fitted = false
+	m.clampLocked()
+	m.mu.Unlock()
+	m.changed()
+}
+
+// clampLocked keeps part of the image in view.
+func (m *MapView) clampLocked() {
+	vw, vh := m.viewPixels()
+	sw, sh := vw/m.zoom, vh/m.zoom // view size in image pixels
+	m.x0 = math.Max(-sw*(1-panKeepInView), math.Min(float64(m.w)-sw*panKeepInView, m.x0))
+	m.y0 = math.Max(-sh*(1-panKeepInView), math.Min(float64(m.h)-sh*panKeepInView, m.y0))
+}
+
+func (m *MapView) changed() {
+	m.raster.Refresh()
+	if m.OnViewChanged != nil {
+		m.OnViewChanged()
+	}
+}
+
+// Resize keeps a fitted view fitted.
+func (m *MapView) Resize(s fyne.Size) {
+	old := m.Size()
+	m.BaseWidget.Resize(s)
+	if old == s {
+		return
+	}
+	m.mu.Lock()
+	if m.fitted {
+		m.fitLocked()
+	} else if old.Width > 0 && old.Height > 0 {
+		// Keep the centre where it was.
+		dx := float64((old.Width - s.Width) * m.scale / 2)
+		dy := float64((old.Height - s.Height) * m.scale / 2)
+		m.x0 += dx / m.zoom
+		m.y0 += dy / m.zoom
+	}
+	m.mu.Unlock()
+}
+
+// generate renders the viewport at w×h physical pixels.
+func (m *MapView) generate(w, h int) image.Image {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if w <= 0 || h <= 0 {
+		return image.NewNRGBA(image.Rect(0, 0, 1, 1))
+	}
+	if m.buf == nil || m.buf.Rect.Dx() != w || m.buf.Rect.Dy() != h {
+		m.buf = image.NewNRGBA(image.Rect(0, 0, w, h))
+	}
+	if sw := m.Size().Width; sw > 0 {
+		s := float32(w) / sw
+		if math.Abs(float64(s-m.scale)) > 1e-3 {
+			m.scale = s
+			if m.fitted {
+				m.fitLocked()
+			}
+		}
+	}
+	if m.ndvi == nil || m.lut == nil {
+		clear(m.buf.Pix)
+		return m.buf
+	}
+	t0 := time.Now()
+	m.lut.RenderView(m.buf, m.ndvi, m.w, m.h, m.x0, m.y0, m.zoom)
+	m.lastRender = time.Since(t0)
+	m.renders++
+	return m.buf
+}
+
+// pixelAt returns the image pixel under a position in the widget.
+func (m *MapView) pixelAt(p fyne.Position) (col, row int, inside bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.w == 0 || m.zoom <= 0 {
+		return 0, 0, false
+	}
+	sx, sy := int(p.X*m.scale), int(p.Y*m.scale)
+	col, row = colormap.ViewPixel(sx, sy, m.x0, m.y0, m.zoom)
+	return col, row, col >= 0 && row >= 0 && col < m.w && row < m.h
+}
+
+// PixelAt returns the image column and row under a position in the widget
+// (Fyne units), and whether it lies on the image.
+func (m *MapView) PixelAt(p fyne.Position) (col, row int, inside bool) { return m.pixelAt(p) }
+
+func (m *MapView) probe(p fyne.Position, pinned bool) {
+	if m.OnProbe != nil {
+		c, r, in := m.pixelAt(p)
+		m.OnProbe(c, r, in, pinned)
+	}
+}
+
+// Scrolled zooms around the cursor: wheel away from you zooms in.
+func (m *MapView) Scrolled(ev *fyne.ScrollEvent) {
+	d := float64(ev.Scrolled.DY)
+	if d == 0 {
+		d = float64(ev.Scrolled.DX)
+	}
+	if d == 0 {
+		return
+	}
+	f := math.Pow(wheelStep, d/wheelNotch)
+	m.mu.Lock()
+	s := m.scale
+	m.mu.Unlock()
+	m.zoomAround(f, float64(ev.Position.X*s), float64(ev.Position.Y*s))
+}
+
+// Dragged pans.
+func (m *MapView) Dragged(ev *fyne.DragEvent) {
+	m.mu.Lock()
+	s := m.scale
+	m.mu.Unlock()
+	m.panBy(float64(ev.Dragged.DX*s), float64(ev.Dragged.DY*s))
+	m.probe(ev.Position, false)
+}
+
+// DragEnd ends a pan.
+func (m *MapView) DragEnd() {}
+
+// Tapped pins the probe at the clicked pixel.
+func (m *MapView) Tapped(ev *fyne.PointEvent) { m.probe(ev.Position, true) }
+
+// MouseIn starts probing.
+func (m *MapView) MouseIn(ev *desktop.MouseEvent) { m.probe(ev.Position, false) }
+
+// MouseMoved probes the pixel under the cursor.
+func (m *MapView) MouseMoved(ev *desktop.MouseEvent) { m.probe(ev.Position, false) }
+
+// MouseOut ends probing.
+func (m *MapView) MouseOut() {
+	if m.OnProbe != nil {
+		m.OnProbe(0, 0, false, false)
+	}
+}
+
+// Cursor shows a crosshair over the map.
+func (m *MapView) Cursor() desktop.Cursor { return desktop.CrosshairCursor }
+
+// MinSize is small: the map takes whatever room the window gives it.
+func (m *MapView) MinSize() fyne.Size { return fyne.NewSize(160, 120) }
+
+// CreateRenderer draws a checkerboard-free neutral background (transparent
+// NaN pixels show it) under the raster.
+func (m *MapView) CreateRenderer() fyne.WidgetRenderer {
+	bg := canvas.NewRectangle(mapBackground())
+	return &mapRenderer{m: m, bg: bg, objects: []fyne.CanvasObject{bg, m.raster}}
+}
+
+func mapBackground() color.Color {
+	return theme.Color(theme.ColorNameInputBackground)
+}
+
+type mapRenderer struct {
+	m       *MapView
+	bg      *canvas.Rectangle
+	objects []fyne.CanvasObject
+}
+
+func (r *mapRenderer) Layout(s fyne.Size) {
+	r.bg.Resize(s)
+	r.m.raster.Resize(s)
+}
+func (r *mapRenderer) MinSize() fyne.Size           { return r.m.MinSize() }
+func (r *mapRenderer) Objects() []fyne.CanvasObject { return r.objects }
+func (r *mapRenderer) Destroy()                     {}
+func (r *mapRenderer) Refresh() {
+	r.bg.FillColor = mapBackground()
+	r.bg.Refresh()
+	r.m.raster.Refresh()
+}
+
+var (
+	_ fyne.Scrollable    = (*MapView)(nil)
+	_ fyne.Draggable     = (*MapView)(nil)
+	_ fyne.Tappable      = (*MapView)(nil)
+	_ desktop.Hoverable  = (*MapView)(nil)
+	_ desktop.Cursorable = (*MapView)(nil)
+)
