@@ -77,7 +77,9 @@ func (p *chartsPanel) showTimings(rs []compute.BenchResult) {
 	head := func(s string) fyne.CanvasObject {
 		return widget.NewLabelWithStyle(s, fyne.TextAlignTrailing, fyne.TextStyle{Bold: true})
 	}
-	cell := func(s string) fyne.CanvasObject { return widget.NewLabelWithStyle(s, fyne.TextAlignTrailing, fyne.TextStyle{}) }
+	cell := func(s string) fyne.CanvasObject {
+		return widget.NewLabelWithStyle(s, fyne.TextAlignTrailing, fyne.TextStyle{})
+	}
 	grid := container.NewGridWithColumns(7,
 		widget.NewLabelWithStyle("Backend", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		head("Setup"), head("Kernel"), head("+ transfers"), head("GB/s"), head("% ceiling"), head("Check"))

@@ -445,4 +445,3 @@ func hspace(width float32) fyne.CanvasObject {
 	r.SetMinSize(fyne.NewSize(width, 1))
 	return r
 }
-
