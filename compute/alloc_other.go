@@ -1,0 +1,5 @@
+//go:build !linux
+
+package compute
+
+func adviseHuge(p []float32) {}
