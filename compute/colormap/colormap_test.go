@@ -394,6 +394,13 @@ func TestImageIndices(t *testing.T) {
 	for _, r := range Ramps() {
 		l := mustNew(t, r, -0.5, 0.5)
 		img := l.Image(ndvi, w, h)
+		idx := make([]uint8, len(ndvi))
+		l.Indices(idx, ndvi)
+		for i, v := range ndvi {
+			if idx[i] != l.Index(v) || img.Pix[i] != idx[i] {
+				t.Fatalf("%s: value %g: Indices %d, Image %d, Index %d", r, v, idx[i], img.Pix[i], l.Index(v))
+			}
+		}
 		if img.Bounds() != image.Rect(0, 0, w, h) || len(img.Palette) != 256 {
 			t.Fatalf("%s: image %v with %d colours", r, img.Bounds(), len(img.Palette))
 		}

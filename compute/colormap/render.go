@@ -247,6 +247,27 @@ func (l *LUT) Image(ndvi []float32, w, h int) *image.Paletted {
 	return img
 }
 
+// Indices writes the palette index of each value of src (Index) into dst,
+// which must be at least as long; it is the fast loop behind Image, for
+// callers that quantise a plane themselves (statistics, tiles).
+func (l *LUT) Indices(dst []uint8, src []float32) {
+	dst = dst[:len(src)]
+	if l.ramp.discrete {
+		for x, v := range src {
+			dst[x] = uint8(l.class(v) + 1)
+		}
+		return
+	}
+	lo, scale := l.lo32, l.pscale
+	for x, v := range src {
+		var i uint8 // IndexNaN
+		if f := (v - lo) * scale; f == f {
+			i = uint8(1 + int(max(0, min(f, RampSteps-1))))
+		}
+		dst[x] = i
+	}
+}
+
 // fillIndices writes the palette indices of the w×h plane into pix, row y
 // starting at y*stride, on all threads.
 func (l *LUT) fillIndices(pix []uint8, stride int, ndvi []float32, w, h int) {
@@ -260,22 +281,7 @@ func (l *LUT) fillIndices(pix []uint8, stride int, ndvi []float32, w, h int) {
 					return
 				}
 				for y := c * rowChunk; y < min((c+1)*rowChunk, h); y++ {
-					dst := pix[y*stride : y*stride+w]
-					src := ndvi[y*w : y*w+w]
-					if l.ramp.discrete {
-						for x, v := range src {
-							dst[x] = uint8(l.class(v) + 1)
-						}
-						continue
-					}
-					lo, scale := l.lo32, l.pscale
-					for x, v := range src {
-						var i uint8 // IndexNaN
-						if f := (v - lo) * scale; f == f {
-							i = uint8(1 + int(max(0, min(f, RampSteps-1))))
-						}
-						dst[x] = i
-					}
+					l.Indices(pix[y*stride:y*stride+w], ndvi[y*w:y*w+w])
 				}
 			}
 		})

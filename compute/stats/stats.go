@@ -1,0 +1,251 @@
+package stats
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"canopy/compute/colormap"
+)
+
+// block is the number of pixels a worker takes at a time.
+const block = 1 << 16
+
+// forBlocks calls f(worker, lo, hi) on blocks of [0, n) from all threads
+// and returns the number of workers used.
+func forBlocks(n int, f func(worker, lo, hi int)) int {
+	workers := max(1, min(runtime.GOMAXPROCS(0), (n+block-1)/block))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for {
+				lo := int(next.Add(block) - block)
+				if lo >= n {
+					return
+				}
+				f(w, lo, min(lo+block, n))
+			}
+		})
+	}
+	wg.Wait()
+	return workers
+}
+
+// Summary describes the valid (finite) pixels of an NDVI plane.
+type Summary struct {
+	// Min, Max, Mean and Std (the population standard deviation) of the
+	// valid pixels; NaN when there is none.
+	Min, Max, Mean, Std float64
+	// Valid is the number of finite pixels, Total the number of pixels.
+	Valid, Total int
+	// ValidShare is Valid/Total, 0 for an empty plane.
+	ValidShare float64
+}
+
+// String formats s on one line for logs and the command line.
+func (s Summary) String() string {
+	return fmt.Sprintf("min %.4f  max %.4f  mean %.4f  std %.4f  valid %d of %d (%.1f%%)",
+		s.Min, s.Max, s.Mean, s.Std, s.Valid, s.Total, 100*s.ValidShare)
+}
+
+// moments are the count, mean and sum of squared deviations of some
+// values, combined with Chan et al.'s pairwise update.
+type moments struct {
+	n        int
+	mean, m2 float64
+	min, max float32
+}
+
+func (a *moments) merge(b moments) {
+	if b.n == 0 {
+		return
+	}
+	if a.n == 0 {
+		*a = b
+		return
+	}
+	n := a.n + b.n
+	d := b.mean - a.mean
+	a.mean += d * float64(b.n) / float64(n)
+	a.m2 += b.m2 + d*d*float64(a.n)*float64(b.n)/float64(n)
+	a.n = n
+	a.min = min(a.min, b.min)
+	a.max = max(a.max, b.max)
+}
+
+// blockMoments computes the moments of the finite values of vs in one
+// pass, summing deviations from the first finite value so that a constant
+// or nearly constant block loses no precision.
+func blockMoments(vs []float32) moments {
+	m := moments{min: float32(math.Inf(1)), max: float32(math.Inf(-1))}
+	i := 0
+	for i < len(vs) && vs[i]-vs[i] != 0 {
+		i++
+	}
+	if i == len(vs) {
+		return m
+	}
+	k := float64(vs[i])
+	var s1, s2 float64
+	n := 0
+	lo, hi := vs[i], vs[i]
+	for _, v := range vs[i:] {
+		if v-v != 0 { // NaN or ±Inf
+			continue
+		}
+		d := float64(v) - k
+		s1 += d
+		s2 += d * d
+		n++
+		if v < lo {
+			lo = v
+		}
+		if v > hi {
+			hi = v
+		}
+	}
+	m.n, m.min, m.max = n, lo, hi
+	m.mean = k + s1/float64(n)
+	m.m2 = max(0, s2-s1*s1/float64(n))
+	return m
+}
+
+// Summarize returns the statistics of the valid pixels of ndvi, in one
+// parallel pass without copying it.
+func Summarize(ndvi []float32) Summary {
+	s := Summary{Total: len(ndvi), Min: math.NaN(), Max: math.NaN(), Mean: math.NaN(), Std: math.NaN()}
+	if len(ndvi) == 0 {
+		return s
+	}
+	parts := make([]moments, runtime.GOMAXPROCS(0))
+	forBlocks(len(ndvi), func(w, lo, hi int) {
+		parts[w].merge(blockMoments(ndvi[lo:hi]))
+	})
+	var m moments
+	for _, p := range parts {
+		m.merge(p)
+	}
+	s.Valid = m.n
+	s.ValidShare = float64(m.n) / float64(len(ndvi))
+	if m.n > 0 {
+		s.Min, s.Max, s.Mean = float64(m.min), float64(m.max), m.mean
+		s.Std = math.Sqrt(m.m2 / float64(m.n))
+	}
+	return s
+}
+
+// Histogram counts the valid pixels of ndvi in bins equal bins over
+// [lo, hi]: bin i holds lo + i·(hi-lo)/bins ≤ v < lo + (i+1)·(hi-lo)/bins,
+// and the last bin also holds v == hi. Values outside [lo, hi] and
+// non-finite values are not counted. It returns nil when bins < 1 or
+// [lo, hi] is not a finite range with lo < hi.
+func Histogram(ndvi []float32, bins int, lo, hi float64) []int {
+	if bins < 1 || !(lo < hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
+		return nil
+	}
+	scale := float64(bins) / (hi - lo)
+	parts := make([][]int, runtime.GOMAXPROCS(0))
+	forBlocks(len(ndvi), func(w, a, b int) {
+		h := parts[w]
+		if h == nil {
+			h = make([]int, bins)
+			parts[w] = h
+		}
+		for _, v := range ndvi[a:b] {
+			x := float64(v)
+			if !(x >= lo && x <= hi) { // also NaN
+				continue
+			}
+			h[min(int((x-lo)*scale), bins-1)]++
+		}
+	})
+	out := make([]int, bins)
+	for _, h := range parts {
+		for i, c := range h {
+			out[i] += c
+		}
+	}
+	return out
+}
+
+// Edges returns the bins+1 bin edges Histogram uses for bins over
+// [lo, hi], for axis labels.
+func Edges(bins int, lo, hi float64) []float64 {
+	if bins < 1 {
+		return nil
+	}
+	e := make([]float64, bins+1)
+	for i := range e {
+		e[i] = lo + float64(i)*(hi-lo)/float64(bins)
+	}
+	e[bins] = hi
+	return e
+}
+
+// ClassShare is how much of an NDVI plane falls in one class of
+// colormap.Classes.
+type ClassShare struct {
+	// Class is the class: its name, bounds and colour.
+	Class colormap.Class
+	// Pixels is the number of valid pixels in the class.
+	Pixels int
+	// Share is Pixels over all valid pixels, NaN when there is none.
+	Share float64
+	// Hectares is the ground area of the class, NaN when the pixel area
+	// is unknown.
+	Hectares float64
+}
+
+// Classes returns, for each class of colormap.Classes in order, the valid
+// pixels of ndvi that fall in it, their share of all valid pixels and,
+// when pixelAreaM2 (the ground area of one pixel in m², from
+// compute.GeoRef.PixelArea) is positive and finite, their area in
+// hectares; pass 0 or NaN when the area is unknown.
+func Classes(ndvi []float32, pixelAreaM2 float64) []ClassShare {
+	table := colormap.Classes()
+	// The classes LUT's palette index is class+1 (0 for NaN), read from
+	// its fast step table.
+	lut, err := colormap.New(colormap.RampClasses, -1, 1)
+	if err != nil {
+		panic("stats: " + err.Error()) // a fixed, known ramp
+	}
+	const slots = 256
+	parts := make([][slots]int, runtime.GOMAXPROCS(0))
+	forBlocks(len(ndvi), func(w, a, b int) {
+		var idx [block]uint8
+		src := ndvi[a:b]
+		lut.Indices(idx[:len(src)], src)
+		var h [slots]int
+		for i, v := range src {
+			if v-v == 0 {
+				h[idx[i]]++
+			}
+		}
+		for i, c := range h {
+			parts[w][i] += c
+		}
+	})
+	out := make([]ClassShare, len(table))
+	valid := 0
+	for i := range out {
+		out[i].Class = table[i]
+		for _, p := range parts {
+			out[i].Pixels += p[i+1]
+		}
+		valid += out[i].Pixels
+	}
+	known := pixelAreaM2 > 0 && !math.IsInf(pixelAreaM2, 0)
+	for i := range out {
+		out[i].Share, out[i].Hectares = math.NaN(), math.NaN()
+		if valid > 0 {
+			out[i].Share = float64(out[i].Pixels) / float64(valid)
+		}
+		if known {
+			out[i].Hectares = float64(out[i].Pixels) * pixelAreaM2 / 1e4
+		}
+	}
+	return out
+}
