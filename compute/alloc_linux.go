@@ -14,13 +14,13 @@ func adviseHuge(p []float32) {
 	if len(p)*4 < 4*huge {
 		return
 	}
-	start := uintptr(unsafe.Pointer(&p[0]))
-	end := start + uintptr(len(p)*4)
-	start = (start + huge - 1) &^ (huge - 1)
-	end &^= huge - 1
-	if end <= start {
+	base := unsafe.Pointer(&p[0])
+	start := uintptr(base)
+	end := (start + uintptr(len(p)*4)) &^ (huge - 1)
+	aligned := (start + huge - 1) &^ (huge - 1)
+	if end <= aligned {
 		return
 	}
-	b := unsafe.Slice((*byte)(unsafe.Pointer(start)), end-start)
+	b := unsafe.Slice((*byte)(unsafe.Add(base, aligned-start)), end-aligned)
 	syscall.Madvise(b, 14 /* MADV_HUGEPAGE */)
 }
