@@ -65,6 +65,9 @@ type Ceilings struct {
 	DeviceCopy float64 `json:"device_copy_gbps"`
 	H2D        float64 `json:"h2d_gbps"`
 	D2H        float64 `json:"d2h_gbps"`
+	// Duplex is H2D and D2H at once on two streams, bytes moved both ways
+	// together per second; 0 when not measured.
+	Duplex float64 `json:"duplex_gbps,omitempty"`
 }
 
 // DeviceCeilings is implemented by GPU backends: it measures the device copy
@@ -131,14 +134,40 @@ func New(name string) (Backend, error) {
 	return f(), nil
 }
 
-// Compute runs b on in, allocating the output, and returns it with timings.
-func Compute(b Backend, in Input) ([]float32, Timings, error) {
+// Result is one NDVI computation: the index plane, the backend and device
+// that produced it, and what each phase cost.
+type Result struct {
+	Width, Height int
+	// NDVI is the index, row-major, NaN where invalid.
+	NDVI    []float32
+	Backend string
+	Mode    string
+	Device  string
+	Timings Timings
+}
+
+// Compute runs b on in into out (allocated with NewOutput when nil, its
+// allocation counted as setup) and returns the result.
+func Compute(b Backend, in Input, out []float32) (*Result, error) {
 	if err := in.Check(); err != nil {
-		return nil, Timings{}, err
+		return nil, err
 	}
-	out := NewOutput(in.Pixels())
+	var alloc time.Duration
+	if out == nil {
+		t0 := time.Now()
+		out = NewOutput(in.Pixels())
+		alloc = time.Since(t0)
+	}
 	t, err := b.Run(in, out)
-	return out, t, err
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", b.Name(), err)
+	}
+	t.Setup += alloc
+	r := &Result{Width: in.Width, Height: in.Height, NDVI: out, Backend: b.Name(), Device: b.Info().Device, Timings: t}
+	if m, ok := b.(Moder); ok {
+		r.Mode = m.Mode()
+	}
+	return r, nil
 }
 
 // NewOutput allocates a plane of n pixels (in huge pages where the system
