@@ -73,6 +73,9 @@ type BenchResult struct {
 	// H2DGBps and D2HGBps are the pinned transfer ceilings (GPU only).
 	H2DGBps float64 `json:"h2d_ceiling_gbps,omitempty"`
 	D2HGBps float64 `json:"d2h_ceiling_gbps,omitempty"`
+	// DuplexGBps is both directions at once (bytes moved both ways per
+	// second), where the backend measures it.
+	DuplexGBps float64 `json:"duplex_ceiling_gbps,omitempty"`
 
 	Verified    bool    `json:"verified"`
 	MaxAbsErr   float64 `json:"max_abs_err"`
@@ -140,7 +143,7 @@ func Bench(b Backend, in Input, out []float32, opt BenchOptions) BenchResult {
 		c, err := dc.Ceilings(min(in.Pixels()*4, 1<<30))
 		if err == nil {
 			res.CeilingGBps, res.CeilingKind = c.DeviceCopy, "device-copy"
-			res.H2DGBps, res.D2HGBps = c.H2D, c.D2H
+			res.H2DGBps, res.D2HGBps, res.DuplexGBps = c.H2D, c.D2H, c.Duplex
 		}
 	} else {
 		res.CeilingGBps, res.CeilingKind = opt.HostCeiling, "host-copy"
