@@ -1,0 +1,255 @@
+package glback
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"canopy/compute"
+	"canopy/native/egl"
+	"canopy/shaders"
+)
+
+func init() {
+	compute.Register(compute.NameGL, func() compute.Backend { return New() })
+}
+
+// Transfer modes (compute.Moder).
+const (
+	// ModeMapped moves data through persistently mapped staging rings,
+	// overlapping the host's copies with the GPU's. The default.
+	ModeMapped = "mapped"
+	// ModeSubData uses glBufferSubData and glGetBufferSubData on the device
+	// buffers directly and leaves the staging to the driver.
+	ModeSubData = "subdata"
+)
+
+// EnvDisplay names the environment variable that restricts which EGL
+// display the backend may use: any (default), hardware, software or
+// surfaceless.
+const EnvDisplay = "CANOPY_EGL"
+
+// Backend is the gl backend. Its methods are safe for concurrent use: all
+// GL work runs, one job at a time, on the goroutine that owns the context.
+type Backend struct {
+	mu       sync.Mutex
+	w        *worker
+	info     *compute.Info
+	startErr error
+	pending  time.Duration // context + compile time not yet reported as setup
+	mode     string
+	timer    time.Duration // last kernel by GL_TIMESTAMP
+	wall     time.Duration // last kernel by the wall clock around glFinish
+
+	source string // shader source (tests swap in broken ones)
+	lim    limits // dispatch caps (tests force many chunks)
+}
+
+// New returns a gl backend. Nothing touches EGL until Info, Setup or Run.
+func New() *Backend {
+	return &Backend{mode: ModeMapped, source: shaders.NDVIComp}
+}
+
+// Name implements compute.Backend.
+func (*Backend) Name() string { return compute.NameGL }
+
+// start brings the worker up if it is not running. b.mu must be held.
+func (b *Backend) start() error {
+	if b.w != nil {
+		return nil
+	}
+	if b.startErr != nil {
+		return b.startErr
+	}
+	kind := egl.Any
+	if s := os.Getenv(EnvDisplay); s != "" {
+		k, err := egl.ParseKind(strings.ToLower(s))
+		if err != nil {
+			b.startErr = fmt.Errorf("gl: %s=%s: %w", EnvDisplay, s, err)
+			b.info = &compute.Info{Name: compute.NameGL, GPU: true, Reason: b.startErr.Error()}
+			return b.startErr
+		}
+		kind = k
+	}
+	w, s := startWorker(kind, b.source, b.lim)
+	if s.err != nil {
+		b.startErr = fmt.Errorf("gl: %w", s.err)
+		b.info = &compute.Info{Name: compute.NameGL, GPU: true, Reason: s.err.Error()}
+		return b.startErr
+	}
+	b.w = w
+	b.pending += s.setup
+	if b.info == nil {
+		b.info = &compute.Info{
+			Name: compute.NameGL, Available: true, GPU: true,
+			Device: fmt.Sprintf("%s, OpenGL %s (%s)", s.renderer, s.version, s.display),
+		}
+	}
+	return nil
+}
+
+// Info implements compute.Backend. The first call creates the GL context
+// and compiles the shader, so that Device names the real GL_RENDERER and
+// GL_VERSION and Reason carries the real failure (no libEGL, no 4.3
+// context, the driver's compile log). The time it takes is reported by the
+// next Setup.
+func (b *Backend) Info() compute.Info {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.info == nil {
+		b.start()
+	}
+	return *b.info
+}
+
+// Setup creates the context if needed and the device buffers for w×h
+// pixels, and returns the time spent, context creation and shader
+// compilation included the first time.
+func (b *Backend) Setup(w, h int) (time.Duration, error) {
+	if w <= 0 || h <= 0 {
+		return 0, fmt.Errorf("gl: image size %dx%d: both sides must be positive", w, h)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.start(); err != nil {
+		return 0, err
+	}
+	var d time.Duration
+	err := b.w.do(func(st *glState) error {
+		var err error
+		d, err = st.setSize(w * h)
+		return err
+	})
+	d += b.takePending()
+	if err != nil {
+		return d, fmt.Errorf("gl: set up %dx%d on %s: %w", w, h, b.info.Device, err)
+	}
+	return d, nil
+}
+
+func (b *Backend) takePending() time.Duration {
+	d := b.pending
+	b.pending = 0
+	return d
+}
+
+// Run implements compute.Backend: upload, kernel and download, each timed,
+// after setting up when the size changed.
+func (b *Backend) Run(in compute.Input, out []float32) (compute.Timings, error) {
+	if err := in.Check(); err != nil {
+		return compute.Timings{}, fmt.Errorf("gl: %w", err)
+	}
+	if len(out) != in.Pixels() {
+		return compute.Timings{}, fmt.Errorf("gl: output holds %d pixels, image has %d", len(out), in.Pixels())
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.start(); err != nil {
+		return compute.Timings{}, err
+	}
+	var t compute.Timings
+	mode := b.mode
+	phase := "set up"
+	err := b.w.do(func(st *glState) error {
+		var err error
+		if t.Setup, err = st.setSize(in.Pixels()); err != nil {
+			return err
+		}
+		t0 := time.Now()
+		phase = "upload"
+		if err := st.upload(in, mode); err != nil {
+			return err
+		}
+		t.Upload = time.Since(t0)
+		phase = "kernel"
+		t.Kernel, b.timer, b.wall = st.timed(func() { st.dispatch(in.Nodata) })
+		if err := glError("dispatching the compute shader"); err != nil {
+			return err
+		}
+		phase = "download"
+		t1 := time.Now()
+		if err := st.download(out, mode); err != nil {
+			return err
+		}
+		t.Download = time.Since(t1)
+		t.Total = time.Since(t0)
+		return nil
+	})
+	t.Setup += b.takePending()
+	if err != nil {
+		return t, fmt.Errorf("gl: %s %dx%d on %s: %w", phase, in.Width, in.Height, b.info.Device, err)
+	}
+	return t, nil
+}
+
+// LastKernelClocks returns the two clocks of the last run's kernel: the
+// GL_TIMESTAMP query pair around the dispatch (0 when the driver has no
+// timer) and the wall clock from before the dispatch to the end of
+// glFinish. Timings.Kernel is the timer when it is non-zero and within the
+// wall clock, else the wall clock.
+func (b *Backend) LastKernelClocks() (timer, wall time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.timer, b.wall
+}
+
+// Ceilings implements compute.DeviceCeilings: a device-to-device
+// glCopyBufferSubData of the given size (bytes read plus written), and the
+// staging path's host-to-device and device-to-host copies, each timed like
+// the kernel, best of several.
+func (b *Backend) Ceilings(bytes int) (compute.Ceilings, error) {
+	if bytes <= 0 {
+		return compute.Ceilings{}, fmt.Errorf("gl: ceilings of %d bytes: the size must be positive", bytes)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.start(); err != nil {
+		return compute.Ceilings{}, err
+	}
+	var c compute.Ceilings
+	err := b.w.do(func(st *glState) error {
+		var err error
+		c, err = st.ceilings(bytes)
+		return err
+	})
+	if err != nil {
+		return c, fmt.Errorf("gl: ceilings for %.1f MB on %s: %w", float64(bytes)/1e6, b.info.Device, err)
+	}
+	return c, nil
+}
+
+// Modes implements compute.Moder.
+func (*Backend) Modes() []string { return []string{ModeMapped, ModeSubData} }
+
+// Mode implements compute.Moder.
+func (b *Backend) Mode() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.mode
+}
+
+// SetMode implements compute.Moder.
+func (b *Backend) SetMode(m string) error {
+	if m != ModeMapped && m != ModeSubData {
+		return fmt.Errorf("gl: unknown transfer mode %q (want %s or %s)", m, ModeMapped, ModeSubData)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.mode = m
+	return nil
+}
+
+// Close implements compute.Backend: it frees the buffers, destroys the
+// context and ends its thread. The backend starts again when used.
+func (b *Backend) Close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.w != nil {
+		b.w.stop()
+		b.w = nil
+	}
+	b.pending = 0
+	return nil
+}

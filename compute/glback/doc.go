@@ -1,0 +1,40 @@
+// Package glback is Canopy's gl backend: NDVI in an OpenGL 4.3 compute
+// shader (shaders/ndvi.comp) on a headless EGL context (native/egl), so the
+// same code serves the command line, CI on Mesa's llvmpipe and the desktop
+// app beside Fyne's own GL context. Importing the package registers the
+// backend as compute.NameGL.
+//
+// # Threads
+//
+// An OpenGL context is current on one OS thread, and GL calls made from any
+// other thread fail silently. Each Backend therefore starts one goroutine
+// that locks its OS thread, creates the context there and owns it for its
+// whole life; every piece of GL work is sent to it through a channel and
+// checks first that its context is still current. Callers on any goroutine
+// are serialised: a Run is one job, never interleaved with another.
+//
+// # Buffers and phases
+//
+// Three device buffers (red, NIR, NDVI) are allocated with glBufferStorage
+// once per image size and reused while the size stays the same. Transfers
+// go through two rings of persistently mapped staging buffers (one written
+// by the host, one read by it) of four 32 MiB slots each, allocated once:
+// upload copies a slice of a band into a free slot with all cores while the
+// GPU copies the previous slot into the device buffer (glCopyBufferSubData,
+// fenced); download runs the same pipeline the other way. The "subdata"
+// mode uses glBufferSubData and glGetBufferSubData instead, for comparison.
+//
+// Upload, kernel and download are timed separately. The kernel is bracketed
+// by a GL_TIMESTAMP query pair and, independently, by the wall clock from
+// before the dispatch to the end of glFinish; the timer is used when it
+// reads within the wall clock, else the wall clock (LastKernelClocks gives
+// both). Context creation, shader compilation, buffer allocation and one
+// warm-up dispatch per size are Setup, reported apart.
+//
+// # Display selection
+//
+// The context comes from native/egl: a hardware EGL device first (the
+// NVIDIA driver exposes one with no X server), then Mesa's software device,
+// then Mesa's surfaceless platform. The environment variable CANOPY_EGL
+// (any, hardware, software, surfaceless) restricts the choice.
+package glback

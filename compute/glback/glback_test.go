@@ -1,0 +1,390 @@
+package glback
+
+import (
+	"math"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"canopy/compute"
+	"canopy/compute/computetest"
+	"canopy/native/egl"
+)
+
+// need returns a started backend, or skips when this machine truly has no
+// EGL or no OpenGL 4.3: the only reason these tests may not run. With
+// CANOPY_EXPECT_GPU set (the GPU check script sets it) a software renderer
+// is a failure.
+func need(t testing.TB, b *Backend) compute.Info {
+	t.Helper()
+	if err := egl.Load(); err != nil {
+		t.Skipf("gl backend cannot run here: %v", err)
+	}
+	info := b.Info()
+	if !info.Available {
+		if strings.Contains(info.Reason, "no OpenGL 4.3 core context") {
+			t.Skipf("gl backend cannot run here: %s", info.Reason)
+		}
+		t.Fatalf("gl backend unavailable though EGL loads: %s", info.Reason)
+	}
+	if os.Getenv("CANOPY_EXPECT_GPU") != "" && strings.Contains(strings.ToLower(info.Device), "llvmpipe") {
+		t.Fatalf("CANOPY_EXPECT_GPU is set but gl runs on %s", info.Device)
+	}
+	return info
+}
+
+func newBackend(t testing.TB) *Backend {
+	b := New()
+	t.Cleanup(func() { b.Close() })
+	need(t, b)
+	return b
+}
+
+func noise(w, h int, seed uint64) compute.Input {
+	g := rand.New(rand.NewPCG(seed, 7))
+	in := compute.Input{Width: w, Height: h, Red: make([]float32, w*h), NIR: make([]float32, w*h)}
+	for i := range in.Red {
+		in.Red[i] = 0.05 + 0.35*g.Float32()
+		in.NIR[i] = 0.20 + 0.40*g.Float32()
+	}
+	return in
+}
+
+func check(t *testing.T, b *Backend, in compute.Input) compute.Timings {
+	t.Helper()
+	out := make([]float32, in.Pixels())
+	for i := range out {
+		out[i] = 12345 // an unwritten pixel must show
+	}
+	tm, err := b.Run(in, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep := compute.Verify(in, out); !rep.OK() {
+		i := rep.Worst
+		t.Fatalf("%dx%d: %s; pixel %d red %g nir %g got %g want %g", in.Width, in.Height, rep, i,
+			in.Red[i], in.NIR[i], out[i], compute.Reference64(in.Red[i], in.NIR[i], in.Nodata))
+	}
+	return tm
+}
+
+func TestInfo(t *testing.T) {
+	b := New()
+	defer b.Close()
+	info := need(t, b)
+	t.Logf("gl: %s", info.Device)
+	if info.Name != compute.NameGL || !info.GPU || info.Device == "" || info.Reason != "" {
+		t.Errorf("Info = %+v", info)
+	}
+	if !strings.Contains(info.Device, "OpenGL 4.") {
+		t.Errorf("Device %q does not carry GL_VERSION", info.Device)
+	}
+	if b.Name() != compute.NameGL {
+		t.Errorf("Name() = %q", b.Name())
+	}
+	// Registered under its name.
+	r, err := compute.New(compute.NameGL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := r.(*Backend); !ok {
+		t.Errorf("compute.New(gl) gave %T", r)
+	}
+}
+
+// TestConformance runs the engine's suite: random scenes, 0/0, nodata on
+// either band, negatives, NaN/Inf inputs, 1×1, 1×N, odd sizes.
+func TestConformance(t *testing.T) {
+	computetest.Run(t, newBackend(t))
+}
+
+func TestReuse(t *testing.T) {
+	computetest.Reuse(t, newBackend(t))
+}
+
+// TestBothModes checks each transfer mode on an image larger than several
+// staging slots, so that the ring wraps round in both directions.
+func TestBothModes(t *testing.T) {
+	b := newBackend(t)
+	in := noise(3001, 3001, 1) // 36 MB a band: two slots, the second partial
+	for _, m := range b.Modes() {
+		if err := b.SetMode(m); err != nil {
+			t.Fatal(err)
+		}
+		if b.Mode() != m {
+			t.Fatalf("Mode() = %q after SetMode(%q)", b.Mode(), m)
+		}
+		tm := check(t, b, in)
+		t.Logf("%s: upload %v kernel %v download %v", m, tm.Upload, tm.Kernel, tm.Download)
+	}
+	if err := b.SetMode("zero-copy"); err == nil {
+		t.Error("SetMode accepted an unknown mode")
+	}
+}
+
+// awkward returns values that trip GPUs: denormals (flushed to zero by
+// many), sums beyond 2^126 (where GLSL division has no precision promise),
+// exact ±1 and 0 results, signed zeros and non-finite inputs.
+func awkward() compute.Input {
+	den := math.Float32frombits(0x00000003)
+	big := float32(3e38)
+	pairs := [][2]float32{
+		{0, 0.5}, {0.5, 0}, {0.3, 0.3}, {0, 0}, {-0.0, 0}, {0, float32(math.Copysign(0, -1))},
+		{den, 0}, {0, den}, {den, den * 3}, {-den, den * 2}, {1e-39, 3e-39}, {1e-30, -3e-30},
+		{big, big}, {big, -1e38}, {2e38, 3e38}, {-3e38, 1}, {1e-40, 0.5},
+		{float32(math.NaN()), 0.5}, {0.5, float32(math.Inf(1))}, {float32(math.Inf(-1)), float32(math.Inf(1))},
+		{1, float32(-1) + 1.0/(1<<23)}, {1e-3, 1e4}, {-0.25, 0.75},
+	}
+	in := compute.Input{Width: len(pairs), Height: 1}
+	for _, p := range pairs {
+		in.Red = append(in.Red, p[0])
+		in.NIR = append(in.NIR, p[1])
+	}
+	return in
+}
+
+// TestAwkwardValues checks values beyond the conformance suite against the
+// float64 reference, and the exact results foresters see most: bare red
+// (-1), pure NIR (+1), equal bands (0).
+func TestAwkwardValues(t *testing.T) {
+	b := newBackend(t)
+	in := awkward()
+	check(t, b, in)
+	out := make([]float32, in.Pixels())
+	if _, err := b.Run(in, out); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range map[int]float32{0: 1, 1: -1, 2: 0} {
+		if out[i] != want {
+			t.Errorf("red %g nir %g: got %.9g, want exactly %g", in.Red[i], in.NIR[i], out[i], want)
+		}
+	}
+	// Nodata 0 on red matches -0 too, as float equality does in compute.Pixel.
+	nd := compute.Input{Width: 2, Height: 1, Red: []float32{float32(math.Copysign(0, -1)), 0.1}, NIR: []float32{0.5, 0.5},
+		Nodata: compute.Nodata{Red: 0, HasRed: true}}
+	check(t, b, nd)
+}
+
+// TestManyChunks caps the grid at 3×2 work groups so that one image takes
+// many dispatches, each a 2-D grid, with sizes that fit no group.
+func TestManyChunks(t *testing.T) {
+	b := New()
+	b.lim = limits{groupsX: 3, groupsY: 2}
+	defer b.Close()
+	need(t, b)
+	for _, sz := range [][2]int{{1, 1}, {4095, 1}, {4096, 1}, {4097, 1}, {101, 103}, {1000, 77}} {
+		check(t, b, noise(sz[0], sz[1], uint64(sz[0])))
+	}
+	check(t, b, awkward())
+}
+
+// TestBeyond65535Groups runs an image that needs more than 65535 work
+// groups (256 invocations of 4 pixels each): 8193×8193 pixels. Each band
+// (268 MB) also wraps the 128 MiB staging rings twice in both directions.
+func TestBeyond65535Groups(t *testing.T) {
+	b := newBackend(t)
+	in := noise(8193, 8193, 3)
+	if groups := (in.Pixels() + 1023) / 1024; groups <= 65535 {
+		t.Fatalf("test image needs only %d groups", groups)
+	}
+	check(t, b, in)
+}
+
+// TestSetupOncePerSize checks that buffers are kept while the size stays
+// and rebuilt when it changes, with a smaller image never reading a larger
+// one's leftovers.
+func TestSetupOncePerSize(t *testing.T) {
+	b := newBackend(t)
+	big, small := noise(640, 480, 4), noise(33, 17, 5)
+	first := check(t, b, big)
+	if first.Setup <= 0 {
+		t.Errorf("first run reported no setup")
+	}
+	if again := check(t, b, big); again.Setup != 0 {
+		t.Errorf("same size set up again (%v)", again.Setup)
+	}
+	if s := check(t, b, small); s.Setup <= 0 {
+		t.Errorf("new size reported no setup")
+	}
+	d, err := b.Setup(33, 17)
+	if err != nil || d != 0 {
+		t.Errorf("Setup of the current size = %v, %v; want 0, nil", d, err)
+	}
+	if _, err := b.Setup(0, 5); err == nil {
+		t.Error("Setup(0, 5) succeeded")
+	}
+}
+
+// TestTimings checks the phase model: all phases measured, the total
+// covering them, the kernel's timer within its wall clock.
+func TestTimings(t *testing.T) {
+	b := newBackend(t)
+	in := noise(2048, 1024, 6)
+	check(t, b, in)
+	tm := check(t, b, in)
+	if tm.Upload <= 0 || tm.Kernel <= 0 || tm.Download <= 0 {
+		t.Errorf("a phase was not measured: %+v", tm)
+	}
+	if tm.Total < tm.Upload+tm.Kernel+tm.Download {
+		t.Errorf("total %v < upload %v + kernel %v + download %v", tm.Total, tm.Upload, tm.Kernel, tm.Download)
+	}
+	timer, wall := b.LastKernelClocks()
+	t.Logf("kernel: timer %v, wall %v, used %v", timer, wall, tm.Kernel)
+	if wall <= 0 || tm.Kernel > wall {
+		t.Errorf("kernel %v outside its wall clock %v", tm.Kernel, wall)
+	}
+	if timer > 0 && timer <= wall && tm.Kernel != timer {
+		t.Errorf("plausible timer %v not used (kernel %v)", timer, tm.Kernel)
+	}
+}
+
+// TestConcurrentCallers runs one backend from several goroutines at once,
+// each with its own size; every result must be right.
+func TestConcurrentCallers(t *testing.T) {
+	b := newBackend(t)
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			in := noise(100+g*37, 50+g, uint64(g))
+			for r := 0; r < 5; r++ {
+				out := make([]float32, in.Pixels())
+				if _, err := b.Run(in, out); err != nil {
+					t.Error(err)
+					return
+				}
+				if rep := compute.Verify(in, out); !rep.OK() {
+					t.Errorf("goroutine %d run %d: %s", g, r, rep)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// TestTwoBackends runs two backends, two contexts on two threads, side by
+// side, as the GUI's backend does beside another; closing one leaves the
+// other working.
+func TestTwoBackends(t *testing.T) {
+	a, b := newBackend(t), newBackend(t)
+	var wg sync.WaitGroup
+	for i, x := range []*Backend{a, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			in := noise(513, 257, uint64(10+i))
+			for r := 0; r < 3; r++ {
+				out := make([]float32, in.Pixels())
+				if _, err := x.Run(in, out); err != nil {
+					t.Error(err)
+					return
+				}
+				if rep := compute.Verify(in, out); !rep.OK() {
+					t.Errorf("backend %d: %s", i, rep)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	a.Close()
+	check(t, b, noise(99, 99, 12))
+	// And the closed one starts again on demand.
+	check(t, a, noise(77, 3, 13))
+}
+
+func TestCeilings(t *testing.T) {
+	b := newBackend(t)
+	c, err := b.Ceilings(64 << 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("device copy %.1f GB/s, h2d %.1f GB/s, d2h %.1f GB/s", c.DeviceCopy, c.H2D, c.D2H)
+	for name, v := range map[string]float64{"device copy": c.DeviceCopy, "h2d": c.H2D, "d2h": c.D2H} {
+		if !(v > 0) || math.IsInf(v, 0) {
+			t.Errorf("%s ceiling %v", name, v)
+		}
+	}
+	if _, err := b.Ceilings(0); err == nil {
+		t.Error("Ceilings(0) succeeded")
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	b := newBackend(t)
+	in := noise(4, 4, 1)
+	if _, err := b.Run(in, make([]float32, 15)); err == nil || !strings.HasPrefix(err.Error(), "gl: ") {
+		t.Errorf("short output: %v", err)
+	}
+	in.NIR = in.NIR[:10]
+	if _, err := b.Run(in, make([]float32, 16)); err == nil {
+		t.Error("short NIR band accepted")
+	}
+}
+
+// TestCompileErrorReported feeds the driver a broken shader: the backend
+// must be unavailable with the driver's own log as the reason.
+func TestCompileErrorReported(t *testing.T) {
+	if err := egl.Load(); err != nil {
+		t.Skipf("gl backend cannot run here: %v", err)
+	}
+	b := New()
+	b.source = "#version 430 core\nlayout(local_size_x = 1) in;\nvoid main() { undeclared_thing = 1; }\n"
+	defer b.Close()
+	info := b.Info()
+	if info.Available {
+		t.Fatal("broken shader compiled")
+	}
+	if !strings.Contains(info.Reason, "rejected shaders/ndvi.comp") || !strings.Contains(info.Reason, "undeclared_thing") {
+		t.Errorf("reason lacks the compile log: %s", info.Reason)
+	}
+	if _, err := b.Setup(4, 4); err == nil {
+		t.Error("Setup succeeded without a program")
+	}
+}
+
+// TestDisplayChoice restricts the display through CANOPY_EGL: a bad value
+// is reported as such, surfaceless and software give Mesa where Mesa is the
+// driver, hardware gives anything but llvmpipe.
+func TestDisplayChoice(t *testing.T) {
+	if err := egl.Load(); err != nil {
+		t.Skipf("gl backend cannot run here: %v", err)
+	}
+	t.Setenv(EnvDisplay, "window")
+	if info := New().Info(); info.Available || !strings.Contains(info.Reason, EnvDisplay) {
+		t.Errorf("bad %s value: %+v", EnvDisplay, info)
+	}
+	for _, k := range []string{"hardware", "software", "surfaceless"} {
+		t.Setenv(EnvDisplay, k)
+		b := New()
+		info := b.Info()
+		if !info.Available {
+			t.Logf("%s: unavailable: %s", k, info.Reason)
+			continue
+		}
+		sw := strings.Contains(strings.ToLower(info.Device), "llvmpipe")
+		if (k == "hardware") == sw {
+			t.Errorf("%s display gave %s", k, info.Device)
+		}
+		check(t, b, noise(31, 9, 1))
+		b.Close()
+		t.Logf("%s: %s", k, info.Device)
+	}
+}
+
+// TestCloseIdempotent closes twice and uses the backend afterwards.
+func TestCloseIdempotent(t *testing.T) {
+	b := newBackend(t)
+	check(t, b, noise(8, 8, 1))
+	b.Close()
+	b.Close()
+	start := time.Now()
+	tm := check(t, b, noise(8, 8, 2))
+	if tm.Setup <= 0 || tm.Setup > time.Since(start) {
+		t.Errorf("restart setup %v not within the call", tm.Setup)
+	}
+}
