@@ -1,0 +1,307 @@
+package chart
+
+import (
+	"errors"
+	"fmt"
+	"image"
+	"image/color"
+	"math"
+	"slices"
+	"sort"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"canopy/compute"
+)
+
+// usable reports whether r carries a timing to plot.
+func usable(r compute.BenchResult) bool {
+	return r.Pixels() > 0 && r.KernelMS > 0 && !math.IsInf(r.KernelMS, 0) && (r.Error == "" || r.Verified)
+}
+
+// cpuTime is the end-to-end time of a CPU result (its kernel time when the
+// total is missing).
+func cpuTime(r compute.BenchResult) float64 {
+	if r.TotalMS > 0 {
+		return r.TotalMS
+	}
+	return r.KernelMS
+}
+
+// Crossover returns the smallest image size, in pixels, from which the GPU
+// backend gpuBackend (a name, "cuda", or a label with a mode,
+// "cuda:overlap") is faster than the fastest CPU backend measured at the
+// same size: its kernel time alone, or its time with transfers when
+// withTransfers is set. Between the last measured size where the GPU loses
+// and the first where it wins, the size is interpolated on log-log axes
+// (where both times are close to straight lines); when the GPU wins at the
+// smallest size measured, that size is returned. ok is false when the GPU
+// never wins at a size both were measured at.
+func Crossover(results []compute.BenchResult, gpuBackend string, withTransfers bool) (pixels int, ok bool) {
+	gpu := map[int]float64{}
+	cpu := map[int]float64{}
+	for _, r := range results {
+		if !usable(r) {
+			continue
+		}
+		px := r.Pixels()
+		switch {
+		case r.GPU && (r.Backend == gpuBackend || Label(r) == gpuBackend):
+			t := r.KernelMS
+			if withTransfers {
+				t = r.TotalMS
+			}
+			if t > 0 {
+				if old, seen := gpu[px]; !seen || t < old {
+					gpu[px] = t
+				}
+			}
+		case !r.GPU:
+			if old, seen := cpu[px]; !seen || cpuTime(r) < old {
+				cpu[px] = cpuTime(r)
+			}
+		}
+	}
+	var sizes []int
+	for px := range gpu {
+		if _, both := cpu[px]; both {
+			sizes = append(sizes, px)
+		}
+	}
+	slices.Sort(sizes)
+	for i, px := range sizes {
+		if gpu[px] >= cpu[px] {
+			continue
+		}
+		if i == 0 {
+			return px, true
+		}
+		p0 := sizes[i-1]
+		a := math.Log(gpu[p0] / cpu[p0]) // ≥ 0: the GPU loses
+		b := math.Log(gpu[px] / cpu[px]) // < 0: the GPU wins
+		t := a / (a - b)
+		x := math.Exp(math.Log(float64(p0)) + t*(math.Log(float64(px))-math.Log(float64(p0))))
+		return int(math.Ceil(x - 1e-9)), true
+	}
+	return 0, false
+}
+
+// series is one line of the sweep: a label's (pixels, ms) points.
+type series struct {
+	label  string
+	gpu    bool
+	kernel plotter.XYs
+	total  plotter.XYs
+}
+
+// Sweep plots time (ms, median) against image size (pixels) on log-log
+// axes on a w×h pixel image: a solid line per backend (and mode) for the
+// kernel alone, a dashed line in the same colour for GPU backends with
+// their transfers, dotted grey ceiling lines (12 bytes a pixel at the
+// ceiling bandwidth measured, per kind of ceiling, and the PCIe transfers
+// at the pinned-copy ceilings), and a vertical marker where each GPU
+// backend starts to beat the fastest CPU backend with its transfers
+// (Crossover). It needs at least one result with a positive time.
+func Sweep(results []compute.BenchResult, w, h int) (image.Image, error) {
+	return render(w, h, func(dc draw.Canvas) error { return drawSweep(dc, results) })
+}
+
+func drawSweep(dc draw.Canvas, results []compute.BenchResult) error {
+	byLabel := map[string]*series{}
+	var order []string
+	minPx, maxPx := math.Inf(1), math.Inf(-1)
+	minMS, maxMS := math.Inf(1), math.Inf(-1)
+	ceilings := map[string][]float64{}
+	var h2d, d2h []float64
+	for _, r := range results {
+		if !usable(r) {
+			continue
+		}
+		l := Label(r)
+		s, seen := byLabel[l]
+		if !seen {
+			s = &series{label: l, gpu: r.GPU}
+			byLabel[l] = s
+			order = append(order, l)
+		}
+		px := float64(r.Pixels())
+		s.kernel = append(s.kernel, plotter.XY{X: px, Y: r.KernelMS})
+		minPx, maxPx = math.Min(minPx, px), math.Max(maxPx, px)
+		minMS, maxMS = math.Min(minMS, r.KernelMS), math.Max(maxMS, r.KernelMS)
+		if r.GPU && r.TotalMS > 0 {
+			s.total = append(s.total, plotter.XY{X: px, Y: r.TotalMS})
+			maxMS = math.Max(maxMS, r.TotalMS)
+		}
+		if r.CeilingGBps > 0 && r.CeilingKind != "" {
+			ceilings[r.CeilingKind] = append(ceilings[r.CeilingKind], r.CeilingGBps)
+		}
+		if r.GPU && r.H2DGBps > 0 && r.D2HGBps > 0 {
+			h2d, d2h = append(h2d, r.H2DGBps), append(d2h, r.D2HGBps)
+		}
+	}
+	if len(order) == 0 {
+		return errors.New("sweep chart: no result with a positive time")
+	}
+	if minPx == maxPx {
+		minPx, maxPx = minPx/2, maxPx*2
+	}
+
+	p := plot.New()
+	sans(p)
+	p.Title.Text = "NDVI time against image size (median)"
+	p.X.Label.Text = "pixels"
+	p.Y.Label.Text = "milliseconds"
+	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
+	p.X.Tick.Marker = logTicks{format: fmtPixels}
+	p.Y.Tick.Marker = logTicks{format: func(v float64) string { return trimZero(fmt.Sprintf("%g", v)) }}
+	p.X.Min, p.X.Max = minPx, maxPx
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Legend.ThumbnailWidth = vg.Points(24)
+	p.Add(plotter.NewGrid())
+
+	// Ceiling lines: what a copy of 12 bytes a pixel at the measured
+	// bandwidth would take.
+	type entry struct {
+		name string
+		l    *plotter.Line
+	}
+	var ceilEntries []entry
+	ceilLine := func(msPerPixel float64, dashes []vg.Length, name string) error {
+		pts := plotter.XYs{{X: minPx, Y: minPx * msPerPixel}, {X: maxPx, Y: maxPx * msPerPixel}}
+		l, err := plotter.NewLine(pts)
+		if err != nil {
+			return err
+		}
+		l.Color = color.Gray{0x80}
+		l.Width = vg.Points(1)
+		l.Dashes = dashes
+		p.Add(l)
+		ceilEntries = append(ceilEntries, entry{name, l})
+		return nil
+	}
+	kinds := make([]string, 0, len(ceilings))
+	for k := range ceilings {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	for i, k := range kinds {
+		g := median(ceilings[k])
+		dash := []vg.Length{vg.Points(1), vg.Points(3)}
+		if i%2 == 1 {
+			dash = []vg.Length{vg.Points(1), vg.Points(2), vg.Points(5), vg.Points(2)}
+		}
+		if err := ceilLine(compute.BytesPerPixel/(g*1e6), dash, fmt.Sprintf("%s ceiling, %.0f GB/s", k, g)); err != nil {
+			return err
+		}
+	}
+	if len(h2d) > 0 {
+		up, down := median(h2d), median(d2h)
+		// Two bands up, one down, at the pinned-copy ceilings.
+		if err := ceilLine(8/(up*1e6)+4/(down*1e6), []vg.Length{vg.Points(6), vg.Points(3)},
+			fmt.Sprintf("PCIe transfers at ceiling (%.0f / %.0f GB/s)", up, down)); err != nil {
+			return err
+		}
+	}
+
+	for _, name := range order {
+		s := byLabel[name]
+		c := BackendColor(name)
+		sort.Slice(s.kernel, func(i, j int) bool { return s.kernel[i].X < s.kernel[j].X })
+		sort.Slice(s.total, func(i, j int) bool { return s.total[i].X < s.total[j].X })
+		l, pts, err := plotter.NewLinePoints(s.kernel)
+		if err != nil {
+			return err
+		}
+		l.Color, l.Width = c, vg.Points(1.5)
+		pts.Color, pts.Shape, pts.Radius = c, draw.CircleGlyph{}, vg.Points(2.5)
+		p.Add(l, pts)
+		if s.gpu {
+			p.Legend.Add(name+" kernel", l, pts)
+		} else {
+			p.Legend.Add(name, l, pts)
+		}
+		if len(s.total) > 0 {
+			lt, ptt, err := plotter.NewLinePoints(s.total)
+			if err != nil {
+				return err
+			}
+			lt.Color, lt.Width = c, vg.Points(1.5)
+			lt.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+			ptt.Color, ptt.Shape, ptt.Radius = c, draw.BoxGlyph{}, vg.Points(2.5)
+			p.Add(lt, ptt)
+			p.Legend.Add(name+" with transfers", lt, ptt)
+		}
+		if s.gpu {
+			if px, ok := Crossover(results, name, true); ok && float64(px) > minPx {
+				v, err := plotter.NewLine(plotter.XYs{{X: float64(px), Y: minMS * 0.6}, {X: float64(px), Y: maxMS}})
+				if err != nil {
+					return err
+				}
+				v.Color, v.Width = c, vg.Points(0.8)
+				v.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
+				p.Add(v)
+				lab, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: float64(px), Y: minMS * 0.6}},
+					Labels: []string{fmt.Sprintf(" %s wins from %s px", name, fmtPixels(float64(px)))}})
+				if err != nil {
+					return err
+				}
+				lab.TextStyle[0].Font.Variant = "Sans"
+				lab.TextStyle[0].Font.Size = vg.Points(8)
+				lab.TextStyle[0].Color = c
+				lab.TextStyle[0].Rotation = math.Pi / 2
+				lab.TextStyle[0].YAlign = draw.YTop
+				lab.Offset = vg.Point{X: vg.Points(-2)}
+				p.Add(lab)
+			}
+		}
+	}
+	for _, e := range ceilEntries {
+		p.Legend.Add(e.name, e.l)
+	}
+	// The axes follow the measurements; ceiling lines are clipped to them.
+	p.Y.Min, p.Y.Max = minMS*0.6, maxMS*1.25
+	p.Draw(dc)
+	return nil
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// logTicks labels the powers of ten in range with format and puts
+// unlabelled minor ticks at 2..9 times them; with less than a decade in
+// range it also labels 2 and 5 times them.
+type logTicks struct {
+	format func(float64) string
+}
+
+func (t logTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(lo > 0) || !(hi > lo) {
+		return nil
+	}
+	short := math.Log10(hi/lo) < 1.5
+	var ticks []plot.Tick
+	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
+		base := math.Pow(10, e)
+		for m := 1.0; m < 10; m++ {
+			v := base * m
+			if v < lo*(1-1e-9) || v > hi*(1+1e-9) {
+				continue
+			}
+			tk := plot.Tick{Value: v}
+			if m == 1 || (short && (m == 2 || m == 5)) {
+				tk.Label = t.format(v)
+			}
+			ticks = append(ticks, tk)
+		}
+	}
+	return ticks
+}
