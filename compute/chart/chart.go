@@ -172,6 +172,7 @@ func sans(p *plot.Plot) {
 // between min and max, formatted with the decimals the step needs.
 type linearTicks struct{ n int }
 
+// Ticks implements plot.Ticker.
 func (t linearTicks) Ticks(lo, hi float64) []plot.Tick {
 	if !(hi > lo) {
 		return []plot.Tick{{Value: lo, Label: trimZero(strconv.FormatFloat(lo, 'f', 3, 64))}}

@@ -283,6 +283,7 @@ type logTicks struct {
 	format func(float64) string
 }
 
+// Ticks implements plot.Ticker.
 func (t logTicks) Ticks(lo, hi float64) []plot.Tick {
 	if !(lo > 0) || !(hi > lo) {
 		return nil
