@@ -1,0 +1,216 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"canopy/compute"
+	"canopy/compute/backends"
+)
+
+// Exit statuses.
+const (
+	ExitOK    = 0
+	ExitFail  = 1
+	ExitUsage = 2
+)
+
+// usageError marks errors that are the user's invocation, not the run.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
+
+const usage = `usage:
+  canopy                                   open the GUI on a generated scene
+  canopy gui [--red F[:B]] [--nir F[:B]]   open the GUI with bands loaded
+  canopy backends [--json]                 each backend: available or why not, device
+  canopy compute --red F[:B] --nir F[:B] [--backend NAME|auto] [--nodata V]
+                 [--tif OUT.tif] [--png OUT.png] [--ramp NAME] [--stretch minmax] [--legend] [--json]
+  canopy bench [--size N[,N...]] [--backends all|a,b] [--repeat K] [--scene noise|landscape] [--json] [--chart OUT.png]
+  canopy fake --size N[xM] [--seed S] [--scene noise|landscape] --red R.tif --nir N.tif
+F:B selects band B (1-based) of a multi-band file. Backends: go, go-parallel, c, gl, cuda.`
+
+// Run executes the command line args (without the program name) and
+// returns the exit status.
+func Run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, usage)
+		return ExitUsage
+	}
+	var err error
+	switch args[0] {
+	case "backends":
+		err = cmdBackends(args[1:], stdout, stderr)
+	case "compute":
+		err = cmdCompute(args[1:], stdout, stderr)
+	case "bench":
+		err = cmdBench(args[1:], stdout, stderr)
+	case "fake":
+		err = cmdFake(args[1:], stdout, stderr)
+	case "help", "-h", "--help", "-help":
+		fmt.Fprintln(stdout, usage)
+		return ExitOK
+	default:
+		err = usagef("unknown command %q (commands: gui, backends, compute, bench, fake)", args[0])
+	}
+	var ue usageError
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.Is(err, flag.ErrHelp):
+		return ExitOK
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "canopy %s: %v\n", args[0], err)
+		return ExitUsage
+	default:
+		fmt.Fprintf(stderr, "canopy %s: %v\n", args[0], err)
+		return ExitFail
+	}
+}
+
+// newFlags returns a flag set that reports errors as values, not exits.
+func newFlags(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("canopy "+name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return fs
+}
+
+func parse(fs *flag.FlagSet, args []string, stdout io.Writer) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return err
+		}
+		return usageError{err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	return nil
+}
+
+func cmdBackends(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("backends", stderr)
+	asJSON := fs.Bool("json", false, "one JSON object per line")
+	if err := parse(fs, args, stdout); err != nil {
+		return err
+	}
+	enc := json.NewEncoder(stdout)
+	for _, b := range backends.All() {
+		info := b.Info()
+		b.Close()
+		if *asJSON {
+			if err := enc.Encode(info); err != nil {
+				return err
+			}
+			continue
+		}
+		if info.Available {
+			fmt.Fprintf(stdout, "%-12s available    %s\n", info.Name, info.Device)
+		} else {
+			fmt.Fprintf(stdout, "%-12s unavailable  %s\n", info.Name, info.Reason)
+		}
+	}
+	return nil
+}
+
+// pickBackend resolves a name (or auto, or name:mode) to a ready backend.
+func pickBackend(name string) (compute.Backend, error) {
+	if name == "auto" || name == "" {
+		return Auto()
+	}
+	base, mode, _ := strings.Cut(name, ":")
+	b, err := compute.New(base)
+	if err != nil {
+		return nil, usageError{err.Error()}
+	}
+	if mode != "" {
+		m, ok := b.(compute.Moder)
+		if !ok {
+			return nil, usagef("backend %s has no modes (asked for %q)", base, mode)
+		}
+		if err := m.SetMode(mode); err != nil {
+			return nil, usageError{err.Error()}
+		}
+	}
+	if info := b.Info(); !info.Available {
+		b.Close()
+		return nil, fmt.Errorf("backend %s is unavailable: %s", base, info.Reason)
+	}
+	return b, nil
+}
+
+// AutoOrder is the order `--backend auto` tries: the fastest way to NDVI
+// for an image that starts and ends in host memory. CUDA with overlapped
+// transfers beats the CPU; the C kernel runs at the memory's speed; a GL
+// device is only preferred to the CPU when it is real hardware.
+var AutoOrder = []string{compute.NameCUDA, compute.NameC, compute.NameGoParallel, compute.NameGo}
+
+// Auto returns the first available backend of AutoOrder.
+func Auto() (compute.Backend, error) {
+	for _, n := range AutoOrder {
+		b, err := compute.New(n)
+		if err != nil {
+			continue
+		}
+		if b.Info().Available {
+			return b, nil
+		}
+		b.Close()
+	}
+	return nil, errors.New("no backend is available")
+}
+
+// parseSize reads N or NxM.
+func parseSize(s string) (w, h int, err error) {
+	a, b, two := strings.Cut(strings.ToLower(s), "x")
+	w, err1 := strconv.Atoi(a)
+	h = w
+	var err2 error
+	if two {
+		h, err2 = strconv.Atoi(b)
+	}
+	if err1 != nil || err2 != nil || w <= 0 || h <= 0 {
+		return 0, 0, usagef("bad --size %q: want N or NxM with positive integers, e.g. 2048 or 10980x10980", s)
+	}
+	if w*h > compute.MaxFakePixels || w > compute.MaxFakePixels || h > compute.MaxFakePixels {
+		return 0, 0, usagef("bad --size %q: at most %d pixels", s, compute.MaxFakePixels)
+	}
+	return w, h, nil
+}
+
+// sameFile reports whether two paths name the same existing file.
+func sameFile(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	fa, err1 := os.Stat(a)
+	fb, err2 := os.Stat(b)
+	if err1 == nil && err2 == nil {
+		return os.SameFile(fa, fb)
+	}
+	aa, _ := filepath.Abs(a)
+	bb, _ := filepath.Abs(b)
+	return aa == bb
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}

@@ -1,0 +1,203 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"canopy/compute"
+	"canopy/compute/raster"
+)
+
+func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code = Run(args, &o, &e)
+	return code, o.String(), e.String()
+}
+
+// fakePair writes a fake pair of the given size into dir.
+func fakePair(t *testing.T, dir string, size string) (red, nir string) {
+	t.Helper()
+	red, nir = filepath.Join(dir, "red-"+size+".tif"), filepath.Join(dir, "nir-"+size+".tif")
+	if code, _, e := run(t, "fake", "--size", size, "--seed", "3", "--red", red, "--nir", nir); code != 0 {
+		t.Fatalf("fake: exit %d: %s", code, e)
+	}
+	return red, nir
+}
+
+func TestFakeThenComputeEveryCPUBackend(t *testing.T) {
+	dir := t.TempDir()
+	red, nir := fakePair(t, dir, "97x61")
+	for _, b := range []string{"go", "go-parallel", "c", "auto"} {
+		code, out, e := run(t, "compute", "--red", red, "--nir", nir, "--backend", b, "--json")
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", b, code, e)
+		}
+		var rep computeReport
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("%s: %v in %q", b, err, out)
+		}
+		if !rep.Verified || rep.Width != 97 || rep.Height != 61 || rep.MaxAbsErr > compute.Tolerance {
+			t.Errorf("%s: report %+v", b, rep)
+		}
+	}
+}
+
+func TestComputeWritesGeoTIFFAndPNG(t *testing.T) {
+	dir := t.TempDir()
+	red, nir := fakePair(t, dir, "64x48")
+	tif, png := filepath.Join(dir, "ndvi.tif"), filepath.Join(dir, "ndvi.png")
+	code, out, e := run(t, "compute", "--red", red, "--nir", nir, "--backend", "c", "--tif", tif, "--png", png, "--legend")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, e)
+	}
+	if !strings.Contains(out, "verified: max error") {
+		t.Errorf("no verification line in %q", out)
+	}
+	// The GeoTIFF holds exactly the NDVI of the inputs, on the same grid.
+	got, err := raster.Load(tif)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb, nb, _ := raster.LoadPair(red, nir)
+	in, _ := compute.PairInput(rb, nb)
+	if rep := compute.Verify(in, got.Data); !rep.OK() {
+		t.Errorf("written NDVI: %s", rep)
+	}
+	if !got.Geo.SameGrid(rb.Geo) {
+		t.Errorf("NDVI grid %+v differs from the input's %+v", got.Geo, rb.Geo)
+	}
+	if st, err := os.Stat(png); err != nil || st.Size() == 0 {
+		t.Errorf("PNG not written: %v", err)
+	}
+	if _, err := os.Stat(strings.TrimSuffix(png, ".png") + ".pgw"); err != nil {
+		t.Errorf("no world file beside the georeferenced PNG: %v", err)
+	}
+}
+
+func TestFakeIsReproducible(t *testing.T) {
+	dir := t.TempDir()
+	a, _ := fakePair(t, dir, "40x30")
+	b := filepath.Join(dir, "again.tif")
+	if code, _, e := run(t, "fake", "--size", "40x30", "--seed", "3", "--red", b, "--nir", filepath.Join(dir, "n2.tif")); code != 0 {
+		t.Fatal(e)
+	}
+	x, _ := os.ReadFile(a)
+	y, _ := os.ReadFile(b)
+	if !bytes.Equal(x, y) {
+		t.Error("same seed wrote different files")
+	}
+}
+
+// Bad input: one clear line on stderr and the documented exit status.
+func TestErrors(t *testing.T) {
+	dir := t.TempDir()
+	red, nir := fakePair(t, dir, "32x32")
+	red2, _ := fakePair(t, dir, "33x32")
+	missing := filepath.Join(dir, "nope.tif")
+	for _, c := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"no command", nil, 2, "usage"},
+		{"unknown command", []string{"frobnicate"}, 2, "unknown command"},
+		{"missing file", []string{"compute", "--red", missing, "--nir", nir, "--backend", "go"}, 1, "nope.tif"},
+		{"size mismatch", []string{"compute", "--red", red2, "--nir", nir, "--backend", "go"}, 1, "mismatch"},
+		{"unknown backend", []string{"compute", "--red", red, "--nir", nir, "--backend", "fortran"}, 2, "unknown backend"},
+		{"bad size", []string{"bench", "--size", "12q"}, 2, "bad --size"},
+		{"negative size", []string{"fake", "--size", "-4", "--red", "a.tif", "--nir", "b.tif"}, 2, "bad --size"},
+		{"missing flags", []string{"compute", "--red", red}, 2, "required"},
+		{"unknown flag", []string{"backends", "--jsn"}, 2, "jsn"},
+		{"bad ramp", []string{"compute", "--red", red, "--nir", nir, "--png", filepath.Join(dir, "x.png"), "--ramp", "rainbow"}, 2, "rainbow"},
+		{"overwrite input", []string{"compute", "--red", red, "--nir", nir, "--tif", red}, 2, "refusing to overwrite"},
+		{"band out of range", []string{"compute", "--red", red + ":5", "--nir", nir, "--backend", "go"}, 1, "band"},
+		{"bad repeat", []string{"bench", "--repeat", "0"}, 2, "repeat"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, e := run(t, c.args...)
+			if code != c.code {
+				t.Errorf("exit %d, want %d (stderr %q)", code, c.code, e)
+			}
+			if !strings.Contains(strings.ToLower(e), strings.ToLower(c.want)) {
+				t.Errorf("stderr %q does not mention %q", e, c.want)
+			}
+			if c.code != 2 || c.name != "no command" {
+				if n := strings.Count(strings.TrimSpace(e), "\n"); n > 0 {
+					t.Errorf("want one line on stderr, got %d: %q", n+1, e)
+				}
+			}
+		})
+	}
+	// A failed run leaves nothing half-written behind.
+	out := filepath.Join(dir, "keep.tif")
+	os.WriteFile(out, []byte("precious"), 0o644)
+	run(t, "compute", "--red", missing, "--nir", nir, "--tif", out)
+	if b, _ := os.ReadFile(out); string(b) != "precious" {
+		t.Error("a failed compute overwrote an existing output")
+	}
+}
+
+func TestBackendsJSON(t *testing.T) {
+	code, out, e := run(t, "backends", "--json")
+	if code != 0 {
+		t.Fatal(e)
+	}
+	seen := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var info compute.Info
+		if err := json.Unmarshal([]byte(line), &info); err != nil {
+			t.Fatalf("%v: %q", err, line)
+		}
+		seen[info.Name] = true
+		if !info.Available && info.Reason == "" {
+			t.Errorf("%s unavailable without a reason", info.Name)
+		}
+	}
+	for _, n := range []string{"go", "go-parallel", "c"} {
+		if !seen[n] {
+			t.Errorf("backend %s missing from %q", n, out)
+		}
+	}
+}
+
+func TestBenchJSON(t *testing.T) {
+	code, out, e := run(t, "bench", "--size", "64,100x30", "--backends", "go,c", "--repeat", "3", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, e)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("want 4 lines (2 sizes x 2 backends), got %d: %q", len(lines), out)
+	}
+	for _, l := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{"backend", "width", "height", "repeat", "setup_ms", "upload_ms", "kernel_ms", "download_ms", "total_ms", "kernel_gbps", "ceiling_gbps", "max_abs_err", "verified"} {
+			if _, ok := m[k]; !ok {
+				t.Errorf("key %s missing in %s", k, l)
+			}
+		}
+		if m["verified"] != true || m["repeat"].(float64) != 3 || m["ceiling_gbps"].(float64) <= 0 {
+			t.Errorf("bad line %s", l)
+		}
+	}
+}
+
+func TestBenchChart(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "sweep.png")
+	if code, _, e := run(t, "bench", "--size", "32,64", "--backends", "go", "--repeat", "1", "--chart", p); code != 0 {
+		t.Fatal(e)
+	}
+	if st, err := os.Stat(p); err != nil || st.Size() < 1000 {
+		t.Fatalf("chart not written: %v", err)
+	}
+}

@@ -1,0 +1,51 @@
+package cli
+
+import (
+	"path/filepath"
+	"strings"
+
+	"canopy/compute"
+	"canopy/compute/colormap"
+	"canopy/compute/raster"
+)
+
+// parseSpec splits FILE[:BAND].
+func parseSpec(spec string) (string, int, error) { return raster.ParseSpec(spec) }
+
+// loadPair reads both bands (in parallel) and checks they fit together.
+func loadPair(red, nir string) (*compute.Band, *compute.Band, error) {
+	return raster.LoadPair(red, nir)
+}
+
+func writeTIF(path string, b *compute.Band) error { return raster.WriteGeoTIFF(path, b) }
+
+func checkPNGOptions(ramp, stretch string) error {
+	if _, err := colormap.New(ramp, -1, 1); err != nil {
+		return usageError{err.Error()}
+	}
+	ok := false
+	for _, m := range colormap.StretchModes() {
+		ok = ok || m == stretch
+	}
+	if !ok {
+		return usagef("unknown --stretch %q (%s)", stretch, strings.Join(colormap.StretchModes(), ", "))
+	}
+	return nil
+}
+
+func writePNG(path string, ndvi *compute.Band, ramp, stretch string, legend bool, title string) error {
+	s, err := colormap.StretchFor(stretch, ndvi.Data)
+	if err != nil {
+		return err
+	}
+	return colormap.WritePNG(path, ndvi.Data, ndvi.Width, ndvi.Height, colormap.PNGOptions{
+		Ramp: ramp, Stretch: s, Legend: legend, Title: title, Geo: ndvi.Geo,
+	})
+}
+
+func checkChartPath(path string) error {
+	if !strings.EqualFold(filepath.Ext(path), ".png") {
+		return usagef("--chart %s: the chart is written as PNG, name it .png", path)
+	}
+	return nil
+}
