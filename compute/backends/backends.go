@@ -6,7 +6,8 @@ package backends
 import (
 	"canopy/compute"
 
-	_ "canopy/compute/cback" // c
+	_ "canopy/compute/cback"  // c
+	_ "canopy/compute/glback" // gl
 )
 
 // All returns a fresh instance of every registered backend in canonical

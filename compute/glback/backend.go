@@ -19,10 +19,11 @@ func init() {
 // Transfer modes (compute.Moder).
 const (
 	// ModeMapped moves data through persistently mapped staging rings,
-	// overlapping the host's copies with the GPU's. The default.
+	// overlapping the host's copies with the GPU's. The default on GPUs.
 	ModeMapped = "mapped"
 	// ModeSubData uses glBufferSubData and glGetBufferSubData on the device
-	// buffers directly and leaves the staging to the driver.
+	// buffers directly and leaves the staging to the driver. The default on
+	// software renderers (llvmpipe), whose device memory is host memory.
 	ModeSubData = "subdata"
 )
 
@@ -39,7 +40,8 @@ type Backend struct {
 	info     *compute.Info
 	startErr error
 	pending  time.Duration // context + compile time not yet reported as setup
-	mode     string
+	mode     string        // chosen by SetMode; "" for the device's default
+	soft     bool          // the renderer is a CPU rasteriser
 	timer    time.Duration // last kernel by GL_TIMESTAMP
 	wall     time.Duration // last kernel by the wall clock around glFinish
 
@@ -49,7 +51,7 @@ type Backend struct {
 
 // New returns a gl backend. Nothing touches EGL until Info, Setup or Run.
 func New() *Backend {
-	return &Backend{mode: ModeMapped, source: shaders.NDVIComp}
+	return &Backend{source: shaders.NDVIComp}
 }
 
 // Name implements compute.Backend.
@@ -74,6 +76,7 @@ func (b *Backend) start() error {
 		kind = k
 	}
 	w, s := startWorker(kind, b.source, b.lim)
+	b.soft = s.soft
 	if s.err != nil {
 		b.startErr = fmt.Errorf("gl: %w", s.err)
 		b.info = &compute.Info{Name: compute.NameGL, GPU: true, Reason: s.err.Error()}
@@ -117,9 +120,14 @@ func (b *Backend) Setup(w, h int) (time.Duration, error) {
 		return 0, err
 	}
 	var d time.Duration
+	mode := b.modeLocked()
 	err := b.w.do(func(st *glState) error {
 		var err error
-		d, err = st.setSize(w * h)
+		if d, err = st.setSize(w * h); err != nil || mode != ModeMapped {
+			return err
+		}
+		r, err := st.ensureRings()
+		d += r
 		return err
 	})
 	d += b.takePending()
@@ -150,12 +158,19 @@ func (b *Backend) Run(in compute.Input, out []float32) (compute.Timings, error) 
 		return compute.Timings{}, err
 	}
 	var t compute.Timings
-	mode := b.mode
+	mode := b.modeLocked()
 	phase := "set up"
 	err := b.w.do(func(st *glState) error {
 		var err error
 		if t.Setup, err = st.setSize(in.Pixels()); err != nil {
 			return err
+		}
+		if mode == ModeMapped {
+			r, err := st.ensureRings()
+			t.Setup += r
+			if err != nil {
+				return err
+			}
 		}
 		t0 := time.Now()
 		phase = "upload"
@@ -223,15 +238,33 @@ func (b *Backend) Ceilings(bytes int) (compute.Ceilings, error) {
 // Modes implements compute.Moder.
 func (*Backend) Modes() []string { return []string{ModeMapped, ModeSubData} }
 
-// Mode implements compute.Moder.
+// Mode implements compute.Moder: the mode SetMode chose, else the
+// device's default (subdata on a software renderer, mapped on a GPU or
+// before the backend has started).
 func (b *Backend) Mode() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.mode
+	return b.modeLocked()
 }
 
-// SetMode implements compute.Moder.
+func (b *Backend) modeLocked() string {
+	switch {
+	case b.mode != "":
+		return b.mode
+	case b.soft:
+		return ModeSubData
+	}
+	return ModeMapped
+}
+
+// SetMode implements compute.Moder; "" returns to the device's default.
 func (b *Backend) SetMode(m string) error {
+	if m == "" {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		b.mode = ""
+		return nil
+	}
 	if m != ModeMapped && m != ModeSubData {
 		return fmt.Errorf("gl: unknown transfer mode %q (want %s or %s)", m, ModeMapped, ModeSubData)
 	}

@@ -16,13 +16,17 @@
 // # Buffers and phases
 //
 // Three device buffers (red, NIR, NDVI) are allocated with glBufferStorage
-// once per image size and reused while the size stays the same. Transfers
-// go through two rings of persistently mapped staging buffers (one written
+// once per image size and reused while the size stays the same. In the
+// "mapped" mode transfers go through two rings of persistently mapped staging buffers (one written
 // by the host, one read by it) of four 32 MiB slots each, allocated once:
 // upload copies a slice of a band into a free slot with all cores while the
 // GPU copies the previous slot into the device buffer (glCopyBufferSubData,
 // fenced); download runs the same pipeline the other way. The "subdata"
-// mode uses glBufferSubData and glGetBufferSubData instead, for comparison.
+// mode uses glBufferSubData and glGetBufferSubData instead and leaves the
+// staging to the driver. "mapped" is the default on a GPU; "subdata" on a
+// software renderer (llvmpipe), whose "device" memory is host memory, so
+// that staging would only add a copy. The rings are allocated the first
+// time the mapped mode or Ceilings needs them.
 //
 // Upload, kernel and download are timed separately. The kernel is bracketed
 // by a GL_TIMESTAMP query pair and, independently, by the wall clock from

@@ -123,6 +123,15 @@ func TestBothModes(t *testing.T) {
 	if err := b.SetMode("zero-copy"); err == nil {
 		t.Error("SetMode accepted an unknown mode")
 	}
+	// Back to the device's default: staging only pays where device memory
+	// is not host memory.
+	if err := b.SetMode(""); err != nil {
+		t.Fatal(err)
+	}
+	soft := strings.Contains(strings.ToLower(b.Info().Device), "llvmpipe")
+	if want := map[bool]string{true: ModeSubData, false: ModeMapped}[soft]; b.Mode() != want {
+		t.Errorf("default mode on %s is %q, want %q", b.Info().Device, b.Mode(), want)
+	}
 }
 
 // awkward returns values that trip GPUs: denormals (flushed to zero by
@@ -186,6 +195,9 @@ func TestManyChunks(t *testing.T) {
 // (268 MB) also wraps the 128 MiB staging rings twice in both directions.
 func TestBeyond65535Groups(t *testing.T) {
 	b := newBackend(t)
+	if err := b.SetMode(ModeMapped); err != nil {
+		t.Fatal(err)
+	}
 	in := noise(8193, 8193, 3)
 	if groups := (in.Pixels() + 1023) / 1024; groups <= 65535 {
 		t.Fatalf("test image needs only %d groups", groups)

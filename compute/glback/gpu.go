@@ -53,7 +53,7 @@ type glState struct {
 	timerBits int32 // GL_QUERY_COUNTER_BITS of GL_TIMESTAMP; 0: no timer
 	queries   [2]uint32
 
-	up, down ring // persistently mapped staging, allocated once
+	up, down ring // persistently mapped staging, allocated once when needed
 
 	pixels int       // image size the device buffers hold; 0: none
 	dev    [3]uint32 // red, nir, ndvi
@@ -117,16 +117,36 @@ func (st *glState) init(source string, lim limits) error {
 	}
 	gl.GetQueryiv(gl.TIMESTAMP, gl.QUERY_COUNTER_BITS, &st.timerBits)
 	gl.GenQueries(2, &st.queries[0])
-	if st.up, err = newRing(gl.MAP_WRITE_BIT); err != nil {
-		return err
+	return glError("creating the program and queries")
+}
+
+// software reports whether the renderer is a CPU rasteriser, where device
+// memory is host memory and staging only adds a copy.
+func (st *glState) software() bool {
+	r := strings.ToLower(st.renderer)
+	return strings.Contains(r, "llvmpipe") || strings.Contains(r, "softpipe") || strings.Contains(r, "swrast")
+}
+
+// ensureRings allocates the staging rings the first time they are needed
+// and returns how long that took.
+func (st *glState) ensureRings() (time.Duration, error) {
+	if st.up.buf != 0 && st.down.buf != 0 {
+		return 0, nil
+	}
+	t0 := time.Now()
+	var err error
+	if st.up.buf == 0 {
+		if st.up, err = newRing(gl.MAP_WRITE_BIT); err != nil {
+			return 0, err
+		}
 	}
 	if st.down, err = newRing(gl.MAP_READ_BIT); err != nil {
-		return err
+		return 0, err
 	}
-	if err := glError("creating the program, queries and staging buffers"); err != nil {
-		return err
+	if err := glError("allocating the staging buffers"); err != nil {
+		return 0, err
 	}
-	return nil
+	return time.Since(t0), nil
 }
 
 // hasExtension reports whether the current context lists name.
@@ -189,7 +209,8 @@ func newRing(access uint32) (ring, error) {
 	p := gl.MapBufferRange(gl.COPY_WRITE_BUFFER, 0, slots*slotBytes, flags)
 	gl.BindBuffer(gl.COPY_WRITE_BUFFER, 0)
 	if p == nil {
-		return r, fmt.Errorf("mapping a %d MiB staging buffer persistently failed (%s)", slots*slotBytes>>20, errName(gl.GetError()))
+		gl.DeleteBuffers(1, &r.buf)
+		return ring{}, fmt.Errorf("mapping a %d MiB staging buffer persistently failed (%s)", slots*slotBytes>>20, errName(gl.GetError()))
 	}
 	r.mem = unsafe.Slice((*float32)(p), slots*slotFloats)
 	clear(r.mem) // commit the pages now, not during the first transfer
@@ -383,7 +404,8 @@ func (st *glState) timed(fn func()) (use, timer, wall time.Duration) {
 	return use, timer, wall
 }
 
-// upload moves both bands into the device buffers.
+// upload moves both bands into the device buffers. The mapped mode needs
+// ensureRings first.
 func (st *glState) upload(in compute.Input, mode string) error {
 	if mode == ModeSubData {
 		for i, band := range [][]float32{in.Red, in.NIR} {
@@ -418,8 +440,8 @@ func (st *glState) push(dst uint32, src []float32) error {
 		if err != nil {
 			return err
 		}
+		// Coherent mapping: commands issued after the write see it.
 		parallelCopy(st.up.slot(i, k), src[lo:lo+k])
-		gl.MemoryBarrier(gl.CLIENT_MAPPED_BUFFER_BARRIER_BIT)
 		gl.CopyBufferSubData(gl.COPY_READ_BUFFER, gl.COPY_WRITE_BUFFER, i*slotBytes, lo*4, k*4)
 		st.up.fences[i] = gl.FenceSync(gl.SYNC_GPU_COMMANDS_COMPLETE, 0)
 		gl.Flush()
@@ -427,7 +449,8 @@ func (st *glState) push(dst uint32, src []float32) error {
 	return nil
 }
 
-// download moves the NDVI plane into out.
+// download moves the NDVI plane into out. The mapped mode needs
+// ensureRings first.
 func (st *glState) download(out []float32, mode string) error {
 	if mode == ModeSubData {
 		gl.BindBuffer(gl.COPY_READ_BUFFER, st.dev[2])
@@ -489,6 +512,9 @@ func (st *glState) ceilings(bytes int) (compute.Ceilings, error) {
 		gl.ClearBufferData(gl.COPY_WRITE_BUFFER, gl.R32F, gl.RED, gl.FLOAT, unsafe.Pointer(&zero))
 	}
 	if err := glError(fmt.Sprintf("allocating 2 buffers of %.1f MB", float64(bytes)/1e6)); err != nil {
+		return compute.Ceilings{}, err
+	}
+	if _, err := st.ensureRings(); err != nil {
 		return compute.Ceilings{}, err
 	}
 	best := func(reps int, fn func()) time.Duration {

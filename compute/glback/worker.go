@@ -20,6 +20,7 @@ type started struct {
 	err                        error
 	renderer, version, display string
 	setup                      time.Duration // context creation and compilation
+	soft                       bool          // a CPU rasteriser
 }
 
 func startWorker(kind egl.Kind, source string, lim limits) (*worker, started) {
@@ -45,7 +46,7 @@ func (w *worker) loop(kind egl.Kind, source string, lim limits, ready chan<- sta
 		ready <- started{err: err}
 		return
 	}
-	ready <- started{renderer: st.renderer, version: st.version, display: st.ctx.Display(), setup: time.Since(t0)}
+	ready <- started{renderer: st.renderer, version: st.version, display: st.ctx.Display(), setup: time.Since(t0), soft: st.software()}
 	for job := range w.jobs {
 		job(st)
 	}
