@@ -44,17 +44,17 @@ func (d *decoder) decompress(dst, src []byte) error {
 		if d.zr == nil {
 			zr, err := zlib.NewReader(&d.br)
 			if err != nil {
-				return fmt.Errorf("DEFLATE: %w", err)
+				return err
 			}
 			d.zr = zr
 		} else if err := d.zr.(zlib.Resetter).Reset(&d.br, nil); err != nil {
-			return fmt.Errorf("DEFLATE: %w", err)
+			return err
 		}
 		return readFull(d.zr, dst)
 	case compZSTD:
 		out, err := d.zd.DecodeAll(src, dst[:0])
 		if err != nil {
-			return fmt.Errorf("ZSTD: %w", err)
+			return err
 		}
 		if len(out) < len(dst) {
 			return errShort

@@ -29,6 +29,8 @@ const (
 	// slackBytes is how much a band may need regardless of how little data
 	// the file stores (sparse files, constant images).
 	slackBytes = 64 << 20
+	// chunkSlack is the same allowance for one strip or tile.
+	chunkSlack = 1 << 20
 )
 
 // File is an open TIFF or GeoTIFF whose first image has been read and
@@ -655,10 +657,12 @@ func (f *File) image(entries []entry) error {
 		if off > uint64(f.size) || n > uint64(f.size)-off {
 			return fmt.Errorf("%s %d (%d bytes at offset %d) runs past the end of the file (%d bytes)", what, i, n, off, f.size)
 		}
-		if f.comp == compNone {
-			if need := uint64(f.chunkNeed(i)); n < need {
-				return fmt.Errorf("%s %d holds %d bytes, needs %d", what, i, n, need)
-			}
+		need := uint64(f.chunkNeed(i))
+		if f.comp == compNone && n < need {
+			return fmt.Errorf("%s %d holds %d bytes, needs %d", what, i, n, need)
+		}
+		if need > chunkSlack && n*uint64(maxRatio(f.comp)) < need-chunkSlack {
+			return fmt.Errorf("%s %d claims %d decoded bytes from only %d bytes of %s data", what, i, need, n, compressionName(f.comp))
 		}
 		stored += n
 	}

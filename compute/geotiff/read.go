@@ -176,6 +176,8 @@ func (f *File) ReadBands(bands ...int) ([]*compute.Band, error) {
 					if err := dec.decompress(buf, comp); err != nil {
 						if errors.Is(err, errShort) {
 							err = fmt.Errorf("%s data ends before the %s's %d bytes (corrupt or truncated)", compressionName(f.comp), what, need)
+						} else {
+							err = fmt.Errorf("%s data is corrupt: %w", compressionName(f.comp), err)
 						}
 						fail(ci, fmt.Errorf("read %s: %s %d: %w", f.name, what, ci, err))
 						return
