@@ -170,9 +170,9 @@ func TestValidHandMadeFiles(t *testing.T) {
 // own error, naming the file, without panicking.
 func TestMalformed(t *testing.T) {
 	cases := []struct {
-		name  string
-		file  func() []byte
-		want  string
+		name   string
+		file   func() []byte
+		want   string
 		atRead bool // the error comes from ReadBand, not Open
 	}{
 		{"empty", func() []byte { return nil }, "not a TIFF file: only 0 bytes long", false},
