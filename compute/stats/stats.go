@@ -89,28 +89,59 @@ func blockMoments(vs []float32) moments {
 		return m
 	}
 	k := float64(vs[i])
-	var s1, s2 float64
+	// Two independent sums of each kind halve the add latency chain.
+	var s1a, s1b, s2a, s2b float64
 	n := 0
 	lo, hi := vs[i], vs[i]
-	for _, v := range vs[i:] {
-		if v-v != 0 { // NaN or ±Inf
-			continue
+	vs = vs[i:]
+	j := 0
+	for ; j+2 <= len(vs); j += 2 {
+		a, b := vs[j], vs[j+1]
+		if a-a == 0 { // finite: not NaN, not ±Inf
+			d := float64(a) - k
+			s1a += d
+			s2a += d * d
+			n++
+			lo, hi = min32(lo, a), max32(hi, a)
 		}
-		d := float64(v) - k
-		s1 += d
-		s2 += d * d
-		n++
-		if v < lo {
-			lo = v
-		}
-		if v > hi {
-			hi = v
+		if b-b == 0 {
+			d := float64(b) - k
+			s1b += d
+			s2b += d * d
+			n++
+			lo, hi = min32(lo, b), max32(hi, b)
 		}
 	}
+	if j < len(vs) {
+		if a := vs[j]; a-a == 0 {
+			d := float64(a) - k
+			s1a += d
+			s2a += d * d
+			n++
+			lo, hi = min32(lo, a), max32(hi, a)
+		}
+	}
+	s1, s2 := s1a+s1b, s2a+s2b
 	m.n, m.min, m.max = n, lo, hi
 	m.mean = k + s1/float64(n)
 	m.m2 = max(0, s2-s1*s1/float64(n))
 	return m
+}
+
+// min32 and max32 compare numbers known to be finite, without the NaN
+// handling of the min and max built-ins.
+func min32(a, b float32) float32 {
+	if b < a {
+		return b
+	}
+	return a
+}
+
+func max32(a, b float32) float32 {
+	if b > a {
+		return b
+	}
+	return a
 }
 
 // Summarize returns the statistics of the valid pixels of ndvi, in one
@@ -185,6 +216,14 @@ func Edges(bins int, lo, hi float64) []float64 {
 	return e
 }
 
+// valid returns idx for a finite v and 0 (the slot of NaN) for ±Inf.
+func valid(v float32, idx uint8) uint8 {
+	if v-v != 0 {
+		return 0
+	}
+	return idx
+}
+
 // ClassShare is how much of an NDVI plane falls in one class of
 // colormap.Classes.
 type ClassShare struct {
@@ -218,14 +257,22 @@ func Classes(ndvi []float32, pixelAreaM2 float64) []ClassShare {
 		var idx [block]uint8
 		src := ndvi[a:b]
 		lut.Indices(idx[:len(src)], src)
-		var h [slots]int
-		for i, v := range src {
-			if v-v == 0 {
-				h[idx[i]]++
-			}
+		// Invalid pixels are counted in slot 0 (NaN's index) and ignored.
+		// Four tallies break the dependency between successive increments
+		// of the same class, the common case in a map.
+		var h [4][slots]int
+		j := 0
+		for ; j+4 <= len(src); j += 4 {
+			h[0][valid(src[j], idx[j])]++
+			h[1][valid(src[j+1], idx[j+1])]++
+			h[2][valid(src[j+2], idx[j+2])]++
+			h[3][valid(src[j+3], idx[j+3])]++
 		}
-		for i, c := range h {
-			parts[w][i] += c
+		for ; j < len(src); j++ {
+			h[0][valid(src[j], idx[j])]++
+		}
+		for i := range slots {
+			parts[w][i] += h[0][i] + h[1][i] + h[2][i] + h[3][i]
 		}
 	})
 	out := make([]ClassShare, len(table))
