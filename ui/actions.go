@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -137,7 +138,7 @@ func (w *Window) computeInto(ctx context.Context, progress progressFunc, s *scen
 		return nil, errors.New("no backend is available to compute NDVI")
 	}
 	progress(-1, fmt.Sprintf("Computing NDVI of %d×%d on %s…", s.in.Width, s.in.Height, e.label()))
-	out := make([]float32, s.in.Pixels())
+	out := compute.NewOutput(s.in.Pixels())
 	res := compute.Bench(e.b, s.in, out, compute.BenchOptions{Repeat: 1, HostCeiling: hostCeiling(e)})
 	if res.Error != "" && !res.Verified {
 		return nil, fmt.Errorf("%s: %s", e.label(), res.Error)
@@ -220,7 +221,7 @@ func (w *Window) compareAll() {
 	repeat := w.opts.Repeat
 	w.bridge.start("Comparing backends", func(ctx context.Context, progress progressFunc) (func(), error) {
 		runs := benchPlan(entries)
-		out := make([]float32, in.Pixels())
+		out := compute.NewOutput(in.Pixels())
 		var results []compute.BenchResult
 		for i, r := range runs {
 			if err := ctx.Err(); err != nil {
@@ -284,7 +285,7 @@ func (w *Window) sizeSweep() {
 			if err != nil {
 				return nil, err
 			}
-			out := make([]float32, in.Pixels())
+			out := compute.NewOutput(in.Pixels())
 			// Fewer repeats where one run takes long; never fewer than 3
 			// so the median means something.
 			rep := repeat
@@ -369,25 +370,29 @@ func (w *Window) addResult(r compute.BenchResult) {
 	if !replaced {
 		keep = append(keep, r)
 	}
-	order := map[string]int{}
-	for i, n := range compute.Names() {
-		order[n] = i
-	}
-	sortResults(keep, order)
+	sortResults(keep)
 	w.results = keep
 	w.charts.showTimings(keep)
 }
 
-func sortResults(rs []compute.BenchResult, order map[string]int) {
-	for i := 1; i < len(rs); i++ {
-		for j := i; j > 0; j-- {
-			a, b := rs[j-1], rs[j]
-			if order[a.Backend] < order[b.Backend] || (a.Backend == b.Backend && a.Mode <= b.Mode) {
-				break
-			}
-			rs[j-1], rs[j] = b, a
-		}
+// canonical is the order backends are listed in everywhere.
+var canonical = []string{compute.NameGo, compute.NameGoParallel, compute.NameC, compute.NameGL, compute.NameCUDA}
+
+func rank(name string) int {
+	if i := slices.Index(canonical, name); i >= 0 {
+		return i
 	}
+	return len(canonical)
+}
+
+// sortResults orders results by backend (canonical order), then mode.
+func sortResults(rs []compute.BenchResult) {
+	slices.SortStableFunc(rs, func(a, b compute.BenchResult) int {
+		if d := rank(a.Backend) - rank(b.Backend); d != 0 {
+			return d
+		}
+		return strings.Compare(a.Mode, b.Mode)
+	})
 }
 
 func resultLabel(r compute.BenchResult) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"image"
+	"image/color"
 	"strings"
 
 	"fyne.io/fyne/v2"
@@ -23,7 +24,8 @@ type colourPanel struct {
 	Ramp    *widget.Select
 	Stretch *widget.Select
 	hint    *widget.Label
-	legend  *fyne.Container
+	legend  *fyne.Container // the legend column beside the map
+	box     *fyne.Container // the legend itself
 	image   *canvas.Image
 }
 
@@ -74,7 +76,9 @@ func newColourPanel(w *Window) *colourPanel {
 	p.image = canvas.NewImageFromImage(nil)
 	p.image.FillMode = canvas.ImageFillContain
 	p.image.ScaleMode = canvas.ImageScaleSmooth
-	p.legend = container.NewPadded(p.image)
+	// The legend is drawn on white (its "no data" swatch is transparent).
+	p.box = container.NewStack(canvas.NewRectangle(color.White), p.image)
+	p.legend = container.NewPadded(container.NewCenter(p.box))
 	return p
 }
 

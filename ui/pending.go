@@ -3,30 +3,12 @@ package ui
 import (
 	"image"
 
-	"fyne.io/fyne/v2"
-	"fyne.io/fyne/v2/widget"
-
 	"canopy/compute"
-	"canopy/compute/colormap"
 	"canopy/compute/raster"
 )
 
 // Placeholders until compute/stats and compute/chart land.
 
-type sceneStats struct{}
-
-func summarize(s *scene) *sceneStats { return nil }
-
-type statsPanel struct {
-	content fyne.CanvasObject
-}
-
-func newStatsPanel(w *Window) *statsPanel {
-	return &statsPanel{content: widget.NewLabel("Statistics")}
-}
-
-func (p *statsPanel) show(*sceneStats)           {}
-func (p *statsPanel) recolour(*colormap.LUT)     {}
 func crossoverText([]compute.BenchResult) string { return "" }
 
 func timingChart(rs []compute.BenchResult, w, h int) (image.Image, error) { return nil, nil }

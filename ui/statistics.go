@@ -1,0 +1,278 @@
+package ui
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"canopy/compute/colormap"
+	"canopy/compute/stats"
+)
+
+// Histogram bins over the NDVI range.
+const (
+	histBins       = 100
+	histLo, histHi = -1.0, 1.0
+)
+
+// sceneStats are the statistics of a scene's NDVI, computed by package
+// stats in the job that computed the NDVI.
+type sceneStats struct {
+	summary   stats.Summary
+	hist      []int
+	classes   []stats.ClassShare
+	areaKnown bool
+}
+
+// summarize computes s's statistics (three parallel passes, no copy).
+func summarize(s *scene) *sceneStats {
+	area, ok := s.red.Geo.PixelArea()
+	if !ok || !(area > 0) {
+		area = math.NaN()
+	}
+	return &sceneStats{
+		summary:   stats.Summarize(s.ndvi),
+		hist:      stats.Histogram(s.ndvi, histBins, histLo, histHi),
+		classes:   stats.Classes(s.ndvi, area),
+		areaKnown: ok && area > 0,
+	}
+}
+
+// statsPanel shows the histogram, the summary numbers and the classes.
+type statsPanel struct {
+	content fyne.CanvasObject
+	Hist    *histogram
+	Numbers *widget.Label
+	classes *fyne.Container
+}
+
+func newStatsPanel(w *Window) *statsPanel {
+	p := &statsPanel{}
+	p.Hist = newHistogram()
+	p.Numbers = widget.NewLabel("")
+	p.Numbers.Wrapping = fyne.TextWrapWord
+	p.classes = container.NewVBox()
+	title := func(s string) fyne.CanvasObject {
+		return widget.NewLabelWithStyle(s, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	}
+	p.content = container.NewVScroll(container.NewVBox(
+		title("Histogram of NDVI"), p.Hist,
+		p.Numbers,
+		title("NDVI classes"), p.classes,
+	))
+	return p
+}
+
+// show fills the panel from st (nil: empty).
+func (p *statsPanel) show(st *sceneStats) {
+	p.classes.RemoveAll()
+	if st == nil {
+		p.Numbers.SetText("")
+		p.Hist.set(nil)
+		return
+	}
+	p.Hist.set(st.hist)
+	sm := st.summary
+	p.Numbers.SetText(fmt.Sprintf("Min %.4f   Max %.4f   Mean %.4f   Std %.4f\nValid pixels %.2f %% (%s of %s)",
+		sm.Min, sm.Max, sm.Mean, sm.Std, 100*sm.ValidShare, thousands(sm.Valid), thousands(sm.Total)))
+
+	grid := container.NewGridWithColumns(4,
+		widget.NewLabelWithStyle("Class", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
+		widget.NewLabelWithStyle("NDVI", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
+		widget.NewLabelWithStyle("Share", fyne.TextAlignTrailing, fyne.TextStyle{Bold: true}),
+		widget.NewLabelWithStyle("Area", fyne.TextAlignTrailing, fyne.TextStyle{Bold: true}),
+	)
+	for i := len(st.classes) - 1; i >= 0; i-- { // dense first, as the legend
+		c := st.classes[i]
+		area := "—"
+		if st.areaKnown && !math.IsNaN(c.Hectares) {
+			area = fmt.Sprintf("%s ha", thousandsF(c.Hectares))
+		}
+		share := "—"
+		if !math.IsNaN(c.Share) {
+			share = fmt.Sprintf("%.1f %%", 100*c.Share)
+		}
+		grid.Add(container.NewHBox(swatch(c.Class.Color, 14), widget.NewLabel(c.Class.Name)))
+		grid.Add(widget.NewLabel(c.Class.Bounds()))
+		grid.Add(widget.NewLabelWithStyle(share, fyne.TextAlignTrailing, fyne.TextStyle{}))
+		grid.Add(widget.NewLabelWithStyle(area, fyne.TextAlignTrailing, fyne.TextStyle{}))
+	}
+	p.classes.Add(grid)
+	if !st.areaKnown {
+		note := widget.NewLabel("Areas need georeferenced bands (the pixel size is unknown).")
+		note.SizeName = theme.SizeNameCaptionText
+		p.classes.Add(note)
+	}
+}
+
+// recolour paints the histogram bars in lut's colours.
+func (p *statsPanel) recolour(lut *colormap.LUT) { p.Hist.setLUT(lut) }
+
+// thousands formats n with thin spaces between thousands.
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	out := make([]byte, 0, len(s)+len(s)/3*3)
+	for i := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			out = append(out, "\u2009"...)
+		}
+		out = append(out, s[i])
+	}
+	return string(out)
+}
+
+func thousandsF(v float64) string {
+	if v >= 100 {
+		return thousands(int(math.Round(v)))
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+// histogram draws bin counts over [-1, 1] as bars coloured by the LUT, with
+// an axis. The counts come from stats.Histogram; it only scales them.
+type histogram struct {
+	widget.BaseWidget
+	counts []int
+	lut    *colormap.LUT
+}
+
+func newHistogram() *histogram {
+	h := &histogram{}
+	h.ExtendBaseWidget(h)
+	return h
+}
+
+func (h *histogram) set(counts []int) {
+	h.counts = counts
+	h.Refresh()
+}
+
+func (h *histogram) setLUT(lut *colormap.LUT) {
+	h.lut = lut
+	h.Refresh()
+}
+
+// Counts returns the bins shown.
+func (h *histogram) Counts() []int { return h.counts }
+
+func (h *histogram) MinSize() fyne.Size { return fyne.NewSize(240, 150) }
+
+func (h *histogram) CreateRenderer() fyne.WidgetRenderer {
+	r := &histRenderer{h: h}
+	r.axis = canvas.NewLine(theme.Color(theme.ColorNameForeground))
+	r.axis.StrokeWidth = 1
+	for _, v := range []float64{-1, -0.5, 0, 0.5, 1} {
+		t := canvas.NewText(colormapTick(v), theme.Color(theme.ColorNameForeground))
+		t.TextSize = theme.CaptionTextSize()
+		r.ticks = append(r.ticks, t)
+		r.tickV = append(r.tickV, v)
+	}
+	r.rebuild()
+	return r
+}
+
+func colormapTick(v float64) string {
+	if v == 0 {
+		return "0"
+	}
+	s := fmt.Sprintf("%g", v)
+	if v < 0 {
+		s = "−" + s[1:]
+	}
+	return s
+}
+
+type histRenderer struct {
+	h     *histogram
+	bars  []*canvas.Rectangle
+	axis  *canvas.Line
+	ticks []*canvas.Text
+	tickV []float64
+	objs  []fyne.CanvasObject
+}
+
+func (r *histRenderer) rebuild() {
+	n := len(r.h.counts)
+	for len(r.bars) < n {
+		r.bars = append(r.bars, canvas.NewRectangle(color.Transparent))
+	}
+	r.bars = r.bars[:n]
+	r.objs = r.objs[:0]
+	for _, b := range r.bars {
+		r.objs = append(r.objs, b)
+	}
+	r.objs = append(r.objs, r.axis)
+	for _, t := range r.ticks {
+		r.objs = append(r.objs, t)
+	}
+	r.colour()
+}
+
+func (r *histRenderer) colour() {
+	n := len(r.bars)
+	for i, b := range r.bars {
+		c := color.Color(theme.Color(theme.ColorNamePrimary))
+		if r.h.lut != nil {
+			v := histLo + (float64(i)+0.5)*(histHi-histLo)/float64(n)
+			c = r.h.lut.Color(float32(v))
+		}
+		b.FillColor = c
+	}
+}
+
+func (r *histRenderer) Layout(s fyne.Size) {
+	tickH := theme.CaptionTextSize() + 4
+	plotH := s.Height - tickH
+	top := 0
+	for _, c := range r.h.counts {
+		top = max(top, c)
+	}
+	n := len(r.bars)
+	if n > 0 {
+		bw := s.Width / float32(n)
+		for i, b := range r.bars {
+			hgt := float32(0)
+			if top > 0 {
+				hgt = plotH * float32(r.h.counts[i]) / float32(top)
+			}
+			b.Move(fyne.NewPos(float32(i)*bw, plotH-hgt))
+			b.Resize(fyne.NewSize(fyne.Max(bw-0.5, 0.5), hgt))
+		}
+	}
+	r.axis.Position1 = fyne.NewPos(0, plotH)
+	r.axis.Position2 = fyne.NewPos(s.Width, plotH)
+	for i, t := range r.ticks {
+		ts := t.MinSize()
+		x := float32((r.tickV[i]-histLo)/(histHi-histLo)) * s.Width
+		x = fyne.Min(fyne.Max(x-ts.Width/2, 0), s.Width-ts.Width)
+		t.Move(fyne.NewPos(x, plotH+2))
+		t.Resize(ts)
+	}
+}
+
+func (r *histRenderer) MinSize() fyne.Size { return r.h.MinSize() }
+func (r *histRenderer) Objects() []fyne.CanvasObject {
+	return r.objs
+}
+func (r *histRenderer) Destroy() {}
+func (r *histRenderer) Refresh() {
+	if len(r.bars) != len(r.h.counts) {
+		r.rebuild()
+	} else {
+		r.colour()
+	}
+	for _, t := range r.ticks {
+		t.Color = theme.Color(theme.ColorNameForeground)
+	}
+	r.axis.StrokeColor = theme.Color(theme.ColorNameForeground)
+	r.Layout(r.h.Size())
+	for _, o := range r.objs {
+		o.Refresh()
+	}
+}

@@ -1,0 +1,500 @@
+package ui
+
+import (
+	"image"
+	"image/png"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
+
+	"canopy/compute"
+	"canopy/compute/colormap"
+	"canopy/compute/raster"
+)
+
+// fakeBackend computes with the reference kernel and reports fixed phase
+// times, so that charts and texts are the same on every machine.
+type fakeBackend struct {
+	name      string
+	available bool
+	gpu       bool
+	reason    string
+	delay     time.Duration // makes Run slow, for cancellation
+	runs      atomic.Int32
+}
+
+func (f *fakeBackend) Name() string { return f.name }
+func (f *fakeBackend) Info() compute.Info {
+	dev := "Test CPU"
+	if f.gpu {
+		dev = "Test GPU"
+	}
+	if !f.available {
+		dev = ""
+	}
+	return compute.Info{Name: f.name, Available: f.available, Device: dev, Reason: f.reason, GPU: f.gpu}
+}
+func (f *fakeBackend) Setup(w, h int) (time.Duration, error) { return time.Millisecond, nil }
+func (f *fakeBackend) Close() error                          { return nil }
+func (f *fakeBackend) Run(in compute.Input, out []float32) (compute.Timings, error) {
+	f.runs.Add(1)
+	if f.delay > 0 {
+		time.Sleep(f.delay)
+	}
+	for i := range out {
+		out[i] = compute.Pixel(in.Red[i], in.NIR[i], in.Nodata)
+	}
+	t := compute.Timings{Kernel: 2 * time.Millisecond}
+	if f.gpu {
+		t.Upload, t.Kernel, t.Download = 3*time.Millisecond, time.Millisecond/2, 2*time.Millisecond
+	}
+	t.Total = t.Upload + t.Kernel + t.Download
+	return t, nil
+}
+
+// testBackends: a CPU backend, an available GPU one and an unavailable one.
+func testBackends() (cpu, gpu, missing *fakeBackend, all []compute.Backend) {
+	cpu = &fakeBackend{name: compute.NameGo, available: true}
+	gpu = &fakeBackend{name: compute.NameGL, available: true, gpu: true}
+	missing = &fakeBackend{name: compute.NameCUDA, reason: "no NVIDIA driver was found (libcuda.so.1 is missing)"}
+	return cpu, gpu, missing, []compute.Backend{cpu, gpu, missing}
+}
+
+// newTestWindow opens the window on a small landscape and waits for the
+// first map.
+func newTestWindow(t *testing.T, opts Options) *Window {
+	t.Helper()
+	a := test.NewTempApp(t)
+	if opts.Size == 0 {
+		opts.Size = 64
+	}
+	if opts.Backends == nil {
+		_, _, _, opts.Backends = testBackends()
+	}
+	w := NewWindow(a, opts)
+	w.Win.Resize(fyne.NewSize(1400, 900))
+	w.Wait()
+	t.Cleanup(w.Win.Close)
+	return w
+}
+
+// tappable returns the first tappable object inside o (the item of a
+// one-option radio group, for instance).
+func tappable(t *testing.T, o fyne.CanvasObject) fyne.Tappable {
+	t.Helper()
+	for _, c := range test.LaidOutObjects(o) {
+		if tp, ok := c.(fyne.Tappable); ok && c != o {
+			return tp
+		}
+	}
+	t.Fatalf("nothing to tap in %T", o)
+	return nil
+}
+
+func TestWindowBuilds(t *testing.T) {
+	ready := 0
+	w := newTestWindow(t, Options{OnReady: func() { ready++ }})
+	ndvi, wd, ht := w.NDVI()
+	if ndvi == nil || wd != 64 || ht != 64 {
+		t.Fatalf("first map: got %d×%d (nil %v), want 64×64", wd, ht, ndvi == nil)
+	}
+	if ready != 1 {
+		t.Errorf("OnReady called %d times, want 1", ready)
+	}
+	if mw, mh := w.Map.ImageSize(); mw != 64 || mh != 64 {
+		t.Errorf("map shows %d×%d", mw, mh)
+	}
+	if !strings.Contains(w.SceneLabel.Text, "landscape") || !strings.Contains(w.SceneLabel.Text, "64×64") {
+		t.Errorf("scene label %q", w.SceneLabel.Text)
+	}
+	if w.Selected() != compute.NameGo {
+		t.Errorf("auto picked %q, want go (the only CPU backend)", w.Selected())
+	}
+	if !strings.Contains(w.Status.Text, "verified: max error") {
+		t.Errorf("status %q does not report the verification", w.Status.Text)
+	}
+	if got := w.BackendDetail(compute.NameGL); got != "Test GPU" {
+		t.Errorf("gl detail %q, want its device", got)
+	}
+	if w.Busy() || w.Progress.Visible() {
+		t.Error("still busy after the first map")
+	}
+	// The map widget draws something other than the background.
+	img := w.Win.Canvas().Capture()
+	if img.Bounds().Dx() == 0 {
+		t.Fatal("empty capture")
+	}
+}
+
+func TestComputeUpdatesMapAndChart(t *testing.T) {
+	_, gpu, _, bs := testBackends()
+	w := newTestWindow(t, Options{Backends: bs})
+	before, _, _ := w.NDVI()
+	if n := len(w.Results()); n != 1 {
+		t.Fatalf("%d results after the first map, want 1", n)
+	}
+
+	test.Tap(tappable(t, w.BackendRadio(compute.NameGL)))
+	if w.Selected() != compute.NameGL {
+		t.Fatalf("tapping gl selected %q", w.Selected())
+	}
+	if w.BackendRadio(compute.NameGo).Selected != "" {
+		t.Error("go is still selected next to gl")
+	}
+	runs := gpu.runs.Load()
+	test.Tap(w.Compute)
+	w.Wait()
+	if gpu.runs.Load() == runs {
+		t.Fatal("Compute did not run the selected backend")
+	}
+	after, _, _ := w.NDVI()
+	if &after[0] == &before[0] {
+		t.Error("the map still shows the old NDVI plane")
+	}
+	if w.scene.backend != compute.NameGL {
+		t.Errorf("map computed on %q", w.scene.backend)
+	}
+	rs := w.Results()
+	if len(rs) != 2 || rs[0].Backend != compute.NameGo || rs[1].Backend != compute.NameGL {
+		t.Fatalf("chart results %+v, want go and gl", rs)
+	}
+	if !rs[1].Verified || rs[1].UploadMS != 3 || rs[1].DownloadMS != 2 {
+		t.Errorf("gl result %+v", rs[1])
+	}
+	if got := w.charts.Timing.Results(); len(got) != 2 {
+		t.Errorf("timing chart shows %d results, want 2", len(got))
+	}
+	if !strings.HasPrefix(w.Status.Text, "gl, 64×64: kernel 0.500 ms, with transfers 5.50 ms") ||
+		!strings.Contains(w.Status.Text, "(setup 1.00 ms apart) · verified: max error ") {
+		t.Errorf("status %q", w.Status.Text)
+	}
+}
+
+func TestUnavailableBackendCannotStart(t *testing.T) {
+	_, _, missing, bs := testBackends()
+	w := newTestWindow(t, Options{Backends: bs})
+	r := w.BackendRadio(compute.NameCUDA)
+	if !r.Disabled() {
+		t.Fatal("the unavailable backend's radio is enabled")
+	}
+	if got := w.BackendDetail(compute.NameCUDA); !strings.Contains(got, "Unavailable: no NVIDIA driver") {
+		t.Errorf("cuda shows %q, want the reason", got)
+	}
+	test.Tap(tappable(t, r))
+	if w.Selected() == compute.NameCUDA || r.Selected != "" {
+		t.Fatal("tapping a disabled backend selected it")
+	}
+	if err := w.SelectBackend(compute.NameCUDA); err == nil || !strings.Contains(err.Error(), "no NVIDIA driver") {
+		t.Errorf("SelectBackend(cuda) = %v, want the reason", err)
+	}
+	// Even forced into the selection, Compute refuses it.
+	for _, e := range w.backends {
+		if e.name() == compute.NameCUDA {
+			w.selected = e
+		}
+	}
+	w.updateButtons()
+	if !w.Compute.Disabled() {
+		t.Error("Compute is enabled for an unavailable backend")
+	}
+	w.computeSelected()
+	w.Wait()
+	test.Tap(w.CompareAll)
+	w.Wait()
+	if n := missing.runs.Load(); n != 0 {
+		t.Fatalf("the unavailable backend ran %d times", n)
+	}
+	for _, r := range w.Results() {
+		if r.Backend == compute.NameCUDA {
+			t.Errorf("Compare all ran cuda: %+v", r)
+		}
+	}
+	if n := len(w.Results()); n != 2 {
+		t.Errorf("Compare all gave %d results, want 2 (go, gl)", n)
+	}
+}
+
+// writeBand writes a w×h float32 GeoTIFF band.
+func writeBand(t *testing.T, path string, w, h int, v float32) {
+	t.Helper()
+	b := compute.NewBand(w, h)
+	for i := range b.Data {
+		b.Data[i] = v
+	}
+	if err := raster.WriteGeoTIFF(path, b); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// dialogText returns the texts of the top overlay (a dialog), "" when none.
+func dialogText(w *Window) string {
+	top := w.Win.Canvas().Overlays().Top()
+	if top == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, o := range test.LaidOutObjects(top) {
+		switch o := o.(type) {
+		case *widget.Label:
+			b.WriteString(o.Text + "\n")
+		case *widget.RichText:
+			b.WriteString(o.String() + "\n")
+		}
+	}
+	return b.String()
+}
+
+func TestLoadErrorKeepsMap(t *testing.T) {
+	w := newTestWindow(t, Options{})
+	before, _, _ := w.NDVI()
+	label := w.SceneLabel.Text
+
+	dir := t.TempDir()
+	red, nir := filepath.Join(dir, "red.tif"), filepath.Join(dir, "nir.tif")
+	writeBand(t, red, 32, 32, 0.1)
+	writeBand(t, nir, 16, 16, 0.5)
+	if err := w.source.SetFile(bandRed, red); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.source.SetFile(bandNIR, nir); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(w.source.Red.File.Text, "red.tif") {
+		t.Errorf("red file shown as %q", w.source.Red.File.Text)
+	}
+	if w.source.Load.Disabled() {
+		t.Fatal("Load is disabled with both bands chosen")
+	}
+	test.Tap(w.source.Load)
+	w.Wait()
+
+	msg := dialogText(w)
+	if !strings.Contains(msg, "red.tif") || !strings.Contains(msg, "nir.tif") || !strings.Contains(msg, "size") {
+		t.Errorf("error dialog says %q, want both files and the reason", msg)
+	}
+	after, _, _ := w.NDVI()
+	if &after[0] != &before[0] || w.SceneLabel.Text != label {
+		t.Error("a failed load replaced the map")
+	}
+	if mw, _ := w.Map.ImageSize(); mw != 64 {
+		t.Errorf("map shows width %d after a failed load", mw)
+	}
+
+	// A file that is no raster at all is refused when chosen.
+	bad := filepath.Join(dir, "notes.tif")
+	os.WriteFile(bad, []byte("not a tiff"), 0o644)
+	if err := w.source.SetFile(bandRed, bad); err == nil || !strings.Contains(err.Error(), "notes.tif") {
+		t.Errorf("SetFile(notes.tif) = %v, want an error naming the file", err)
+	}
+	if !strings.Contains(w.source.Red.File.Text, "red.tif") {
+		t.Errorf("the refused file replaced the red band: %q", w.source.Red.File.Text)
+	}
+}
+
+func TestLoadBands(t *testing.T) {
+	w := newTestWindow(t, Options{})
+	dir := t.TempDir()
+	red, nir := filepath.Join(dir, "red.tif"), filepath.Join(dir, "nir.tif")
+	writeBand(t, red, 40, 30, 0.1)
+	writeBand(t, nir, 40, 30, 0.5)
+	w.source.SetFile(bandRed, red)
+	w.source.SetFile(bandNIR, nir)
+	test.Tap(w.source.Load)
+	w.Wait()
+	ndvi, wd, ht := w.NDVI()
+	if wd != 40 || ht != 30 {
+		t.Fatalf("loaded %d×%d, want 40×30", wd, ht)
+	}
+	want := compute.Pixel(0.1, 0.5, compute.Nodata{})
+	if ndvi[0] != want {
+		t.Errorf("ndvi[0] = %v, want %v", ndvi[0], want)
+	}
+	if msg := dialogText(w); msg != "" {
+		t.Errorf("unexpected dialog %q", msg)
+	}
+}
+
+func TestGenerateScene(t *testing.T) {
+	w := newTestWindow(t, Options{})
+	w.source.Scene.SetSelected(compute.SceneNoise)
+	w.source.Size.SetSelected(sizeLabel(256))
+	w.source.Seed.SetText("")
+	test.Type(w.source.Seed, "17")
+	test.Tap(w.source.Generate)
+	w.Wait()
+	if _, wd, _ := w.NDVI(); wd != 256 {
+		t.Fatalf("generated width %d", wd)
+	}
+	if got := w.SceneLabel.Text; got != "Fake noise, 256×256, seed 17" {
+		t.Errorf("scene %q", got)
+	}
+	// A bad seed is refused with a dialog; the map stays.
+	w.source.Seed.SetText("abc")
+	test.Tap(w.source.Generate)
+	w.Wait()
+	if !strings.Contains(strings.ToLower(dialogText(w)), "seed") {
+		t.Errorf("no dialog for a bad seed: %q", dialogText(w))
+	}
+	if _, wd, _ := w.NDVI(); wd != 256 {
+		t.Error("the map changed after a refused seed")
+	}
+}
+
+func TestCompareAllAndSweep(t *testing.T) {
+	w := newTestWindow(t, Options{Repeat: 2})
+	test.Tap(w.CompareAll)
+	w.Wait()
+	rs := w.Results()
+	if len(rs) != 2 {
+		t.Fatalf("%d results, want 2", len(rs))
+	}
+	for _, r := range rs {
+		if !r.Verified || r.Repeat != 2 {
+			t.Errorf("%s: verified %v repeat %d", r.Backend, r.Verified, r.Repeat)
+		}
+	}
+	if !strings.Contains(w.Status.Text, "all verified") {
+		t.Errorf("status %q", w.Status.Text)
+	}
+
+	w.charts.SweepMax.SetSelected(sizeLabel(1024))
+	test.Tap(w.Sweep)
+	w.Wait()
+	sw := w.SweepResults()
+	if len(sw) != 3*2 {
+		t.Fatalf("sweep gave %d results, want 6 (256, 512, 1024 × 2 backends)", len(sw))
+	}
+	if got := w.charts.SweepView.Results(); len(got) != 6 {
+		t.Errorf("sweep chart shows %d", len(got))
+	}
+}
+
+func TestCancel(t *testing.T) {
+	cpu, _, _, bs := testBackends()
+	w := newTestWindow(t, Options{Backends: bs})
+	before, _, _ := w.NDVI()
+	cpu.delay = 300 * time.Millisecond
+	test.Tap(w.Compute)
+	if !w.Busy() || w.Cancel.Disabled() {
+		t.Fatal("not busy while computing")
+	}
+	test.Tap(w.Cancel)
+	if w.Busy() || !w.Cancel.Disabled() {
+		t.Error("still busy after Cancel")
+	}
+	w.Wait()
+	after, _, _ := w.NDVI()
+	if &after[0] != &before[0] {
+		t.Error("a cancelled compute replaced the map")
+	}
+	if !strings.HasPrefix(w.Status.Text, "Cancelled") {
+		t.Errorf("status %q", w.Status.Text)
+	}
+}
+
+func TestColourAndStretch(t *testing.T) {
+	w := newTestWindow(t, Options{})
+	w.colour.Ramp.SetSelected(rampLabel(colormap.RampViridis))
+	w.Wait()
+	if w.ramp != colormap.RampViridis || w.lut.Ramp() != colormap.RampViridis {
+		t.Fatalf("ramp %q", w.ramp)
+	}
+	w.colour.Stretch.SetSelected(stretchChoices[1].label) // min/max
+	w.Wait()
+	r := w.lut.Range()
+	sm := w.scene.summary.summary
+	if float32(r.Lo) < float32(sm.Min)-1e-6 || r.Hi > sm.Max+1e-3 || r == colormap.Full {
+		t.Errorf("min/max stretch %v, data %v … %v", r, sm.Min, sm.Max)
+	}
+	w.colour.Ramp.SetSelected(rampLabel(colormap.RampClasses))
+	if !w.colour.Stretch.Disabled() {
+		t.Error("the stretch applies to classes")
+	}
+	if w.colour.image.Image == nil {
+		t.Error("no legend")
+	}
+}
+
+func TestStatistics(t *testing.T) {
+	w := newTestWindow(t, Options{})
+	st := w.scene.summary
+	if st == nil || st.summary.Total != 64*64 {
+		t.Fatalf("stats %+v", st)
+	}
+	if n := len(w.stats.Hist.Counts()); n != histBins {
+		t.Errorf("%d histogram bins", n)
+	}
+	if !strings.Contains(w.stats.Numbers.Text, "Valid pixels") {
+		t.Errorf("numbers %q", w.stats.Numbers.Text)
+	}
+	if !st.areaKnown {
+		t.Log("fake landscape is not georeferenced: no hectares")
+	}
+}
+
+func TestProbe(t *testing.T) {
+	w := newTestWindow(t, Options{})
+	c := w.Win.Canvas()
+	pos := fyne.CurrentApp().Driver().AbsolutePositionForObject(w.Map)
+	centre := pos.Add(fyne.NewPos(w.Map.Size().Width/2, w.Map.Size().Height/2))
+	test.MoveMouse(c, centre)
+	if !regexp.MustCompile(`^row 3[12], col 3[12]  ·  x \d+\.\d+, y \d+`).MatchString(w.Probe.Text) || !strings.Contains(w.Probe.Text, "NDVI 0.") {
+		t.Errorf("probe at the centre says %q", w.Probe.Text)
+	}
+	test.TapCanvas(c, centre)
+	if !strings.Contains(w.Probe.Text, "📌") {
+		t.Errorf("click did not pin: %q", w.Probe.Text)
+	}
+}
+
+func TestExport(t *testing.T) {
+	w := newTestWindow(t, Options{})
+	dir := t.TempDir()
+	png1 := filepath.Join(dir, "map.png")
+	if err := w.ExportPNG(png1, true, "Test"); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(png1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := img.Bounds(); b.Dx() <= 64 || b.Dy() < 64 {
+		t.Errorf("PNG with legend is %v", b)
+	}
+	tif := filepath.Join(dir, "ndvi.tif")
+	if err := w.ExportGeoTIFF(tif); err != nil {
+		t.Fatal(err)
+	}
+	b, err := raster.Load(tif)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ndvi, _, _ := w.NDVI()
+	if b.Width != 64 || b.Data[100] != ndvi[100] && !(b.Data[100] != b.Data[100]) {
+		t.Errorf("GeoTIFF round trip: %d wide, %v vs %v", b.Width, b.Data[100], ndvi[100])
+	}
+	if err := w.ExportCSV(filepath.Join(dir, "t.csv")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.ExportChart(filepath.Join(dir, "t.png"), false); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.ExportChart(filepath.Join(dir, "s.png"), true); err != errNothing {
+		t.Errorf("sweep chart with no sweep: %v", err)
+	}
+}
+
+var _ image.Image
