@@ -37,7 +37,11 @@ func (*goBackend) Run(in Input, out []float32) (Timings, error) {
 	return Timings{Kernel: k, Total: k}, nil
 }
 
-func checkRun(in Input, out []float32) error {
+func checkRun(in Input, out []float32) error { return CheckRun(in, out) }
+
+// CheckRun returns an error when in is malformed or out does not hold
+// exactly its pixels; backends call it first in Run.
+func CheckRun(in Input, out []float32) error {
 	if err := in.Check(); err != nil {
 		return err
 	}

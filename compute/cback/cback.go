@@ -1,6 +1,6 @@
 // Package cback is the `c` backend: Canopy's C kernel (native/cpu) called
-// through cgo, vectorised for the host CPU and multi-threaded. Importing the
-// package registers it with compute.
+// through cgo, vectorised for the host CPU, one block per core on a
+// compute.Pool. Importing the package registers it with compute.
 package cback
 
 import (
@@ -15,9 +15,10 @@ func init() {
 	compute.Register(compute.NameC, func() compute.Backend { return New(0) })
 }
 
-// Backend runs the C kernel on up to Threads threads.
+// Backend runs the C kernel on a pool of threads.
 type Backend struct {
 	threads int
+	pool    *compute.Pool
 }
 
 // New returns the c backend using threads OS threads (0: all cores).
@@ -30,29 +31,49 @@ func (*Backend) Name() string { return compute.NameC }
 func (b *Backend) Info() compute.Info {
 	t := b.threads
 	if t <= 0 {
-		t = cpu.MaxThreads()
+		t = compute.NewPoolSize()
 	}
 	return compute.Info{Name: compute.NameC, Available: true,
-		Device: fmt.Sprintf("C %s, OpenMP %d threads", cpu.ISA(), t)}
+		Device: fmt.Sprintf("C %s kernel, %d threads", cpu.ISA(), t)}
 }
 
-// Setup implements compute.Backend; the C kernel needs no preparation.
-func (*Backend) Setup(w, h int) (time.Duration, error) { return 0, nil }
+// Setup starts the worker pool (once).
+func (b *Backend) Setup(w, h int) (time.Duration, error) {
+	if b.pool != nil {
+		return 0, nil
+	}
+	t0 := time.Now()
+	b.pool = compute.NewPool(b.threads)
+	return time.Since(t0), nil
+}
 
-// Close implements compute.Backend.
-func (*Backend) Close() error { return nil }
+// Close stops the workers.
+func (b *Backend) Close() error {
+	if b.pool != nil {
+		b.pool.Close()
+		b.pool = nil
+	}
+	return nil
+}
+
+// span is the C kernel in compute.SpanKernel's shape: one cgo call per
+// block.
+func span(out, red, nir []float32, nd compute.Nodata) {
+	cpu.NDVI(out, red, nir, nd.Red, nd.NIR, nd.HasRed, nd.HasNIR)
+}
 
 // Run implements compute.Backend.
 func (b *Backend) Run(in compute.Input, out []float32) (compute.Timings, error) {
-	if err := in.Check(); err != nil {
+	if err := compute.CheckRun(in, out); err != nil {
 		return compute.Timings{}, err
 	}
-	if len(out) != in.Pixels() {
-		return compute.Timings{}, fmt.Errorf("output holds %d pixels, image has %d", len(out), in.Pixels())
+	var t compute.Timings
+	if b.pool == nil {
+		t.Setup, _ = b.Setup(in.Width, in.Height)
 	}
-	nd := in.Nodata
 	t0 := time.Now()
-	cpu.NDVI(in.Red, in.NIR, out, nd.Red, nd.NIR, nd.HasRed, nd.HasNIR, b.threads)
-	k := time.Since(t0)
-	return compute.Timings{Kernel: k, Total: k}, nil
+	b.pool.Run(span, in, out)
+	t.Kernel = time.Since(t0)
+	t.Total = t.Kernel
+	return t, nil
 }

@@ -2,7 +2,6 @@
 
 #include <math.h>
 #include <stdint.h>
-#include <omp.h>
 
 #if defined(__x86_64__) || defined(__i386__)
 #define CANOPY_X86 1
@@ -20,6 +19,7 @@ static inline float pixel(float r, float v, canopy_nodata nd)
 	return (v - r) / s;
 }
 
+__attribute__((unused))
 static void span_scalar(const float *red, const float *nir, float *out,
 			size_t n, canopy_nodata nd)
 {
@@ -112,32 +112,13 @@ const char *canopy_ndvi_isa(void)
 	return name;
 }
 
-int canopy_max_threads(void) { return omp_get_max_threads(); }
-
-int canopy_ndvi(const float *red, const float *nir, float *out, size_t n,
-		canopy_nodata nd, int threads)
+void canopy_ndvi(const float *red, const float *nir, float *out, size_t n,
+		 canopy_nodata nd)
 {
-	const char *name;
-	span_fn f = pick(&name);
-	if (threads <= 0)
-		threads = omp_get_max_threads();
-	if (n < (1u << 16))
-		threads = 1; /* waking threads costs more than the work */
-	if (threads == 1) {
-		f(red, nir, out, n, nd);
-		return 1;
+	static span_fn f;
+	if (!f) {
+		const char *name;
+		f = pick(&name);
 	}
-	/* Blocks of whole cache lines so that no two threads share one. */
-	size_t block = (n + (size_t)threads - 1) / (size_t)threads;
-	block = (block + 15) & ~(size_t)15;
-#pragma omp parallel for num_threads(threads) schedule(static, 1)
-	for (int t = 0; t < threads; t++) {
-		size_t lo = (size_t)t * block;
-		if (lo < n) {
-			size_t hi = lo + block < n ? lo + block : n;
-			f(red + lo, nir + lo, out + lo, hi - lo, nd);
-		}
-	}
-	(void)span_scalar;
-	return threads;
+	f(red, nir, out, n, nd);
 }
