@@ -10,10 +10,9 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/go-gl/gl/v4.3-core/gl"
-
 	"canopy/compute"
 	"canopy/native/egl"
+	"canopy/native/egl/gl"
 )
 
 const (
@@ -27,8 +26,8 @@ const (
 // dispatch stubs that follow whichever context is current on the calling
 // thread, so one table serves every context.
 var glInit = sync.OnceValue(func() error {
-	if err := gl.InitWithProcAddrFunc(egl.ProcAddress); err != nil {
-		return fmt.Errorf("loading OpenGL 4.3 entry points through eglGetProcAddress: %s is missing", err)
+	if err := gl.Init(egl.ProcAddress); err != nil {
+		return fmt.Errorf("loading OpenGL through eglGetProcAddress: %w", err)
 	}
 	return nil
 })
@@ -166,9 +165,7 @@ func hasExtension(name string) bool {
 func compileProgram(source string) (uint32, error) {
 	sh := gl.CreateShader(gl.COMPUTE_SHADER)
 	defer gl.DeleteShader(sh)
-	src, free := gl.Strs(source + "\x00")
-	gl.ShaderSource(sh, 1, src, nil)
-	free()
+	gl.ShaderSource(sh, source)
 	gl.CompileShader(sh)
 	var ok int32
 	gl.GetShaderiv(sh, gl.COMPILE_STATUS, &ok)

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/go-gl/gl/v4.3-core/gl"
+	"canopy/native/egl/gl"
 
 	"canopy/native/egl"
 )
@@ -26,7 +26,7 @@ func onThread(f func()) {
 	wg.Wait()
 }
 
-var glInit = sync.OnceValue(func() error { return gl.InitWithProcAddrFunc(egl.ProcAddress) })
+var glInit = sync.OnceValue(func() error { return gl.Init(egl.ProcAddress) })
 
 // needEGL skips when this machine has no libEGL at all: the only case the
 // tests may not run.
