@@ -8,6 +8,7 @@ import (
 	"runtime"
 
 	"canopy/ui"
+	_ "canopy/ui/locale" // before Fyne reads the locale
 )
 
 // runGUI starts the desktop app, after checking that there is a display to
