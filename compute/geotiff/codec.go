@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/klauspost/compress/zlib"
+	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/zstd"
 	"golang.org/x/image/tiff/lzw"
 )
@@ -19,7 +19,7 @@ var errShort = errors.New("compressed data ends early")
 type decoder struct {
 	comp int
 	br   bytes.Reader
-	zr   io.ReadCloser // reused zlib reader
+	fr   io.ReadCloser // reused DEFLATE reader
 	zd   *zstd.Decoder // shared, safe for concurrent DecodeAll
 }
 
@@ -40,17 +40,22 @@ func (d *decoder) decompress(dst, src []byte) error {
 		defer r.Close()
 		return readFull(r, dst)
 	case compAdobeDflt, compDeflate:
-		d.br.Reset(src)
-		if d.zr == nil {
-			zr, err := zlib.NewReader(&d.br)
-			if err != nil {
-				return err
-			}
-			d.zr = zr
-		} else if err := d.zr.(zlib.Resetter).Reset(&d.br, nil); err != nil {
+		// A zlib stream: a 2-byte header, raw DEFLATE, an Adler-32 trailer.
+		// Only the chunk's bytes are needed, so the raw stream is inflated
+		// and the trailer (past the data) is not checked, as libtiff does.
+		if len(src) < 2 || (uint16(src[0])<<8|uint16(src[1]))%31 != 0 || src[0]&0x0f != 8 {
+			return errors.New("not a zlib stream")
+		}
+		if src[1]&0x20 != 0 {
+			return errors.New("zlib stream needs a preset dictionary")
+		}
+		d.br.Reset(src[2:])
+		if d.fr == nil {
+			d.fr = flate.NewReader(&d.br)
+		} else if err := d.fr.(flate.Resetter).Reset(&d.br, nil); err != nil {
 			return err
 		}
-		return readFull(d.zr, dst)
+		return readFull(d.fr, dst)
 	case compZSTD:
 		out, err := d.zd.DecodeAll(src, dst[:0])
 		if err != nil {
@@ -119,6 +124,12 @@ func undoHorizontal(buf []byte, rowSamples, stride, size int, bigEndian bool) {
 		case size == 1:
 			for i := stride; i < len(row); i++ {
 				row[i] += row[i-stride]
+			}
+		case size == 2 && !bigEndian && stride == 1:
+			var acc uint16
+			for i := 0; i+1 < len(row); i += 2 {
+				acc += uint16(row[i]) | uint16(row[i+1])<<8
+				row[i], row[i+1] = byte(acc), byte(acc>>8)
 			}
 		case size == 2 && !bigEndian:
 			for i := 2 * stride; i+1 < len(row); i += 2 {
