@@ -7,6 +7,7 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
@@ -67,7 +68,8 @@ func (w *Window) fillPicker() {
 			right = container.NewHBox(e.mode, e.icon)
 		}
 		row := container.NewBorder(nil, nil, e.radio, right)
-		w.picker.Add(container.NewVBox(row, container.NewPadded(e.detail)))
+		detail := container.New(layout.NewCustomPaddedLayout(-theme.Padding()*2, 0, theme.Padding()*6, 0), e.detail)
+		w.picker.Add(container.NewVBox(row, detail))
 	}
 	if len(w.backends) == 0 {
 		w.picker.Add(widget.NewLabel("No backends are built into this binary."))

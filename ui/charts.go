@@ -5,6 +5,7 @@ import (
 	"image"
 	"strconv"
 	"sync"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
@@ -135,7 +136,7 @@ type chartView struct {
 	mu      sync.Mutex
 	results []compute.BenchResult
 	drawnAt fyne.Size
-	drawing bool
+	timer   *time.Timer
 }
 
 func newChartView(draw chartFunc, emptyText string) *chartView {
@@ -175,10 +176,8 @@ func (v *chartView) set(rs []compute.BenchResult) {
 	v.redraw(v.Size())
 }
 
-// redraw draws the chart for size s. Drawing a gonum plot takes tens of
-// milliseconds, so it is drawn on the event goroutine only the first time
-// (tests and the first paint need it at once) and the image is kept until
-// the size changes.
+// redraw draws the chart for size s on the event goroutine: new results
+// are shown at once.
 func (v *chartView) redraw(s fyne.Size) {
 	v.mu.Lock()
 	rs := v.results
@@ -188,11 +187,21 @@ func (v *chartView) redraw(s fyne.Size) {
 	}
 	v.drawnAt = s
 	v.mu.Unlock()
+	pw, ph := v.pixels(s)
+	img, err := v.draw(rs, pw, ph)
+	v.show(img, err)
+}
+
+// pixels converts a size to physical pixels.
+func (v *chartView) pixels(s fyne.Size) (int, int) {
 	scale := float32(1)
 	if c := fyne.CurrentApp().Driver().CanvasForObject(v); c != nil && c.Scale() > 0 {
 		scale = c.Scale()
 	}
-	img, err := v.draw(rs, int(s.Width*scale), int(s.Height*scale))
+	return int(s.Width * scale), int(s.Height * scale)
+}
+
+func (v *chartView) show(img image.Image, err error) {
 	if err != nil || img == nil {
 		v.image.Hide()
 		if err != nil {
@@ -207,9 +216,41 @@ func (v *chartView) redraw(s fyne.Size) {
 	v.image.Refresh()
 }
 
+// Resize redraws the chart for the new size in the background, once the
+// size has settled (drawing a gonum plot takes tens of milliseconds; the
+// old picture is stretched meanwhile).
 func (v *chartView) Resize(s fyne.Size) {
 	v.BaseWidget.Resize(s)
-	v.redraw(s)
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if len(v.results) == 0 || s.Width < 50 || s.Height < 50 || s == v.drawnAt {
+		return
+	}
+	if v.image.Image == nil {
+		v.mu.Unlock()
+		v.redraw(s)
+		v.mu.Lock()
+		return
+	}
+	if v.timer != nil {
+		v.timer.Stop()
+	}
+	rs := v.results
+	pw, ph := v.pixels(s)
+	v.timer = time.AfterFunc(150*time.Millisecond, func() {
+		img, err := v.draw(rs, pw, ph)
+		fyne.Do(func() {
+			v.mu.Lock()
+			stale := len(v.results) != len(rs) || (len(rs) > 0 && &v.results[0] != &rs[0]) || v.Size() != s
+			if !stale {
+				v.drawnAt = s
+			}
+			v.mu.Unlock()
+			if !stale {
+				v.show(img, err)
+			}
+		})
+	})
 }
 
 func (v *chartView) MinSize() fyne.Size { return fyne.NewSize(200, 160) }

@@ -20,7 +20,7 @@ import (
 // beside the map.
 type colourPanel struct {
 	w       *Window
-	card    *widget.Card
+	card    fyne.CanvasObject
 	Ramp    *widget.Select
 	Stretch *widget.Select
 	hint    *widget.Label
@@ -69,7 +69,7 @@ func newColourPanel(w *Window) *colourPanel {
 	p.hint = widget.NewLabel(colormap.Describe(w.ramp))
 	p.hint.Wrapping = fyne.TextWrapWord
 	p.hint.SizeName = theme.SizeNameCaptionText
-	p.card = widget.NewCard("Colour", "", container.NewVBox(
+	p.card = section("Colour", container.NewVBox(
 		widget.NewForm(widget.NewFormItem("Ramp", p.Ramp), widget.NewFormItem("Stretch", p.Stretch)),
 		p.hint,
 	))

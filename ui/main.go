@@ -42,6 +42,7 @@ Opens the desktop app. Without --red/--nir it opens on a generated scene.
   --repeat K         timed runs per backend when comparing (default 5)
   --screenshot FILE  write a PNG of the window once ready (Capture; may be black under Xvfb)
   --exit-after D     quit D (e.g. 5s) after the first map is shown, for smoke tests
+  --window WxH       initial window size (default 1440x900)
 `
 
 // flags are the parsed command line of `canopy gui`.
@@ -75,6 +76,7 @@ func parseFlags(args []string) (flags, error) {
 	fs.IntVar(&f.opts.Repeat, "repeat", 5, "")
 	fs.StringVar(&f.screenshot, "screenshot", "", "")
 	fs.DurationVar(&f.exitAfter, "exit-after", 0, "")
+	window := fs.String("window", "", "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return f, errHelp
@@ -99,6 +101,15 @@ func parseFlags(args []string) (flags, error) {
 	f.opts.Seed = int(s)
 	if !contains(compute.Scenes(), f.opts.Scene) {
 		return f, usageError{fmt.Sprintf("unknown --scene %q (known: %s)", f.opts.Scene, strings.Join(compute.Scenes(), ", "))}
+	}
+	if *window != "" {
+		a, b, ok := strings.Cut(strings.ToLower(*window), "x")
+		ww, err1 := strconv.Atoi(a)
+		wh, err2 := strconv.Atoi(b)
+		if !ok || err1 != nil || err2 != nil || ww < 400 || wh < 300 {
+			return f, usageError{fmt.Sprintf("bad --window %q: want WxH of at least 400x300, e.g. 1600x1000", *window)}
+		}
+		f.opts.WindowSize = fyne.NewSize(float32(ww), float32(wh))
 	}
 	if f.opts.Repeat < 1 {
 		return f, usageError{fmt.Sprintf("bad --repeat %d: at least 1", f.opts.Repeat)}

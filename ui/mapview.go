@@ -80,7 +80,7 @@ func (m *MapView) SetData(ndvi []float32, w, h int, lut *colormap.LUT) {
 		m.Fit()
 		return
 	}
-	m.raster.Refresh()
+	m.changed()
 }
 
 // SetLUT changes the colouring and redraws.

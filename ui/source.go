@@ -63,7 +63,7 @@ var sizePresets = []int{256, 512, 1024, 2048, 4096, 8192, 10980}
 // sourcePanel opens the red and NIR bands or generates a fake scene.
 type sourcePanel struct {
 	w        *Window
-	card     *widget.Card
+	card     fyne.CanvasObject
 	Red, NIR *bandPicker
 	Load     *widget.Button
 	Scene    *widget.Select
@@ -110,7 +110,7 @@ func newSourcePanel(w *Window) *sourcePanel {
 		widget.NewFormItem("Size", p.Size),
 		widget.NewFormItem("Seed", p.Seed),
 	)
-	p.card = widget.NewCard("Source", "", container.NewVBox(
+	p.card = section("Source", container.NewVBox(
 		files, p.Load,
 		widget.NewSeparator(),
 		widget.NewLabelWithStyle("Or generate a fake scene", fyne.TextAlignLeading, fyne.TextStyle{Italic: true}),

@@ -35,6 +35,8 @@ type Options struct {
 	// Repeat is the number of timed runs per backend in Compare all and
 	// the sweep (5 when 0).
 	Repeat int
+	// WindowSize is the initial window size (1440×900 when zero).
+	WindowSize fyne.Size
 	// Backends replaces the registered backends (tests); nil means all.
 	Backends []compute.Backend
 	// OnReady is called once on the event goroutine when the first map
@@ -104,13 +106,14 @@ type Window struct {
 	// Scene names what is shown.
 	SceneLabel *widget.Label
 
-	source  *sourcePanel
-	colour  *colourPanel
-	stats   *statsPanel
-	charts  *chartsPanel
-	picker  *fyne.Container
-	busyFor string
-	tabs    *container.AppTabs
+	source    *sourcePanel
+	colour    *colourPanel
+	stats     *statsPanel
+	charts    *chartsPanel
+	picker    *fyne.Container
+	busyFor   string
+	tabs      *container.AppTabs
+	zoomLabel *widget.Label
 }
 
 // NewWindow builds the main window on app and starts the first job: find
@@ -164,7 +167,9 @@ func (w *Window) build() {
 	w.picker = container.NewVBox()
 	w.fillPicker()
 
-	zoomBar := container.NewHBox(
+	w.zoomLabel = widget.NewLabel("")
+	w.Map.OnViewChanged = w.showZoom
+	zoomBar := container.NewHBox(w.zoomLabel,
 		widget.NewButtonWithIcon("", theme.ZoomOutIcon(), func() { w.Map.ZoomBy(1 / 1.5) }),
 		widget.NewButtonWithIcon("", theme.ZoomInIcon(), func() { w.Map.ZoomBy(1.5) }),
 		widget.NewButtonWithIcon("Fit", theme.ZoomFitIcon(), w.Map.Fit),
@@ -175,7 +180,7 @@ func (w *Window) build() {
 
 	sidebar := container.NewVScroll(container.NewVBox(
 		w.source.card,
-		widget.NewCard("Backend", "", w.picker),
+		section("Backend", w.picker),
 		w.colour.card,
 	))
 
@@ -202,7 +207,11 @@ func (w *Window) build() {
 
 	w.Win.SetContent(container.NewBorder(top, bottom, nil, nil, main))
 	w.Win.SetMainMenu(w.mainMenu())
-	w.Win.Resize(fyne.NewSize(1500, 900))
+	size := fyne.NewSize(1440, 900)
+	if w.opts.WindowSize.Width > 0 {
+		size = w.opts.WindowSize
+	}
+	w.Win.Resize(size)
 	w.updateButtons()
 }
 
@@ -410,6 +419,19 @@ func (w *Window) showScene(s *scene) {
 	}
 }
 
+// showZoom shows the map's zoom in the header.
+func (w *Window) showZoom() {
+	z, _, _ := w.Map.View()
+	switch {
+	case z <= 0:
+		w.zoomLabel.SetText("")
+	case z < 0.1:
+		w.zoomLabel.SetText(fmt.Sprintf("%.1f %%", 100*z))
+	default:
+		w.zoomLabel.SetText(fmt.Sprintf("%.0f %%", 100*z))
+	}
+}
+
 func (w *Window) markReady() {
 	if w.ready {
 		return
@@ -429,6 +451,13 @@ func (w *Window) close() {
 			e.b.Close()
 		}
 	}()
+}
+
+// section is a titled part of the sidebar.
+func section(title string, content fyne.CanvasObject) fyne.CanvasObject {
+	head := widget.NewLabelWithStyle(title, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	head.SizeName = theme.SizeNameSubHeadingText
+	return container.NewVBox(head, content, widget.NewSeparator())
 }
 
 // swatch is a small filled square of colour c.

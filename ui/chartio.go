@@ -1,0 +1,114 @@
+package ui
+
+import (
+	"bufio"
+	"fmt"
+	"image"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"canopy/compute"
+	"canopy/compute/chart"
+	"canopy/compute/raster"
+)
+
+// timingChart and sweepChart are the engine's charts, drawn at the size of
+// the widget that shows them.
+func timingChart(rs []compute.BenchResult, w, h int) (image.Image, error) {
+	return chart.Timings(rs, w, h)
+}
+
+func sweepChart(rs []compute.BenchResult, w, h int) (image.Image, error) {
+	return chart.Sweep(rs, w, h)
+}
+
+// loadPair loads the red and NIR bands named by two specs.
+var loadPair = raster.LoadPair
+
+// crossoverText says, for each GPU backend of a sweep, from which size it
+// beats the fastest CPU backend: kernel alone, and with transfers.
+func crossoverText(rs []compute.BenchResult) string {
+	var gpus []string
+	seen := map[string]bool{}
+	for _, r := range rs {
+		if l := chart.Label(r); r.GPU && !seen[l] {
+			seen[l] = true
+			gpus = append(gpus, l)
+		}
+	}
+	if len(gpus) == 0 {
+		return "No GPU backend ran: the sweep compares the CPU backends only."
+	}
+	side := func(px int) string {
+		n := int(math.Round(math.Sqrt(float64(px))))
+		return fmt.Sprintf("%d×%d", n, n)
+	}
+	var lines []string
+	for _, g := range gpus {
+		k, kok := chart.Crossover(rs, g, false)
+		t, tok := chart.Crossover(rs, g, true)
+		line := g + ": the kernel alone beats the CPU "
+		if kok {
+			line += "from about " + side(k)
+		} else {
+			line += "at no size measured"
+		}
+		line += "; with the transfers, "
+		if tok {
+			line += "from about " + side(t) + "."
+		} else {
+			line += "at no size measured."
+		}
+		lines = append(lines, line)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// writeChartPNG draws a chart for export, at a size that reads well in a
+// report, and writes it.
+func writeChartPNG(path string, rs []compute.BenchResult, sweep bool) error {
+	var img image.Image
+	var err error
+	if sweep {
+		img, err = chart.Sweep(rs, 1600, 1000)
+	} else {
+		img, err = chart.Timings(rs, 1600, max(500, 160+90*len(rs)))
+	}
+	if err != nil {
+		return err
+	}
+	return chart.WritePNG(path, img)
+}
+
+// writeCSV writes the timings as CSV through a temporary file renamed into
+// place.
+func writeCSV(path string, rs []compute.BenchResult) (err error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+			err = fmt.Errorf("write %s: %w", path, err)
+		}
+	}()
+	bw := bufio.NewWriter(f)
+	if err = chart.WriteCSV(bw, rs); err != nil {
+		return err
+	}
+	if err = bw.Flush(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
