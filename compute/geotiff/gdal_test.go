@@ -323,3 +323,28 @@ func TestWrittenGeoreferencingMatchesGDAL(t *testing.T) {
 		}
 	}
 }
+
+// TestSparseMatchesGDAL reads files whose blocks GDAL left out
+// (SPARSE_OK, byte count 0): GDAL shows them as the nodata value, or 0.
+func TestSparseMatchesGDAL(t *testing.T) {
+	needGDAL(t)
+	if _, err := exec.LookPath("gdal_create"); err != nil {
+		t.Skip("gdal_create not found (GDAL 3.2 or later needed)")
+	}
+	dir := t.TempDir()
+	for name, args := range map[string][]string{
+		"nodata": {"-a_nodata", "7", "-co", "TILED=YES"},
+		"zero":   {"-co", "BLOCKYSIZE=16"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := filepath.Join(dir, name+".tif")
+			gdal(t, "gdal_create", append([]string{"-q", "-of", "GTiff", "-outsize", "300", "200", "-bands", "2", "-ot", "UInt16", "-co", "SPARSE_OK=TRUE"}, append(args, p)...)...)
+			f := sameAsGDAL(t, p)
+			for _, c := range f.counts {
+				if c != 0 {
+					t.Fatalf("GDAL wrote a non-empty block: byte counts %v", f.counts)
+				}
+			}
+		})
+	}
+}

@@ -2,6 +2,8 @@ package raster
 
 import (
 	"bytes"
+	"encoding/binary"
+	"hash/crc32"
 	"image"
 	"image/color"
 	"image/png"
@@ -215,5 +217,32 @@ func TestWriteGeoTIFFAtomic(t *testing.T) {
 	}
 	if !got.Geo.SameGrid(b.Geo) || !got.HasNoData || got.Data[6] != 0.25 || got.Data[5] == got.Data[5] {
 		t.Errorf("read back: %+v", got)
+	}
+}
+
+func TestHostilePNG(t *testing.T) {
+	dir := t.TempDir()
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, image.NewGray(image.Rect(0, 0, 1, 1))); err != nil {
+		t.Fatal(err)
+	}
+	b := buf.Bytes()
+	// IHDR: length(4) "IHDR" width(4) height(4) ... CRC over type+data.
+	binary.BigEndian.PutUint32(b[16:], 100000)
+	binary.BigEndian.PutUint32(b[20:], 100000)
+	binary.BigEndian.PutUint32(b[29:], crc32.ChecksumIEEE(b[12:29]))
+	p := filepath.Join(dir, "huge.png")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(p); err == nil || !strings.Contains(err.Error(), "PNG claims 100000x100000 pixels in only") {
+		t.Errorf("Load of a tiny PNG claiming 100000² pixels: %v", err)
+	}
+	trunc := filepath.Join(dir, "trunc.png")
+	if err := os.WriteFile(trunc, b[:20], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(trunc); err == nil || !strings.Contains(err.Error(), "read "+trunc) {
+		t.Errorf("Load of a truncated PNG: %v", err)
 	}
 }
