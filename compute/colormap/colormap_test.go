@@ -424,3 +424,53 @@ func TestImageIndices(t *testing.T) {
 		t.Errorf("ramp ends: %d %d %d %d", l.Index(-0.5), l.Index(-3), l.Index(0.5), l.Index(3))
 	}
 }
+
+// TestRenderViewMeanRule checks zoomed-out rendering against a plain
+// float64 implementation of the documented rule, with the view hanging
+// over every edge of the image.
+func TestRenderViewMeanRule(t *testing.T) {
+	const w, h = 50, 40
+	rng := rand.New(rand.NewPCG(9, 9))
+	ndvi := make([]float32, w*h)
+	for i := range ndvi {
+		ndvi[i] = float32(rng.Float64()*2 - 1)
+		if rng.IntN(10) == 0 {
+			ndvi[i] = nan
+		}
+	}
+	l := mustNew(t, RampViridis, -1, 1)
+	for _, zoom := range []float64{0.9, 0.5, 0.3, 0.2, 0.1} {
+		s := min(int(math.Ceil(1/zoom-1e-9)), 3)
+		for _, off := range [][2]float64{{-7.3, -5.1}, {3, 2}, {30, 20}, {-100, -100}} {
+			dst := image.NewNRGBA(image.Rect(0, 0, 40, 30))
+			l.RenderView(dst, ndvi, w, h, off[0], off[1], zoom)
+			for sy := range 30 {
+				for sx := range 40 {
+					sum, n := 0.0, 0
+					for j := range s {
+						iy := int(math.Floor(off[1] + (float64(sy)+(float64(j)+0.5)/float64(s))/zoom))
+						for k := range s {
+							ix := int(math.Floor(off[0] + (float64(sx)+(float64(k)+0.5)/float64(s))/zoom))
+							if ix < 0 || ix >= w || iy < 0 || iy >= h || math.IsNaN(float64(ndvi[iy*w+ix])) {
+								continue
+							}
+							sum += float64(ndvi[iy*w+ix])
+							n++
+						}
+					}
+					got := dst.NRGBAAt(sx, sy)
+					if n == 0 {
+						if got.A != 0 {
+							t.Fatalf("zoom %g offset %v: screen (%d,%d) = %v, want transparent", zoom, off, sx, sy, got)
+						}
+						continue
+					}
+					m := sum / float64(n)
+					if got != l.Color(float32(m)) && got != l.Color(float32(m-2e-6)) && got != l.Color(float32(m+2e-6)) {
+						t.Fatalf("zoom %g offset %v: screen (%d,%d) = %v, want the colour of mean %g of %d samples, %v", zoom, off, sx, sy, got, m, n, l.Color(float32(m)))
+					}
+				}
+			}
+		}
+	}
+}

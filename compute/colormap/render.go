@@ -70,21 +70,30 @@ func (l *LUT) RenderView(dst *image.NRGBA, ndvi []float32, w, h int, x0, y0, zoo
 			}
 		}
 	}
-	// inside is the range of screen columns all of whose samples fall
-	// inside the image.
-	inside := [2]int{W, W}
+	// cols are the screen columns with a sample inside the image,
+	// [cols[0], cols[3]), and among them those with all samples inside,
+	// [cols[1], cols[2]); samples inside form one run of columns.
+	cols := [4]int{W, W, W, W}
 	for sx := range W {
-		ok := true
+		all, some := true, false
 		for _, ix := range xs[sx*s : sx*s+s] {
-			ok = ok && ix >= 0
+			all = all && ix >= 0
+			some = some || ix >= 0
 		}
-		if ok && inside[0] == W {
-			inside[0] = sx
+		if some {
+			cols[0] = min(cols[0], sx)
+			cols[3] = sx + 1
 		}
-		if !ok && inside[0] < W {
-			inside[1] = sx
-			break
+		if all {
+			cols[1] = min(cols[1], sx)
+			cols[2] = sx + 1
 		}
+	}
+	if cols[1] == W { // no column fully inside
+		cols[1], cols[2] = cols[3], cols[3]
+	}
+	if cols[0] == W {
+		cols[3] = W
 	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -114,7 +123,7 @@ func (l *LUT) RenderView(dst *image.NRGBA, ndvi []float32, w, h int, x0, y0, zoo
 					case s == 1:
 						l.pointRow(line, ndvi[rows[0]:rows[0]+w], xs)
 					default:
-						l.meanRow(line, ndvi, w, rows[:n], xs, s, inside)
+						l.meanRow(line, ndvi, w, rows[:n], xs, s, cols)
 					}
 				}
 			}
@@ -164,8 +173,10 @@ func (l *LUT) pointRow(line []uint8, row []float32, xs []int32) {
 
 // meanRow colours one screen row with the mean of the finite samples of
 // its pixels, s per axis; rows are the offsets of the image rows sampled
-// (fewer than s at the image's top and bottom edges).
-func (l *LUT) meanRow(line []uint8, ndvi []float32, w int, rows []int, xs []int32, s int, in [2]int) {
+// (fewer than s at the image's top and bottom edges). cols are the column
+// ranges RenderView found: outside [cols[0], cols[3]) no sample is in the
+// image, inside [cols[1], cols[2]) all are.
+func (l *LUT) meanRow(line []uint8, ndvi []float32, w int, rows []int, xs []int32, s int, cols [4]int) {
 	W := len(xs) / s
 	line = line[:4*W]
 	pixel := func(sx int) {
@@ -188,32 +199,34 @@ func (l *LUT) meanRow(line []uint8, ndvi []float32, w int, rows []int, xs []int3
 		}
 		binary.LittleEndian.PutUint32(line[4*sx:], p)
 	}
-	for sx := range in[0] {
+	clear(line[:4*cols[0]])
+	clear(line[4*cols[3]:])
+	for sx := cols[0]; sx < cols[1]; sx++ {
 		pixel(sx)
 	}
-	// Columns in[0]..in[1] have all their samples inside the image: no
-	// column test, and the common 2- and 3-sample cases unrolled.
+	// All samples inside: no column test, and the common 2- and 3-sample
+	// cases unrolled.
 	switch {
 	case len(rows) == 3 && s == 3:
 		r0, r1, r2 := ndvi[rows[0]:rows[0]+w], ndvi[rows[1]:rows[1]+w], ndvi[rows[2]:rows[2]+w]
-		for sx := in[0]; sx < in[1]; sx++ {
+		for sx := cols[1]; sx < cols[2]; sx++ {
 			x := xs[sx*3 : sx*3+3 : sx*3+3]
 			a, b, c := x[0], x[1], x[2]
 			l.putMean(line[4*sx:], r0[a], r0[b], r0[c], r1[a], r1[b], r1[c], r2[a], r2[b], r2[c])
 		}
 	case len(rows) == 2 && s == 2:
 		r0, r1 := ndvi[rows[0]:rows[0]+w], ndvi[rows[1]:rows[1]+w]
-		for sx := in[0]; sx < in[1]; sx++ {
+		for sx := cols[1]; sx < cols[2]; sx++ {
 			x := xs[sx*2 : sx*2+2 : sx*2+2]
 			a, b := x[0], x[1]
 			l.putMean(line[4*sx:], r0[a], r0[b], r1[a], r1[b])
 		}
 	default:
-		for sx := in[0]; sx < in[1]; sx++ {
+		for sx := cols[1]; sx < cols[2]; sx++ {
 			pixel(sx)
 		}
 	}
-	for sx := in[1]; sx < W; sx++ {
+	for sx := cols[2]; sx < cols[3]; sx++ {
 		pixel(sx)
 	}
 }
