@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -398,5 +399,32 @@ func TestCloseIdempotent(t *testing.T) {
 	tm := check(t, b, noise(8, 8, 2))
 	if tm.Setup <= 0 || tm.Setup > time.Since(start) {
 		t.Errorf("restart setup %v not within the call", tm.Setup)
+	}
+}
+
+// TestNoLibEGL runs this test binary again with a libEGL that does not
+// exist: the backend must say so in Info, fail Run with that reason, and
+// leave the process running.
+func TestNoLibEGL(t *testing.T) {
+	if os.Getenv("CANOPY_GLBACK_CHILD") == "1" {
+		b := New()
+		info := b.Info()
+		if info.Available || !strings.Contains(info.Reason, "libEGL-missing.so.1 not found") {
+			t.Fatalf("Info without libEGL = %+v", info)
+		}
+		in := noise(2, 2, 1)
+		if _, err := b.Run(in, make([]float32, 4)); err == nil || !strings.Contains(err.Error(), "not found") {
+			t.Fatalf("Run without libEGL: %v", err)
+		}
+		return
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^TestNoLibEGL$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "CANOPY_GLBACK_CHILD=1", "CANOPY_LIBEGL=libEGL-missing.so.1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
 	}
 }

@@ -5,7 +5,8 @@
 //
 // libEGL.so.1 is loaded with dlopen when first needed, so a program built
 // with this package still runs where EGL is missing; Open then returns an
-// error saying so. The display is found without EGL_DEFAULT_DISPLAY: EGL
+// error saying so. The environment variable CANOPY_LIBEGL names another
+// library to load instead (a vendor's libEGL, or a missing one in tests). The display is found without EGL_DEFAULT_DISPLAY: EGL
 // device enumeration (EGL_EXT_device_enumeration, EGL_EXT_platform_device)
 // offers a hardware device first (the NVIDIA driver exposes one headless),
 // then Mesa's software device, then Mesa's surfaceless platform. The context

@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef int32_t EGLint;
@@ -129,16 +130,19 @@ static void appendf(char *buf, size_t len, const char *fmt, ...) {
 	do {                                                                           \
 		*(void **)(&egl.field) = dlsym(egl.lib, name);                             \
 		if (!egl.field) {                                                          \
-			snprintf(load_err, sizeof load_err, "libEGL.so.1 lacks %s", name);   \
+			snprintf(load_err, sizeof load_err, "the EGL library lacks %s", name); \
 			return -1;                                                             \
 		}                                                                          \
 	} while (0)
 
 static int load_locked(void) {
-	egl.lib = dlopen("libEGL.so.1", RTLD_NOW | RTLD_LOCAL);
+	const char *name = getenv("CANOPY_LIBEGL");
+	if (!name || !*name)
+		name = "libEGL.so.1";
+	egl.lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
 	if (!egl.lib) {
 		const char *e = dlerror();
-		snprintf(load_err, sizeof load_err, "libEGL.so.1 not found (install libegl1 and a GL driver: %s)", e ? e : "dlopen failed");
+		snprintf(load_err, sizeof load_err, "%s not found: install libegl1 and a GL driver (%s)", name, e ? e : "dlopen failed");
 		return -1;
 	}
 	SYM(GetError, "eglGetError");
