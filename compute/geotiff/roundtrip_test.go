@@ -1,9 +1,11 @@
 package geotiff
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -204,5 +206,27 @@ func TestWriteRejects(t *testing.T) {
 	}
 	if m, _ := filepath.Glob(filepath.Join(dir, "*")); len(m) != 0 {
 		t.Errorf("failed writes left files behind: %v", m)
+	}
+}
+
+func TestWriteIsDeterministic(t *testing.T) {
+	dir := t.TempDir()
+	bands := synth[float32](300, 270, 2, 11)
+	for _, c := range []Compression{Deflate, ZSTD} {
+		var files [2][]byte
+		for i := range files {
+			p := filepath.Join(dir, fmt.Sprint(c, i, ".tif"))
+			if err := WriteBands(p, 300, 270, bands, utmGeo(), WriteOptions{Compression: c, TileSize: 64}); err != nil {
+				t.Fatal(err)
+			}
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files[i] = b
+		}
+		if !bytes.Equal(files[0], files[1]) {
+			t.Errorf("%v: two writes of the same bands differ", c)
+		}
 	}
 }
