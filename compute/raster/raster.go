@@ -76,6 +76,9 @@ func sniff(path string) (kind, error) {
 		return kindUnknown, err
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return kindUnknown, errors.New("is a directory")
+	}
 	var h [8]byte
 	n, _ := io.ReadFull(f, h[:])
 	b := h[:n]

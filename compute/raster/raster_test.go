@@ -142,6 +142,12 @@ func TestLoad(t *testing.T) {
 	if _, err := Load(txt); err == nil || !strings.Contains(err.Error(), "read "+txt+": not a GeoTIFF or PNG") {
 		t.Errorf("text file: %v", err)
 	}
+	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "read "+dir+": is a directory") {
+		t.Errorf("directory: %v", err)
+	}
+	if _, err := Count(txt); err == nil || !strings.Contains(err.Error(), "not a GeoTIFF or PNG") {
+		t.Errorf("Count of a text file: %v", err)
+	}
 	missing := filepath.Join(dir, "missing.tif")
 	if _, err := Load(missing + ":2"); err == nil || !strings.Contains(err.Error(), "read "+missing+": no such file") {
 		t.Errorf("missing file: %v", err)
