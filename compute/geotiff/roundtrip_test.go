@@ -230,3 +230,24 @@ func TestWriteIsDeterministic(t *testing.T) {
 		}
 	}
 }
+
+func TestNeedBigTIFF(t *testing.T) {
+	tiles := func(w, h int) int { return ((w + 255) / 256) * ((h + 255) / 256) }
+	for _, c := range []struct {
+		w, h, bands, size int
+		want              bool
+	}{
+		{10980, 10980, 1, 4, false},  // a Sentinel-2 NDVI: 482 MB
+		{10980, 10980, 4, 8, false},  // 3.86 GB raw: fits, margin included
+		{30000, 30000, 1, 4, false},  // 3.6 GB
+		{32768, 32000, 1, 4, true},   // 4.19 GB: past 4 GiB
+		{32768, 31000, 1, 4, true},   // 4.06 GB raw: within the margin of 4 GiB
+		{100000, 100000, 1, 1, true}, // 10 GB of bytes
+		{1, 1, 1, 1, false},
+	} {
+		got := needBigTIFF(c.w, c.h, c.bands, c.size, tiles(c.w, c.h)*c.bands)
+		if got != c.want {
+			t.Errorf("%dx%d, %d bands of %d bytes: BigTIFF %v, want %v", c.w, c.h, c.bands, c.size, got, c.want)
+		}
+	}
+}

@@ -292,8 +292,7 @@ func encode[T Sample](w io.WriterAt, width, height int, bands [][]T, geo *comput
 	across, down := (width+ts-1)/ts, (height+ts-1)/ts
 	perPlane := across * down
 	nTiles := perPlane * len(bands)
-	raw := uint64(width) * uint64(height) * uint64(size) * uint64(len(bands))
-	big := opt.BigTIFF || raw+raw/16+uint64(nTiles)*16+1<<20 >= 1<<32
+	big := opt.BigTIFF || needBigTIFF(width, height, len(bands), size, nTiles)
 	pred := 1
 	if opt.Compression != NoCompression && !opt.NoPredictor {
 		pred = 2
@@ -572,4 +571,13 @@ func marshalIFD(es []wentry, off uint64, big bool) []byte {
 		out = append(out, e.data...)
 	}
 	return out
+}
+
+// needBigTIFF reports whether a file of the given geometry could pass the
+// 4 GiB classic TIFF limit: the raw samples plus a margin for compression
+// that does not pay off (incompressible tiles grow slightly), the offset
+// arrays and the IFD.
+func needBigTIFF(width, height, bands, sampleSize, tiles int) bool {
+	raw := uint64(width) * uint64(height) * uint64(sampleSize) * uint64(bands)
+	return raw+raw/16+uint64(tiles)*16+1<<20 >= 1<<32
 }
