@@ -301,6 +301,11 @@ func (w *Window) sizeSweep() {
 				done += float64(n) * float64(n)
 			}
 		}
+		// The backends hold buffers for the largest size now; give them
+		// back (a GPU backend on a software renderer holds host memory).
+		for _, e := range entries {
+			e.b.Close()
+		}
 		progress(1, "")
 		return func() {
 			w.sweep = results

@@ -198,8 +198,13 @@ func (v *chartView) pixels(s fyne.Size) (int, int) {
 	if c := fyne.CurrentApp().Driver().CanvasForObject(v); c != nil && c.Scale() > 0 {
 		scale = c.Scale()
 	}
-	return int(s.Width * scale), int(s.Height * scale)
+	// The engine needs room for its labels: below that, draw at its
+	// minimum and let the picture shrink into the widget.
+	return max(int(s.Width*scale), minChartW), max(int(s.Height*scale), minChartH)
 }
+
+// The smallest chart the engine draws, in pixels.
+const minChartW, minChartH = 560, 300
 
 func (v *chartView) show(img image.Image, err error) {
 	if err != nil || img == nil {

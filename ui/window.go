@@ -134,6 +134,9 @@ func NewWindow(app fyne.App, opts Options) *Window {
 	}
 
 	w.build()
+	if opts.Red != "" || opts.NIR != "" {
+		w.source.SetSpecs(opts.Red, opts.NIR)
+	}
 	w.Win.SetOnClosed(w.close)
 	w.start()
 	return w
@@ -191,9 +194,9 @@ func (w *Window) build() {
 	)
 
 	right := container.NewHSplit(mapArea, w.tabs)
-	right.Offset = 0.56
+	right.Offset = 0.58
 	main := container.NewHSplit(sidebar, right)
-	main.Offset = 0.2
+	main.Offset = 0.18
 
 	toolbar := container.NewHBox(w.Compute, w.CompareAll, w.Sweep, w.Cancel,
 		widget.NewSeparator(), exportMenuButton(w))

@@ -498,3 +498,40 @@ func TestExport(t *testing.T) {
 }
 
 var _ image.Image
+
+func TestStartOnFiles(t *testing.T) {
+	dir := t.TempDir()
+	red, nir := filepath.Join(dir, "B04.tif"), filepath.Join(dir, "B08.tif")
+	writeBand(t, red, 24, 20, 0.2)
+	writeBand(t, nir, 24, 20, 0.6)
+	w := newTestWindow(t, Options{Red: red, NIR: nir})
+	if _, wd, ht := w.NDVI(); wd != 24 || ht != 20 {
+		t.Fatalf("start map %d×%d, want 24×20", wd, ht)
+	}
+	if !strings.Contains(w.source.NIR.File.Text, "B08.tif") || w.source.Load.Disabled() {
+		t.Errorf("band pickers not filled: %q", w.source.NIR.File.Text)
+	}
+	if !strings.Contains(w.SceneLabel.Text, "B04.tif + B08.tif") {
+		t.Errorf("scene %q", w.SceneLabel.Text)
+	}
+}
+
+func TestStartOnMissingFile(t *testing.T) {
+	dir := t.TempDir()
+	nir := filepath.Join(dir, "B08.tif")
+	writeBand(t, nir, 24, 20, 0.6)
+	ready := false
+	w := newTestWindow(t, Options{Red: filepath.Join(dir, "B04.tif"), NIR: nir, OnReady: func() { ready = true }})
+	if ndvi, _, _ := w.NDVI(); ndvi != nil {
+		t.Error("a map without a red band")
+	}
+	if msg := dialogText(w); !strings.Contains(msg, "B04.tif") {
+		t.Errorf("dialog %q does not name the missing file", msg)
+	}
+	if !ready {
+		t.Error("OnReady not called after a failed start: a smoke test would hang")
+	}
+	if !w.Compute.Disabled() || !w.CompareAll.Disabled() {
+		t.Error("Compute or Compare all enabled with no bands")
+	}
+}
