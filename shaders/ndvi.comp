@@ -10,11 +10,20 @@
 //     flushed to zero and x/y is only good to 2.5 ulp for |y| in
 //     [2^-126, 2^126]. NDVI does not change when both inputs are scaled by
 //     the same power of two, so tiny and huge pairs are scaled into the safe
-//     range first (exactly), and the quotient is corrected by one fma step.
+//     range first (exactly). The quotient comes from a fast reciprocal and
+//     is then corrected with the exact remainder (one fma step), which
+//     costs far less than an IEEE division and lands within an ulp of it.
 //
-// Each invocation computes four pixels (one vec4 from each band). The
-// buffers are padded to a multiple of four floats; lanes past the image end
-// compute garbage into the padding, which is never read back.
+// Each invocation computes VEC4S groups of four pixels (one vec4 from each
+// band per group), loading all of them before computing any, so that more
+// memory requests are in flight. Consecutive invocations take consecutive
+// vec4s. The buffers are padded to a multiple of four floats; lanes past
+// the image end compute garbage into the padding, which is never read back.
+// The gl backend defines VEC4S when it compiles the shader.
+
+#ifndef VEC4S
+#define VEC4S 1u
+#endif
 
 layout(local_size_x = 256) in;
 
@@ -76,17 +85,32 @@ float pixel(float r, float n) {
 		return NAN;
 	}
 	precise float d = n - r;
-	precise float q = d / s;
-	precise float e = fma(-q, s, d);  // exact remainder d - q*s
-	return fma(e, 1.0 / s, q);
+	float inv = 1.0 / s;              // fast; |s| is in [2^-123, 2^101]
+	float q = d * inv;                // within a few ulp
+	precise float e = fma(-q, s, d);  // the exact remainder d - q*s
+	precise float res = fma(e, inv, q);
+	return res;
+}
+
+vec4 pixel4(vec4 r, vec4 n) {
+	return vec4(pixel(r.x, n.x), pixel(r.y, n.y), pixel(r.z, n.z), pixel(r.w, n.w));
 }
 
 void main() {
-	uint i = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
-	if (i >= count) {
-		return;
+	uint group = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+	uint first = group * gl_WorkGroupSize.x * VEC4S + gl_LocalInvocationID.x;
+	vec4 r[VEC4S], n[VEC4S];
+	for (uint k = 0u; k < VEC4S; k++) {
+		uint i = first + k * gl_WorkGroupSize.x;
+		if (i < count) {
+			r[k] = red[i];
+			n[k] = nir[i];
+		}
 	}
-	vec4 r = red[i];
-	vec4 n = nir[i];
-	ndvi[i] = vec4(pixel(r.x, n.x), pixel(r.y, n.y), pixel(r.z, n.z), pixel(r.w, n.w));
+	for (uint k = 0u; k < VEC4S; k++) {
+		uint i = first + k * gl_WorkGroupSize.x;
+		if (i < count) {
+			ndvi[i] = pixel4(r[k], n[k]);
+		}
+	}
 }

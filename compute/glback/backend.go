@@ -45,13 +45,20 @@ type Backend struct {
 	timer    time.Duration // last kernel by GL_TIMESTAMP
 	wall     time.Duration // last kernel by the wall clock around glFinish
 
-	source string // shader source (tests swap in broken ones)
-	lim    limits // dispatch caps (tests force many chunks)
+	memcpyUp   time.Duration // host copies inside the last upload
+	memcpyDown time.Duration // and download (mapped mode)
+	copies     copyRates     // both device copies of the last Ceilings
+
+	tu tuning // fixed before the context starts
 }
+
+// DefaultVec4s is the number of vec4s (four pixels each) one shader
+// invocation computes.
+const DefaultVec4s = 2
 
 // New returns a gl backend. Nothing touches EGL until Info, Setup or Run.
 func New() *Backend {
-	return &Backend{source: shaders.NDVIComp}
+	return &Backend{tu: tuning{source: shaders.NDVIComp, vec4s: DefaultVec4s}}
 }
 
 // Name implements compute.Backend.
@@ -75,7 +82,7 @@ func (b *Backend) start() error {
 		}
 		kind = k
 	}
-	w, s := startWorker(kind, b.source, b.lim)
+	w, s := startWorker(kind, b.tu)
 	b.soft = s.soft
 	if s.err != nil {
 		b.startErr = fmt.Errorf("gl: %w", s.err)
@@ -190,6 +197,7 @@ func (b *Backend) Run(in compute.Input, out []float32) (compute.Timings, error) 
 		}
 		t.Download = time.Since(t1)
 		t.Total = time.Since(t0)
+		b.memcpyUp, b.memcpyDown = st.memcpyUp, st.memcpyDown
 		return nil
 	})
 	t.Setup += b.takePending()
@@ -210,10 +218,12 @@ func (b *Backend) LastKernelClocks() (timer, wall time.Duration) {
 	return b.timer, b.wall
 }
 
-// Ceilings implements compute.DeviceCeilings: a device-to-device
-// glCopyBufferSubData of the given size (bytes read plus written), and the
-// staging path's host-to-device and device-to-host copies, each timed like
-// the kernel, best of several.
+// Ceilings implements compute.DeviceCeilings for buffers of the given
+// size: the device-to-device copy (bytes read plus written), the faster of
+// a compute shader that walks memory as the NDVI shader does
+// (shaders/copy.comp) and glCopyBufferSubData, which may run on a slower
+// copy engine; and the staging path's host-to-device and device-to-host
+// copies. Each is timed like the kernel, best of several after a warm-up.
 func (b *Backend) Ceilings(bytes int) (compute.Ceilings, error) {
 	if bytes <= 0 {
 		return compute.Ceilings{}, fmt.Errorf("gl: ceilings of %d bytes: the size must be positive", bytes)
@@ -226,13 +236,40 @@ func (b *Backend) Ceilings(bytes int) (compute.Ceilings, error) {
 	var c compute.Ceilings
 	err := b.w.do(func(st *glState) error {
 		var err error
-		c, err = st.ceilings(bytes)
+		c, b.copies, err = st.ceilings(bytes)
 		return err
 	})
 	if err != nil {
 		return c, fmt.Errorf("gl: ceilings for %.1f MB on %s: %w", float64(bytes)/1e6, b.info.Device, err)
 	}
 	return c, nil
+}
+
+// HostBuffers returns red, NIR and NDVI planes of w×h pixels in host memory
+// the GPU copies from and to directly (persistently mapped buffers, pinned
+// by the driver). Bands placed there upload by DMA alone, and a Run whose
+// output is the third plane downloads by DMA alone: no host copy on either
+// side, whatever the mode. The planes stay valid until Close or a
+// HostBuffers call for another size; they must not be used after that.
+func (b *Backend) HostBuffers(w, h int) (red, nir, out []float32, err error) {
+	if w <= 0 || h <= 0 {
+		return nil, nil, nil, fmt.Errorf("gl: host buffers %dx%d: both sides must be positive", w, h)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.start(); err != nil {
+		return nil, nil, nil, err
+	}
+	var m [3][]float32
+	err = b.w.do(func(st *glState) error {
+		var err error
+		m, err = st.hostBuffers(w * h)
+		return err
+	})
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("gl: host buffers %dx%d on %s: %w", w, h, b.info.Device, err)
+	}
+	return m[0], m[1], m[2], nil
 }
 
 // Modes implements compute.Moder.

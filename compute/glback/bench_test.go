@@ -3,68 +3,151 @@ package glback
 import (
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
 	"canopy/compute"
 )
 
-// BenchmarkRun times whole runs at the design's sizes (2048² and a
-// Sentinel-2 tile, 10980²) in both transfer modes and reports each phase's
-// median, the kernel's bandwidth (12 bytes a pixel) and the transfers'
-// rates against the ceilings measured on the same device right after.
-func BenchmarkRun(b *testing.B) {
+// benchInput returns the noise scene at side², made once per process.
+var benchInput = sync.OnceValues(func() (map[int]compute.Input, error) {
+	m := map[int]compute.Input{}
 	for _, side := range []int{2048, 10980} {
 		red, nir, err := compute.Fake(compute.SceneNoise, side, side, 1)
 		if err != nil {
-			b.Fatal(err)
+			return nil, err
 		}
-		in := compute.Input{Width: side, Height: side, Red: red.Data, NIR: nir.Data}
-		out := make([]float32, in.Pixels())
-		for _, mode := range []string{ModeMapped, ModeSubData} {
+		m[side] = compute.Input{Width: side, Height: side, Red: red.Data, NIR: nir.Data}
+	}
+	return m, nil
+})
+
+func input(b *testing.B, side int) compute.Input {
+	m, err := benchInput()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return m[side]
+}
+
+// BenchmarkRun times whole runs at the design's sizes (2048² and a
+// Sentinel-2 tile, 10980²) in both transfer modes, and with the bands in
+// the backend's host buffers (host=mapped: no host copy at all), and
+// reports each phase's median, the kernel's bandwidth (12 bytes a pixel)
+// and the transfers' rates against the ceilings measured on the same
+// device right after.
+func BenchmarkRun(b *testing.B) {
+	for _, side := range []int{2048, 10980} {
+		for _, mode := range []string{ModeMapped, ModeSubData, "host"} {
 			b.Run(fmt.Sprintf("size=%d/mode=%s", side, mode), func(b *testing.B) {
 				g := New()
 				defer g.Close()
 				need(b, g)
-				if err := g.SetMode(mode); err != nil {
-					b.Fatal(err)
-				}
-				if _, err := g.Run(in, out); err != nil { // setup and warm-up
-					b.Fatal(err)
-				}
-				b.SetBytes(int64(in.Pixels()) * compute.BytesPerPixel)
-				var up, k, down []time.Duration
-				b.ResetTimer()
-				for b.Loop() {
-					t, err := g.Run(in, out)
+				in := input(b, side)
+				out := make([]float32, in.Pixels())
+				if mode == "host" {
+					red, nir, o, err := g.HostBuffers(side, side)
 					if err != nil {
 						b.Fatal(err)
 					}
-					up, k, down = append(up, t.Upload), append(k, t.Kernel), append(down, t.Download)
-				}
-				b.StopTimer()
-				c, err := g.Ceilings(min(in.Pixels()*4, 1<<30))
-				if err != nil {
+					copy(red, in.Red)
+					copy(nir, in.NIR)
+					in.Red, in.NIR, out = red, nir, o
+				} else if err := g.SetMode(mode); err != nil {
 					b.Fatal(err)
 				}
-				if rep := compute.Verify(in, out); !rep.OK() {
-					b.Fatal(rep)
-				}
-				report(b, in.Pixels(), median(up), median(k), median(down), c)
+				runBench(b, g, in, out)
 			})
 		}
 	}
 }
 
-func report(b *testing.B, px int, up, k, down time.Duration, c compute.Ceilings) {
+// BenchmarkVec4s compares the vec4s each invocation computes, at 10980²,
+// with the copy shader compiled the same way as the ceiling.
+func BenchmarkVec4s(b *testing.B) {
+	for _, v := range []int{1, 2, 4} {
+		b.Run(fmt.Sprintf("vec4s=%d", v), func(b *testing.B) {
+			g := New()
+			g.tu.vec4s = v
+			defer g.Close()
+			need(b, g)
+			in := input(b, 10980)
+			red, nir, out, err := g.HostBuffers(in.Width, in.Height)
+			if err != nil {
+				b.Fatal(err)
+			}
+			copy(red, in.Red)
+			copy(nir, in.NIR)
+			runBench(b, g, compute.Input{Width: in.Width, Height: in.Height, Red: red, NIR: nir}, out)
+		})
+	}
+}
+
+// BenchmarkCopyWorkers compares the goroutines that fill and empty the
+// staging rings (mapped mode, 10980²).
+func BenchmarkCopyWorkers(b *testing.B) {
+	defer func(w int) { copyWorkers = w }(copyWorkers)
+	for _, w := range []int{4, 8, 16} {
+		b.Run(fmt.Sprintf("workers=%d", w), func(b *testing.B) {
+			copyWorkers = w
+			g := New()
+			defer g.Close()
+			need(b, g)
+			g.SetMode(ModeMapped)
+			in := input(b, 10980)
+			runBench(b, g, in, make([]float32, in.Pixels()))
+		})
+	}
+}
+
+// BenchmarkHostCopy measures parallelCopy between two ordinary 482 MB
+// slices (one 10980² band), in GB/s read plus written: the host side of
+// every staged transfer.
+func BenchmarkHostCopy(b *testing.B) {
+	in := input(b, 10980)
+	dst := make([]float32, in.Pixels())
+	parallelCopy(dst, in.Red)
+	b.SetBytes(int64(2 * 4 * in.Pixels()))
+	for b.Loop() {
+		parallelCopy(dst, in.Red)
+	}
+}
+
+func runBench(b *testing.B, g *Backend, in compute.Input, out []float32) {
+	if _, err := g.Run(in, out); err != nil { // setup and warm-up
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(in.Pixels()) * compute.BytesPerPixel)
+	var up, k, down, mcUp, mcDown []time.Duration
+	for b.Loop() {
+		t, err := g.Run(in, out)
+		if err != nil {
+			b.Fatal(err)
+		}
+		up, k, down = append(up, t.Upload), append(k, t.Kernel), append(down, t.Download)
+		mcUp, mcDown = append(mcUp, g.memcpyUp), append(mcDown, g.memcpyDown)
+	}
+	b.StopTimer()
+	c, err := g.Ceilings(min(in.Pixels()*4, 1<<30))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if rep := compute.Verify(in, out); !rep.OK() {
+		b.Fatal(rep)
+	}
+	px := in.Pixels()
 	gbps := func(bytes int, d time.Duration) float64 { return float64(bytes) / d.Seconds() / 1e9 }
-	kg, ug, dg := gbps(px*12, k), gbps(px*8, up), gbps(px*4, down)
-	b.ReportMetric(float64(up)/1e6, "upload-ms")
-	b.ReportMetric(float64(k)/1e6, "kernel-ms")
-	b.ReportMetric(float64(down)/1e6, "download-ms")
+	kg, ug, dg := gbps(px*12, median(k)), gbps(px*8, median(up)), gbps(px*4, median(down))
+	b.ReportMetric(float64(median(up))/1e6, "upload-ms")
+	b.ReportMetric(float64(median(mcUp))/1e6, "upload-memcpy-ms")
+	b.ReportMetric(float64(median(k))/1e6, "kernel-ms")
+	b.ReportMetric(float64(median(down))/1e6, "download-ms")
+	b.ReportMetric(float64(median(mcDown))/1e6, "download-memcpy-ms")
 	b.ReportMetric(kg, "kernel-GB/s")
 	b.ReportMetric(100*kg/c.DeviceCopy, "kernel-%copy")
-	b.ReportMetric(c.DeviceCopy, "copy-GB/s")
+	b.ReportMetric(g.copies.shader, "shadercopy-GB/s")
+	b.ReportMetric(g.copies.api, "apicopy-GB/s")
 	b.ReportMetric(ug, "upload-GB/s")
 	b.ReportMetric(100*ug/c.H2D, "upload-%h2d")
 	b.ReportMetric(dg, "download-GB/s")
@@ -96,6 +179,8 @@ func BenchmarkCeilings(b *testing.B) {
 		}
 	}
 	b.ReportMetric(c.DeviceCopy, "copy-GB/s")
+	b.ReportMetric(g.copies.shader, "shadercopy-GB/s")
+	b.ReportMetric(g.copies.api, "apicopy-GB/s")
 	b.ReportMetric(c.H2D, "h2d-GB/s")
 	b.ReportMetric(c.D2H, "d2h-GB/s")
 }

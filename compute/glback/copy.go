@@ -5,12 +5,18 @@ import (
 	"sync"
 )
 
-// parallelCopy copies src into dst (same length) with up to eight
-// goroutines: one core cannot fill the memory bus, and the staging copies
-// are on the transfer's critical path.
+// copyWorkers caps the goroutines parallelCopy uses (0: GOMAXPROCS). One
+// core cannot fill the memory bus, and the staging copies are on the
+// transfer's critical path.
+var copyWorkers = 0
+
+// parallelCopy copies src into dst (same length) on several goroutines.
 func parallelCopy(dst, src []float32) {
 	n := len(src)
-	workers := min(runtime.GOMAXPROCS(0), 8)
+	workers := runtime.GOMAXPROCS(0)
+	if copyWorkers > 0 {
+		workers = min(workers, copyWorkers)
+	}
 	if workers <= 1 || n < 1<<18 {
 		copy(dst, src)
 		return

@@ -1,6 +1,7 @@
 package glback
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -182,7 +183,7 @@ func TestAwkwardValues(t *testing.T) {
 // many dispatches, each a 2-D grid, with sizes that fit no group.
 func TestManyChunks(t *testing.T) {
 	b := New()
-	b.lim = limits{groupsX: 3, groupsY: 2}
+	b.tu.groupsX, b.tu.groupsY = 3, 2
 	defer b.Close()
 	need(t, b)
 	for _, sz := range [][2]int{{1, 1}, {4095, 1}, {4096, 1}, {4097, 1}, {101, 103}, {1000, 77}} {
@@ -316,7 +317,11 @@ func TestCeilings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("device copy %.1f GB/s, h2d %.1f GB/s, d2h %.1f GB/s", c.DeviceCopy, c.H2D, c.D2H)
+	t.Logf("device copy %.1f GB/s (shader %.1f, glCopyBufferSubData %.1f), h2d %.1f GB/s, d2h %.1f GB/s",
+		c.DeviceCopy, b.copies.shader, b.copies.api, c.H2D, c.D2H)
+	if c.DeviceCopy != max(b.copies.shader, b.copies.api) || b.copies.shader <= 0 || b.copies.api <= 0 {
+		t.Errorf("device copy %v is not the better of shader %v and glCopyBufferSubData %v", c.DeviceCopy, b.copies.shader, b.copies.api)
+	}
 	for name, v := range map[string]float64{"device copy": c.DeviceCopy, "h2d": c.H2D, "d2h": c.D2H} {
 		if !(v > 0) || math.IsInf(v, 0) {
 			t.Errorf("%s ceiling %v", name, v)
@@ -324,6 +329,85 @@ func TestCeilings(t *testing.T) {
 	}
 	if _, err := b.Ceilings(0); err == nil {
 		t.Error("Ceilings(0) succeeded")
+	}
+}
+
+// TestWorkPerInvocation runs the conformance suite with other numbers of
+// vec4s per invocation than the default, also on a grid capped at 3×2
+// groups, so that any of them can be the default.
+func TestWorkPerInvocation(t *testing.T) {
+	for _, v := range []int{1, 2, 4} {
+		for _, capped := range []bool{false, true} {
+			if v == DefaultVec4s {
+				continue // TestConformance, TestManyChunks
+			}
+			t.Run(fmt.Sprintf("vec4s=%d/capped=%v", v, capped), func(t *testing.T) {
+				b := New()
+				b.tu.vec4s = v
+				if capped {
+					b.tu.groupsX, b.tu.groupsY = 3, 2
+				}
+				defer b.Close()
+				need(t, b)
+				computetest.Run(t, b)
+				check(t, b, awkward())
+			})
+		}
+	}
+}
+
+// TestHostBuffers computes from and into the backend's mapped host planes:
+// right results with no host copy in either direction, in every mode, and
+// alongside ordinary slices.
+func TestHostBuffers(t *testing.T) {
+	b := newBackend(t)
+	src := noise(1001, 999, 21)
+	red, nir, out, err := b.HostBuffers(src.Width, src.Height)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(red, src.Red)
+	copy(nir, src.NIR)
+	in := compute.Input{Width: src.Width, Height: src.Height, Red: red, NIR: nir}
+	for _, m := range b.Modes() {
+		b.SetMode(m)
+		for i := range out {
+			out[i] = 12345
+		}
+		if _, err := b.Run(in, out); err != nil {
+			t.Fatal(err)
+		}
+		if rep := compute.Verify(src, out); !rep.OK() {
+			t.Fatalf("%s: %s", m, rep)
+		}
+		if b.memcpyUp != 0 || b.memcpyDown != 0 {
+			t.Errorf("%s: host copies with host buffers: up %v down %v", m, b.memcpyUp, b.memcpyDown)
+		}
+	}
+	// Mixed: red mapped, NIR and the output ordinary Go memory, staged.
+	b.SetMode(ModeMapped)
+	mixed := compute.Input{Width: src.Width, Height: src.Height, Red: red, NIR: src.NIR}
+	got := make([]float32, src.Pixels())
+	if _, err := b.Run(mixed, got); err != nil {
+		t.Fatal(err)
+	}
+	if rep := compute.Verify(src, got); !rep.OK() {
+		t.Fatalf("mixed: %s", rep)
+	}
+	if b.memcpyUp <= 0 || b.memcpyDown <= 0 {
+		t.Errorf("staged planes reported no host copy: up %v down %v", b.memcpyUp, b.memcpyDown)
+	}
+	// Another size replaces the planes; the same size returns them again.
+	r2, _, _, err := b.HostBuffers(7, 3)
+	if err != nil || len(r2) != 21 {
+		t.Fatalf("HostBuffers(7, 3) = %d pixels, %v", len(r2), err)
+	}
+	r3, _, _, _ := b.HostBuffers(7, 3)
+	if &r3[0] != &r2[0] {
+		t.Error("same size gave new planes")
+	}
+	if _, _, _, err := b.HostBuffers(0, 3); err == nil {
+		t.Error("HostBuffers(0, 3) succeeded")
 	}
 }
 
@@ -346,7 +430,7 @@ func TestCompileErrorReported(t *testing.T) {
 		t.Skipf("gl backend cannot run here: %v", err)
 	}
 	b := New()
-	b.source = "#version 430 core\nlayout(local_size_x = 1) in;\nvoid main() { undeclared_thing = 1; }\n"
+	b.tu.source = "#version 430 core\nlayout(local_size_x = 1) in;\nvoid main() { undeclared_thing = 1; }\n"
 	defer b.Close()
 	info := b.Info()
 	if info.Available {
@@ -361,8 +445,9 @@ func TestCompileErrorReported(t *testing.T) {
 }
 
 // TestDisplayChoice restricts the display through CANOPY_EGL: a bad value
-// is reported as such, surfaceless and software give Mesa where Mesa is the
-// driver, hardware gives anything but llvmpipe.
+// is reported as such, software gives llvmpipe, hardware anything but
+// llvmpipe, and surfaceless whatever driver implements that platform (Mesa
+// and the NVIDIA driver both do).
 func TestDisplayChoice(t *testing.T) {
 	if err := egl.Load(); err != nil {
 		t.Skipf("gl backend cannot run here: %v", err)
@@ -380,7 +465,7 @@ func TestDisplayChoice(t *testing.T) {
 			continue
 		}
 		sw := strings.Contains(strings.ToLower(info.Device), "llvmpipe")
-		if (k == "hardware") == sw {
+		if (k == "hardware" && sw) || (k == "software" && !sw) {
 			t.Errorf("%s display gave %s", k, info.Device)
 		}
 		check(t, b, noise(31, 9, 1))

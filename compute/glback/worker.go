@@ -23,10 +23,10 @@ type started struct {
 	soft                       bool          // a CPU rasteriser
 }
 
-func startWorker(kind egl.Kind, source string, lim limits) (*worker, started) {
+func startWorker(kind egl.Kind, tu tuning) (*worker, started) {
 	w := &worker{jobs: make(chan func(*glState)), done: make(chan struct{})}
 	ready := make(chan started)
-	go w.loop(kind, source, lim, ready)
+	go w.loop(kind, tu, ready)
 	s := <-ready
 	if s.err != nil {
 		<-w.done
@@ -35,13 +35,13 @@ func startWorker(kind egl.Kind, source string, lim limits) (*worker, started) {
 	return w, s
 }
 
-func (w *worker) loop(kind egl.Kind, source string, lim limits, ready chan<- started) {
+func (w *worker) loop(kind egl.Kind, tu tuning, ready chan<- started) {
 	// Never unlocked: when this goroutine ends, its thread ends with it and
 	// takes the thread's EGL state along.
 	runtime.LockOSThread()
 	defer close(w.done)
 	t0 := time.Now()
-	st, err := newGLState(kind, source, lim)
+	st, err := newGLState(kind, tu)
 	if err != nil {
 		ready <- started{err: err}
 		return

@@ -349,7 +349,7 @@ int canopy_egl_open(int kind, int major, int minor, canopy_egl_ctx *out, char *e
 	if (kind == CANOPY_EGL_ANY || kind == CANOPY_EGL_SURFACELESS) {
 		if (has_ext(client, "EGL_MESA_platform_surfaceless") && egl.GetPlatformDisplayEXT) {
 			if (try_display(egl.GetPlatformDisplayEXT(EGL_PLATFORM_SURFACELESS_MESA, NULL, NULL), major, minor, out, why, sizeof why) == 0) {
-				snprintf(out->where, sizeof out->where, "Mesa surfaceless platform");
+				snprintf(out->where, sizeof out->where, "surfaceless platform");
 				err[0] = '\0';
 				return 0;
 			}

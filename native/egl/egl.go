@@ -83,8 +83,8 @@ func Open(kind Kind, major, minor int) (*Context, error) {
 }
 
 // Display says which display the context lives on, for people: "EGL device
-// 0 of 2, /dev/dri/renderD128", "EGL device 1 of 2, Mesa software", "Mesa
-// surfaceless platform".
+// 0 of 1, NVIDIA H200", "EGL device 1 of 2, Mesa software", "surfaceless
+// platform".
 func (x *Context) Display() string {
 	if x.c == nil {
 		return "closed"

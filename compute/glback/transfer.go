@@ -1,0 +1,387 @@
+package glback
+
+import (
+	"fmt"
+	"time"
+	"unsafe"
+
+	"canopy/compute"
+	"canopy/native/egl/gl"
+)
+
+const (
+	slotBytes  = 32 << 20 // one staging slot
+	slotFloats = slotBytes / 4
+	slots      = 4 // slots per staging ring
+)
+
+// ring is a persistently mapped staging buffer cut into slots, each
+// guarded by the fence of the last GPU copy that used it.
+type ring struct {
+	buf    uint32
+	mem    []float32
+	fences [slots]uintptr
+	next   int
+}
+
+// ensureRings allocates the staging rings the first time they are needed
+// and returns how long that took.
+func (st *glState) ensureRings() (time.Duration, error) {
+	if st.up.buf != 0 && st.down.buf != 0 {
+		return 0, nil
+	}
+	t0 := time.Now()
+	var err error
+	if st.up.buf == 0 {
+		if st.up, err = newRing(gl.MAP_WRITE_BIT); err != nil {
+			return 0, err
+		}
+	}
+	if st.down, err = newRing(gl.MAP_READ_BIT); err != nil {
+		return 0, err
+	}
+	if err := glError("allocating the staging buffers"); err != nil {
+		return 0, err
+	}
+	return time.Since(t0), nil
+}
+
+// mapPersistent allocates a host-side buffer of the given size, mapped
+// persistently and coherently with the given access, and returns it with
+// its memory.
+func mapPersistent(bytes int, access uint32) (uint32, unsafe.Pointer, error) {
+	var buf uint32
+	flags := access | gl.MAP_PERSISTENT_BIT | gl.MAP_COHERENT_BIT
+	gl.GenBuffers(1, &buf)
+	gl.BindBuffer(gl.COPY_WRITE_BUFFER, buf)
+	gl.BufferStorage(gl.COPY_WRITE_BUFFER, bytes, nil, flags|gl.CLIENT_STORAGE_BIT)
+	p := gl.MapBufferRange(gl.COPY_WRITE_BUFFER, 0, bytes, flags)
+	gl.BindBuffer(gl.COPY_WRITE_BUFFER, 0)
+	if p == nil {
+		e := errName(gl.GetError())
+		gl.DeleteBuffers(1, &buf)
+		return 0, nil, fmt.Errorf("mapping a %.1f MB host buffer persistently failed (%s)", float64(bytes)/1e6, e)
+	}
+	return buf, p, nil
+}
+
+func unmap(buf *uint32) {
+	if *buf == 0 {
+		return
+	}
+	gl.BindBuffer(gl.COPY_WRITE_BUFFER, *buf)
+	gl.UnmapBuffer(gl.COPY_WRITE_BUFFER)
+	gl.BindBuffer(gl.COPY_WRITE_BUFFER, 0)
+	gl.DeleteBuffers(1, buf)
+	*buf = 0
+}
+
+// newRing allocates and maps a staging ring for host writes
+// (gl.MAP_WRITE_BIT) or host reads (gl.MAP_READ_BIT).
+func newRing(access uint32) (ring, error) {
+	buf, p, err := mapPersistent(slots*slotBytes, access)
+	if err != nil {
+		return ring{}, err
+	}
+	r := ring{buf: buf, mem: unsafe.Slice((*float32)(p), slots*slotFloats)}
+	clear(r.mem) // commit the pages now, not during the first transfer
+	return r, nil
+}
+
+// slot returns the host memory of slot i.
+func (r *ring) slot(i, floats int) []float32 {
+	return r.mem[i*slotFloats : i*slotFloats+floats]
+}
+
+// acquire returns the next slot once the GPU is done with it.
+func (r *ring) acquire() (int, error) {
+	i := r.next
+	r.next = (r.next + 1) % slots
+	return i, r.wait(i)
+}
+
+// wait waits for the last GPU copy that used slot i.
+func (r *ring) wait(i int) error {
+	f := r.fences[i]
+	if f == 0 {
+		return nil
+	}
+	r.fences[i] = 0
+	defer gl.DeleteSync(f)
+	return waitFence(f)
+}
+
+// drain waits for every slot.
+func (r *ring) drain() error {
+	var first error
+	for i := range r.fences {
+		if err := r.wait(i); err != nil && first == nil {
+			first = err
+		}
+	}
+	r.next = 0
+	return first
+}
+
+func (r *ring) release() {
+	r.drain()
+	unmap(&r.buf)
+	*r = ring{}
+}
+
+func waitFence(f uintptr) error {
+	deadline := time.Now().Add(fenceWait)
+	for {
+		switch gl.ClientWaitSync(f, gl.SYNC_FLUSH_COMMANDS_BIT, uint64(100*time.Millisecond)) {
+		case gl.ALREADY_SIGNALED, gl.CONDITION_SATISFIED:
+			return nil
+		case gl.WAIT_FAILED:
+			return fmt.Errorf("waiting for a GPU copy failed (%s)", errName(gl.GetError()))
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the GPU did not finish a copy within %s", fenceWait)
+		}
+	}
+}
+
+// mapped is the caller-filled host memory of HostBuffers: red, nir and
+// ndvi planes in persistently mapped buffers that the GPU copies from and
+// to directly.
+type mapped struct {
+	pixels int
+	buf    [3]uint32
+	mem    [3][]float32
+}
+
+// hostBuffers returns host planes of n pixels the device reaches directly,
+// allocating them when n changes.
+func (st *glState) hostBuffers(n int) ([3][]float32, error) {
+	if st.host.pixels == n {
+		return st.host.mem, nil
+	}
+	st.host.release()
+	padded := (n + 3) &^ 3
+	for i := range st.host.buf {
+		// Read and write for all three, so that whatever the caller does
+		// with a plane is allowed.
+		buf, p, err := mapPersistent(padded*4, gl.MAP_READ_BIT|gl.MAP_WRITE_BIT)
+		if err != nil {
+			st.host.release()
+			return st.host.mem, err
+		}
+		st.host.buf[i] = buf
+		st.host.mem[i] = unsafe.Slice((*float32)(p), padded)[:n:n]
+	}
+	st.host.pixels = n
+	return st.host.mem, glError("allocating host buffers")
+}
+
+// holds reports whether plane is the caller-filled host buffer i.
+func (m *mapped) holds(i int, plane []float32) bool {
+	return m.pixels > 0 && len(plane) == m.pixels && &plane[0] == &m.mem[i][0]
+}
+
+func (m *mapped) release() {
+	for i := range m.buf {
+		unmap(&m.buf[i])
+	}
+	*m = mapped{}
+}
+
+// copyBuffer is one glCopyBufferSubData from the start of src to the start
+// of dst.
+func copyBuffer(src, dst uint32, bytes int) {
+	gl.BindBuffer(gl.COPY_READ_BUFFER, src)
+	gl.BindBuffer(gl.COPY_WRITE_BUFFER, dst)
+	gl.CopyBufferSubData(gl.COPY_READ_BUFFER, gl.COPY_WRITE_BUFFER, 0, 0, bytes)
+	gl.BindBuffer(gl.COPY_READ_BUFFER, 0)
+	gl.BindBuffer(gl.COPY_WRITE_BUFFER, 0)
+}
+
+// upload moves both bands into the device buffers: by DMA alone from
+// HostBuffers planes, else through the staging ring (mapped mode, which
+// needs ensureRings first) or glBufferSubData (subdata mode).
+func (st *glState) upload(in compute.Input, mode string) error {
+	st.memcpyUp = 0
+	staged := false
+	for i, band := range [][]float32{in.Red, in.NIR} {
+		switch {
+		case st.host.holds(i, band):
+			copyBuffer(st.host.buf[i], st.dev[i], len(band)*4)
+		case mode == ModeSubData:
+			gl.BindBuffer(gl.COPY_WRITE_BUFFER, st.dev[i])
+			gl.BufferSubData(gl.COPY_WRITE_BUFFER, 0, len(band)*4, unsafe.Pointer(&band[0]))
+			gl.BindBuffer(gl.COPY_WRITE_BUFFER, 0)
+		default:
+			if err := st.push(st.dev[i], band); err != nil {
+				return err
+			}
+			staged = true
+		}
+	}
+	if staged {
+		if err := st.up.drain(); err != nil {
+			return err
+		}
+	}
+	gl.Finish()
+	return glError("uploading")
+}
+
+// push copies src into dst through the write ring: the host fills one slot
+// while the GPU copies the one before.
+func (st *glState) push(dst uint32, src []float32) error {
+	gl.BindBuffer(gl.COPY_READ_BUFFER, st.up.buf)
+	gl.BindBuffer(gl.COPY_WRITE_BUFFER, dst)
+	defer gl.BindBuffer(gl.COPY_READ_BUFFER, 0)
+	defer gl.BindBuffer(gl.COPY_WRITE_BUFFER, 0)
+	for lo := 0; lo < len(src); lo += slotFloats {
+		k := min(slotFloats, len(src)-lo)
+		i, err := st.up.acquire()
+		if err != nil {
+			return err
+		}
+		// Coherent mapping: commands issued after the write see it.
+		t0 := time.Now()
+		parallelCopy(st.up.slot(i, k), src[lo:lo+k])
+		st.memcpyUp += time.Since(t0)
+		gl.CopyBufferSubData(gl.COPY_READ_BUFFER, gl.COPY_WRITE_BUFFER, i*slotBytes, lo*4, k*4)
+		st.up.fences[i] = gl.FenceSync(gl.SYNC_GPU_COMMANDS_COMPLETE, 0)
+		gl.Flush()
+	}
+	return nil
+}
+
+// download moves the NDVI plane into out: by DMA alone into the
+// HostBuffers plane, else through the staging ring (mapped mode, which
+// needs ensureRings first) or glGetBufferSubData (subdata mode).
+func (st *glState) download(out []float32, mode string) error {
+	st.memcpyDown = 0
+	switch {
+	case st.host.holds(2, out):
+		copyBuffer(st.dev[2], st.host.buf[2], len(out)*4)
+		f := gl.FenceSync(gl.SYNC_GPU_COMMANDS_COMPLETE, 0)
+		err := waitFence(f)
+		gl.DeleteSync(f)
+		if err != nil {
+			return err
+		}
+	case mode == ModeSubData:
+		gl.BindBuffer(gl.COPY_READ_BUFFER, st.dev[2])
+		gl.GetBufferSubData(gl.COPY_READ_BUFFER, 0, len(out)*4, unsafe.Pointer(&out[0]))
+		gl.BindBuffer(gl.COPY_READ_BUFFER, 0)
+	default:
+		if err := st.pull(st.dev[2], out); err != nil {
+			return err
+		}
+	}
+	return glError("downloading")
+}
+
+// pull copies src into out through the read ring: the GPU fills up to four
+// slots ahead while the host empties the oldest.
+func (st *glState) pull(src uint32, out []float32) error {
+	gl.BindBuffer(gl.COPY_READ_BUFFER, src)
+	gl.BindBuffer(gl.COPY_WRITE_BUFFER, st.down.buf)
+	defer gl.BindBuffer(gl.COPY_READ_BUFFER, 0)
+	defer gl.BindBuffer(gl.COPY_WRITE_BUFFER, 0)
+	chunks := (len(out) + slotFloats - 1) / slotFloats
+	issue := func(c int) {
+		i, lo := c%slots, c*slotFloats
+		k := min(slotFloats, len(out)-lo)
+		gl.CopyBufferSubData(gl.COPY_READ_BUFFER, gl.COPY_WRITE_BUFFER, lo*4, i*slotBytes, k*4)
+		st.down.fences[i] = gl.FenceSync(gl.SYNC_GPU_COMMANDS_COMPLETE, 0)
+	}
+	for c := 0; c < min(slots, chunks); c++ {
+		issue(c)
+	}
+	gl.Flush()
+	for c := 0; c < chunks; c++ {
+		i, lo := c%slots, c*slotFloats
+		k := min(slotFloats, len(out)-lo)
+		if err := st.down.wait(i); err != nil {
+			return err
+		}
+		t0 := time.Now()
+		parallelCopy(out[lo:lo+k], st.down.slot(i, k))
+		st.memcpyDown += time.Since(t0)
+		if c+slots < chunks {
+			issue(c + slots)
+			gl.Flush()
+		}
+	}
+	st.down.next = 0
+	return nil
+}
+
+// copyRates are the device copies measured by ceilings, in GB/s counting
+// bytes read plus written: a compute-shader copy and glCopyBufferSubData.
+type copyRates struct {
+	shader, api float64
+}
+
+// ceilings measures, for a buffer of the given size, the device-to-device
+// copy (the faster of a copy shader and glCopyBufferSubData) and the
+// staging path's transfer rates.
+func (st *glState) ceilings(bytes int) (compute.Ceilings, copyRates, error) {
+	bytes = max(16, (bytes+15)&^15)
+	var bufs [2]uint32
+	gl.GenBuffers(2, &bufs[0])
+	defer gl.DeleteBuffers(2, &bufs[0])
+	zero := float32(0)
+	for _, b := range bufs {
+		gl.BindBuffer(gl.COPY_WRITE_BUFFER, b)
+		gl.BufferStorage(gl.COPY_WRITE_BUFFER, bytes, nil, 0)
+		gl.ClearBufferData(gl.COPY_WRITE_BUFFER, gl.R32F, gl.RED, gl.FLOAT, unsafe.Pointer(&zero))
+	}
+	gl.BindBuffer(gl.COPY_WRITE_BUFFER, 0)
+	if err := glError(fmt.Sprintf("allocating 2 buffers of %.1f MB", float64(bytes)/1e6)); err != nil {
+		return compute.Ceilings{}, copyRates{}, err
+	}
+	if _, err := st.ensureRings(); err != nil {
+		return compute.Ceilings{}, copyRates{}, err
+	}
+	best := func(reps int, fn func()) time.Duration {
+		fn() // warm-up: first-use costs stay out
+		var b time.Duration
+		for r := 0; r < reps; r++ {
+			if d, _, _ := st.timed(fn); r == 0 || d < b {
+				b = d
+			}
+		}
+		return max(b, time.Nanosecond)
+	}
+	ringCopy := func(read, write uint32, stagingRead bool) func() {
+		return func() {
+			gl.BindBuffer(gl.COPY_READ_BUFFER, read)
+			gl.BindBuffer(gl.COPY_WRITE_BUFFER, write)
+			for off, i := 0, 0; off < bytes; off, i = off+slotBytes, i+1 {
+				k := min(slotBytes, bytes-off)
+				if stagingRead {
+					gl.CopyBufferSubData(gl.COPY_READ_BUFFER, gl.COPY_WRITE_BUFFER, (i%slots)*slotBytes, off, k)
+				} else {
+					gl.CopyBufferSubData(gl.COPY_READ_BUFFER, gl.COPY_WRITE_BUFFER, off, (i%slots)*slotBytes, k)
+				}
+			}
+		}
+	}
+	shader := best(5, func() {
+		gl.UseProgram(st.copyProg)
+		st.grid(bufs[:], bytes/4)
+	})
+	api := best(5, func() {
+		gl.BindBuffer(gl.COPY_READ_BUFFER, bufs[0])
+		gl.BindBuffer(gl.COPY_WRITE_BUFFER, bufs[1])
+		gl.CopyBufferSubData(gl.COPY_READ_BUFFER, gl.COPY_WRITE_BUFFER, 0, 0, bytes)
+	})
+	h2d := best(3, ringCopy(st.up.buf, bufs[0], true))
+	d2h := best(3, ringCopy(bufs[0], st.down.buf, false))
+	gl.BindBuffer(gl.COPY_READ_BUFFER, 0)
+	gl.BindBuffer(gl.COPY_WRITE_BUFFER, 0)
+	if err := glError("measuring copy bandwidth"); err != nil {
+		return compute.Ceilings{}, copyRates{}, err
+	}
+	gbps := func(b int, d time.Duration) float64 { return float64(b) / d.Seconds() / 1e9 }
+	r := copyRates{shader: gbps(2*bytes, shader), api: gbps(2*bytes, api)}
+	return compute.Ceilings{DeviceCopy: max(r.shader, r.api), H2D: gbps(bytes, h2d), D2H: gbps(bytes, d2h)}, r, nil
+}

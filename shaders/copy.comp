@@ -1,0 +1,38 @@
+#version 430 core
+// A device-to-device copy in a compute shader: the gl backend's bandwidth
+// ceiling. It walks memory exactly as ndvi.comp does (VEC4S vec4s per
+// invocation, consecutive invocations on consecutive vec4s), with one read
+// stream and one write stream, so that the kernel's bandwidth reads as a
+// share of what a shader can move on the same device. (glCopyBufferSubData
+// may run on a copy engine far slower than the shader cores: on an H200 it
+// moved 177 GB/s where a shader copy moves over 4 TB/s.)
+
+#ifndef VEC4S
+#define VEC4S 1u
+#endif
+
+layout(local_size_x = 256) in;
+
+layout(std430, binding = 0) readonly restrict buffer Src { vec4 src[]; };
+layout(std430, binding = 1) writeonly restrict buffer Dst { vec4 dst[]; };
+
+// count: vec4s in this dispatch.
+layout(location = 0) uniform uint count;
+
+void main() {
+	uint group = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+	uint first = group * gl_WorkGroupSize.x * VEC4S + gl_LocalInvocationID.x;
+	vec4 v[VEC4S];
+	for (uint k = 0u; k < VEC4S; k++) {
+		uint i = first + k * gl_WorkGroupSize.x;
+		if (i < count) {
+			v[k] = src[i];
+		}
+	}
+	for (uint k = 0u; k < VEC4S; k++) {
+		uint i = first + k * gl_WorkGroupSize.x;
+		if (i < count) {
+			dst[i] = v[k];
+		}
+	}
+}
