@@ -6,8 +6,9 @@ package backends
 import (
 	"canopy/compute"
 
-	_ "canopy/compute/cback"  // c
-	_ "canopy/compute/glback" // gl
+	_ "canopy/compute/cback"    // c
+	_ "canopy/compute/cudaback" // cuda
+	_ "canopy/compute/glback"   // gl
 )
 
 // All returns a fresh instance of every registered backend in canonical

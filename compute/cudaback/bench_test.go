@@ -1,0 +1,299 @@
+package cudaback
+
+import (
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+	"unsafe"
+
+	"canopy/compute"
+)
+
+// Run with: go test -run '^$' -bench . -benchtime 20x ./compute/cudaback
+// Each benchmark reports the medians of its phases (CUDA events) and of the
+// end-to-end time; ns/op is the host's wall clock per Run, its mean.
+
+var benchSizes = []int{2048, 10980}
+
+// benchScene is the chapter's noise image at size², in float32 and as
+// uint16 counts (reflectance × 10000, as Sentinel-2 L2A stores it).
+type benchScene struct {
+	in       compute.Input
+	red, nir []uint16
+	in16     compute.Input
+	out      []float32
+}
+
+var scenes sync.Map // size -> *benchScene
+
+func scene(b *testing.B, size int) *benchScene {
+	if s, ok := scenes.Load(size); ok {
+		return s.(*benchScene)
+	}
+	r, n, err := compute.Fake(compute.SceneNoise, size, size, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := &benchScene{in: compute.Input{Width: size, Height: size, Red: r.Data, NIR: n.Data}, out: make([]float32, size*size)}
+	s.red, s.nir = make([]uint16, size*size), make([]uint16, size*size)
+	s.in16 = compute.Input{Width: size, Height: size, Red: make([]float32, size*size), NIR: make([]float32, size*size)}
+	for i := range s.red {
+		s.red[i], s.nir[i] = uint16(r.Data[i]*10000), uint16(n.Data[i]*10000)
+		s.in16.Red[i], s.in16.NIR[i] = float32(s.red[i]), float32(s.nir[i])
+	}
+	scenes.Store(size, s)
+	return s
+}
+
+var (
+	ceilOnce sync.Once
+	ceil     compute.Ceilings
+)
+
+// benchGPU returns one backend for all benchmarks, and the ceilings
+// measured once in this run with a 10980² float32 band's bytes.
+func benchGPU(b *testing.B) *Backend {
+	b.Helper()
+	be := sharedBackend()
+	if info := be.Info(); !info.Available {
+		b.Skipf("cuda backend unavailable here: %s", info.Reason)
+	}
+	ceilOnce.Do(func() {
+		var err error
+		if ceil, err = be.Ceilings(10980 * 10980 * 4); err != nil {
+			b.Fatal(err)
+		}
+	})
+	return be
+}
+
+var sharedBackend = sync.OnceValue(New)
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// report adds the medians of ts and the kernel's bandwidth against the
+// device copy ceiling.
+func report(b *testing.B, ts []compute.Timings, setup time.Duration, pixels, bytesPerPixel int) {
+	var up, k, down, tot []time.Duration
+	for _, t := range ts {
+		up, k, down, tot = append(up, t.Upload), append(k, t.Kernel), append(down, t.Download), append(tot, t.Total)
+	}
+	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
+	km := median(k)
+	b.ReportMetric(ms(setup), "setup-ms")
+	b.ReportMetric(ms(median(up)), "upload-ms")
+	b.ReportMetric(ms(km), "kernel-ms")
+	b.ReportMetric(ms(median(down)), "download-ms")
+	b.ReportMetric(ms(median(tot)), "total-ms")
+	gbps := float64(pixels*bytesPerPixel) / float64(km.Nanoseconds())
+	b.ReportMetric(gbps, "kernel-GB/s")
+	if ceil.DeviceCopy > 0 {
+		b.ReportMetric(100*gbps/ceil.DeviceCopy, "kernel-%copy")
+	}
+}
+
+// BenchmarkCeilings reports the device copy, pinned H2D and D2H, and
+// both-ways bandwidths (GB/s) for a 10980² float32 band.
+func BenchmarkCeilings(b *testing.B) {
+	be := benchGPU(b)
+	for range b.N {
+		c, err := be.Ceilings(10980 * 10980 * 4)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(c.DeviceCopy, "copy-GB/s")
+		b.ReportMetric(c.H2D, "h2d-GB/s")
+		b.ReportMetric(c.D2H, "d2h-GB/s")
+		b.ReportMetric(c.Duplex, "both-GB/s")
+	}
+}
+
+// BenchmarkRun times every mode × host memory × input type at 2048² and
+// 10980², after an untimed warm-up run that does the set-up (reported as
+// setup-ms), and checks the last result against the reference.
+func BenchmarkRun(b *testing.B) {
+	be := benchGPU(b)
+	be.SetPipeline(DefaultChunkPixels, DefaultStreams)
+	for _, size := range benchSizes {
+		for _, cfg := range configs {
+			for _, input := range []string{"f32", "u16"} {
+				b.Run(fmt.Sprintf("%s/%s/%s/%d", cfg.mode, cfg.host, input, size), func(b *testing.B) {
+					configure(b, be, cfg.mode, cfg.host)
+					runBench(b, be, scene(b, size), input)
+				})
+			}
+		}
+	}
+}
+
+// runBench times b.N runs of sc after a warm-up and reports them.
+func runBench(b *testing.B, be *Backend, sc *benchScene, input string) {
+	w := sc.in.Width
+	run := func() (compute.Timings, error) {
+		if input == "u16" {
+			return be.RunUint16(sc.red, sc.nir, w, w, compute.Nodata{}, sc.out)
+		}
+		return be.Run(sc.in, sc.out)
+	}
+	warm, err := run()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ts := make([]compute.Timings, 0, b.N)
+	b.ResetTimer()
+	for range b.N {
+		t, err := run()
+		if err != nil {
+			b.Fatal(err)
+		}
+		ts = append(ts, t)
+	}
+	b.StopTimer()
+	bpp, in := 12, sc.in
+	if input == "u16" {
+		bpp, in = 8, sc.in16
+	}
+	report(b, ts, warm.Setup, w*w, bpp)
+	b.ReportMetric(float64(be.LastRun().Chunks), "chunks")
+	if rep := compute.Verify(in, sc.out); !rep.OK() {
+		b.Fatal(rep)
+	}
+}
+
+// BenchmarkChunks sweeps the overlapped pipeline on a 10980² image from
+// the caller's page-locked slices: largest chunk, streams, lookahead, and
+// the ramp's first chunk.
+func BenchmarkChunks(b *testing.B) {
+	be := benchGPU(b)
+	s := be.s
+	defer func() {
+		be.SetPipeline(DefaultChunkPixels, DefaultStreams)
+		s.firstPixels, s.lookahead = FirstChunkPixels, Lookahead
+	}()
+	configure(b, be, ModeOverlapped, HostRegister)
+	sc := scene(b, 10980)
+	// chunk is the largest chunk of the input's own type (SetPipeline
+	// takes float32's, four times uint16's).
+	type knobs struct {
+		input                       string
+		chunk, streams, look, first int
+	}
+	sweep := []knobs{
+		{"f32", 16 << 20, DefaultStreams, Lookahead, FirstChunkPixels},
+		{"f32", 16 << 20, 4, 0, FirstChunkPixels},
+		{"f32", 16 << 20, DefaultStreams, Lookahead, 256 << 10},
+		{"f32", 8 << 20, DefaultStreams, Lookahead, FirstChunkPixels},
+		{"f32", 32 << 20, DefaultStreams, Lookahead, FirstChunkPixels},
+		{"u16", 4 << 20, DefaultStreams, Lookahead, FirstChunkPixels},
+		{"u16", 4 << 20, 4, 0, FirstChunkPixels},
+		{"u16", 2 << 20, DefaultStreams, Lookahead, FirstChunkPixels},
+		{"u16", 8 << 20, DefaultStreams, Lookahead, FirstChunkPixels},
+		{"u16", 16 << 20, DefaultStreams, Lookahead, FirstChunkPixels},
+	}
+	for _, k := range sweep {
+		b.Run(fmt.Sprintf("%s/chunk%dM/streams%d/look%d/first%dk", k.input, k.chunk>>20, k.streams, k.look, k.first>>10), func(b *testing.B) {
+			c := k.chunk
+			if k.input == "u16" {
+				c *= 4
+			}
+			if err := be.SetPipeline(c, k.streams); err != nil {
+				b.Fatal(err)
+			}
+			s.firstPixels, s.lookahead = k.first, k.look
+			runBench(b, be, sc, k.input)
+		})
+	}
+}
+
+// BenchmarkHostMemory is the copy engines' speed on three kinds of host
+// memory, one 10980² float32 band each way: memory the driver allocates
+// page-locked (cuMemHostAlloc, what staging uses), and Go memory
+// page-locked in place with cuMemHostRegister (what Run does), with
+// ordinary pages (make) and with transparent huge pages advised
+// (compute.NewOutput); the registration's cost is reported too.
+func BenchmarkHostMemory(b *testing.B) {
+	be := benchGPU(b)
+	const n = 10980 * 10980
+	s := be.s
+	s.mu.Lock()
+	runtime.LockOSThread()
+	err := s.ensure(n)
+	var hp unsafe.Pointer
+	if err == nil {
+		hp, err = s.drv.HostAlloc(4*n, 0)
+	}
+	runtime.UnlockOSThread()
+	s.mu.Unlock()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		s.mu.Lock()
+		runtime.LockOSThread()
+		s.ctx.SetCurrent()
+		s.drv.FreeHost(hp)
+		runtime.UnlockOSThread()
+		s.mu.Unlock()
+	}()
+	pinned := unsafe.Slice((*float32)(hp), n)
+	plain := make([]float32, n)
+	huge := compute.NewOutput(n)
+	for _, buf := range [][]float32{pinned, plain, huge} {
+		for i := range buf {
+			buf[i] = float32(i)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		buf  []float32
+	}{{"hostalloc", pinned}, {"register-plain", plain}, {"register-huge", huge}} {
+		b.Run(c.name, func(b *testing.B) {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			if err := s.ensure(n); err != nil {
+				b.Fatal(err)
+			}
+			if err := s.ensureEvents(1); err != nil {
+				b.Fatal(err)
+			}
+			p := unsafe.Pointer(&c.buf[0])
+			if c.name != "hostalloc" {
+				var pin runtime.Pinner
+				pin.Pin(p)
+				defer pin.Unpin()
+				t0 := time.Now()
+				if err := s.drv.HostRegister(p, 4*n, 0); err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(time.Since(t0))/1e6, "register-ms")
+				defer s.drv.HostUnregister(p)
+			}
+			d, ev, st := s.drv, s.events[0], s.streams[0]
+			var up, down []time.Duration
+			for range b.N + 1 {
+				d.EventRecord(ev[0], st)
+				d.MemcpyHtoDAsync(s.dIn[0], p, 4*n, st)
+				d.EventRecord(ev[1], st)
+				d.MemcpyDtoHAsync(p, s.dIn[0], 4*n, st)
+				d.EventRecord(ev[2], st)
+				if err := d.EventSynchronize(ev[2]); err != nil {
+					b.Fatal(err)
+				}
+				u, _ := d.EventElapsed(ev[0], ev[1])
+				w, _ := d.EventElapsed(ev[1], ev[2])
+				up, down = append(up, u), append(down, w)
+			}
+			b.ReportMetric(4*n/float64(median(up[1:]).Nanoseconds()), "h2d-GB/s")
+			b.ReportMetric(4*n/float64(median(down[1:]).Nanoseconds()), "d2h-GB/s")
+		})
+	}
+}

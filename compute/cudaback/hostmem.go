@@ -1,0 +1,195 @@
+package cudaback
+
+import (
+	"os"
+	"runtime"
+	"slices"
+	"sync"
+	"unsafe"
+
+	"canopy/native/cuda"
+)
+
+// pinnedRange is a page-aligned host range registered with the driver,
+// holding the Go objects in it pinned for as long as it is registered. It
+// is shared by every Backend of the process that uses it (refs): the
+// driver registers a page once, and two backends may well be given the
+// same slices (the command line's benchmark makes one per mode).
+type pinnedRange struct {
+	drv    *cuda.Driver
+	lo, hi uintptr
+	base   unsafe.Pointer // lo as a pointer, for cuMemHostUnregister
+	pin    runtime.Pinner
+	refs   int
+}
+
+// registry is every range registered by this process's backends.
+var registry struct {
+	sync.Mutex
+	ranges []*pinnedRange
+}
+
+// acquire returns the registered range w of host, registering it (and
+// pinning its Go objects) unless a backend already did. Context current.
+func acquire(d *cuda.Driver, host [3][]byte, w span) (*pinnedRange, bool, error) {
+	registry.Lock()
+	defer registry.Unlock()
+	for _, p := range registry.ranges {
+		if p.drv == d && p.lo == w.lo && p.hi == w.hi {
+			p.refs++
+			return p, false, nil
+		}
+	}
+	// The range starts at the page holding the lowest member's first
+	// byte: an offset back from a pointer into it.
+	first := w.members[0]
+	for _, m := range w.members {
+		if uintptr(unsafe.Pointer(unsafe.SliceData(host[m]))) < uintptr(unsafe.Pointer(unsafe.SliceData(host[first]))) {
+			first = m
+		}
+	}
+	fp := unsafe.Pointer(unsafe.SliceData(host[first]))
+	p := &pinnedRange{drv: d, lo: w.lo, hi: w.hi, base: unsafe.Add(fp, -int(uintptr(fp)-w.lo)), refs: 1}
+	for _, m := range w.members {
+		p.pin.Pin(unsafe.SliceData(host[m]))
+	}
+	if err := d.HostRegister(p.base, int(w.hi-w.lo), 0); err != nil {
+		p.pin.Unpin()
+		return nil, false, err
+	}
+	registry.ranges = append(registry.ranges, p)
+	return p, true, nil
+}
+
+// releaseRange drops one use of p, unregistering it after the last.
+// Context current. It reports whether it unregistered.
+func releaseRange(p *pinnedRange) bool {
+	registry.Lock()
+	defer registry.Unlock()
+	if p.refs--; p.refs > 0 {
+		return false
+	}
+	p.drv.HostUnregister(p.base)
+	p.pin.Unpin()
+	for i, q := range registry.ranges {
+		if q == p {
+			registry.ranges = append(registry.ranges[:i], registry.ranges[i+1:]...)
+			break
+		}
+	}
+	return true
+}
+
+// span is a candidate buffer's page-rounded range.
+type span struct {
+	lo, hi  uintptr
+	members []int
+}
+
+// pageSpans rounds the buffers idx of host out to whole pages and merges
+// those that share a page: the driver page-locks whole pages, and two
+// registrations may not overlap (red and nir may be halves of one slice).
+func pageSpans(host [3][]byte, idx []int, page uintptr) []span {
+	var ss []span
+	for _, i := range idx {
+		b := host[i]
+		a := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+		ss = append(ss, span{lo: a &^ (page - 1), hi: (a + uintptr(len(b)) + page - 1) &^ (page - 1), members: []int{i}})
+	}
+	slices.SortFunc(ss, func(x, y span) int {
+		switch {
+		case x.lo < y.lo:
+			return -1
+		case x.lo > y.lo:
+			return 1
+		}
+		return 0
+	})
+	var out []span
+	for _, s := range ss {
+		if k := len(out) - 1; k >= 0 && s.lo < out[k].hi {
+			out[k].hi = max(out[k].hi, s.hi)
+			out[k].members = append(out[k].members, s.members...)
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// pinHost decides, for each of red, nir and out, whether the GPU can reach
+// it in place: in HostRegister mode every buffer of RegisterMin bytes or
+// more is page-locked (kept from earlier runs when it is the same range).
+// Registrations that the new buffers do not use are released. A buffer the
+// driver refuses to register is staged, and regErr says why. Context
+// current, s.mu held.
+func (s *state) pinHost(host [3][]byte) (direct [3]bool, regErr string) {
+	var idx []int
+	if s.host == HostRegister {
+		for i, b := range host {
+			if len(b) >= RegisterMin {
+				idx = append(idx, i)
+			}
+		}
+	}
+	page := uintptr(os.Getpagesize())
+	want := pageSpans(host, idx, page)
+	same := func(p *pinnedRange, w span) bool { return p.lo == w.lo && p.hi == w.hi }
+	// Drop what the new buffers do not use exactly.
+	var kept []*pinnedRange
+	for _, p := range s.pins {
+		if slices.ContainsFunc(want, func(w span) bool { return same(p, w) }) {
+			kept = append(kept, p)
+		} else if releaseRange(p) {
+			s.didSetup = true
+		}
+	}
+	s.pins = kept
+	for _, w := range want {
+		if !slices.ContainsFunc(s.pins, func(p *pinnedRange) bool { return same(p, w) }) {
+			p, registered, err := acquire(s.drv, host, w)
+			if err != nil {
+				regErr = err.Error()
+				continue
+			}
+			if registered {
+				s.didSetup = true
+			}
+			s.pins = append(s.pins, p)
+		}
+		for _, m := range w.members {
+			direct[m] = true
+		}
+	}
+	return direct, regErr
+}
+
+// unpinAll drops every range this backend uses (context current).
+func (s *state) unpinAll() {
+	for _, p := range s.pins {
+		releaseRange(p)
+	}
+	s.pins = nil
+}
+
+// copyWorkers is how many goroutines one staging copy uses.
+func copyWorkers() int { return max(1, runtime.GOMAXPROCS(0)/2) }
+
+// parallelCopy copies src into dst on up to workers goroutines, in pieces
+// of at least 512 KiB.
+func parallelCopy(dst, src []byte, workers int) {
+	n := len(src)
+	parts := min(workers, n/(512<<10))
+	if parts <= 1 {
+		copy(dst, src)
+		return
+	}
+	step := (n + parts - 1) / parts
+	step = (step + 63) &^ 63
+	var wg sync.WaitGroup
+	for lo := 0; lo < n; lo += step {
+		hi := min(lo+step, n)
+		wg.Go(func() { copy(dst[lo:hi], src[lo:hi]) })
+	}
+	wg.Wait()
+}
