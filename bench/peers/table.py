@@ -10,21 +10,44 @@ import sys
 PEERS = ("numpy", "numba", "cupy")
 
 
+def normalise(r):
+    """Maps a cupy_peers.py row ({"peer", "median_ms", ...}) onto the shape of
+    `canopy bench --json`; kernel-only peers get no with-transfers time and
+    transfer peers no kernel-only time. Ceiling rows become None."""
+    if "peer" not in r:
+        return r
+    name = r["peer"]
+    if name.endswith("ceiling") or "median_ms" not in r:
+        return None
+    phase = {"median_ms": r["median_ms"], "min_ms": r["min_ms"], "max_ms": r["max_ms"]}
+    out = {"backend": name, "width": r["width"], "height": r["height"], "gpu": True,
+           "verified": r.get("max_abs_err", 1) <= 1e-6 and r.get("nan_mismatch", 1) == 0,
+           "max_abs_err": r.get("max_abs_err", float("nan")), "kernel_ms": 0, "total_ms": 0}
+    if name.endswith("-kernel"):
+        out["kernel_ms"], out["kernel"] = r["median_ms"], phase
+    else:
+        out["total_ms"], out["total"] = r["median_ms"], phase
+    return out
+
+
 def rows(lines):
     for line in lines:
         line = line.strip()
         if line.startswith("{"):
             try:
-                yield json.loads(line)
+                r = normalise(json.loads(line))
             except json.JSONDecodeError:
-                pass
+                continue
+            if r is not None:
+                yield r
 
 
 def spread(r, key):
     p = r.get(key) or {}
     if "min_ms" in p:
         return f"{p['median_ms']:.3f} [{p['min_ms']:.3f}–{p['max_ms']:.3f}]"
-    return f"{r.get(key + '_ms', 0):.3f}"
+    v = r.get(key + "_ms", 0)
+    return f"{v:.3f}" if v else "—"
 
 
 def main():
@@ -36,12 +59,12 @@ def main():
         group = [r for r in rs if (r["width"], r["height"]) == size and not r.get("error")]
         px = size[0] * size[1]
         peers = [r for r in group if r["backend"].startswith(PEERS)]
-        best_k = min((r["kernel_ms"] for r in peers), default=0)
-        best_t = min((r["total_ms"] for r in peers), default=0)
+        best_k = min((r["kernel_ms"] for r in peers if r["kernel_ms"]), default=0)
+        best_t = min((r["total_ms"] for r in peers if r["total_ms"]), default=0)
         print(f"\n### {size[0]}x{size[1]} ({px/1e6:.1f} Mpixel)\n")
         print("| contender | kernel ms, median [min–max] | with transfers ms | kernel GB/s | % of ceiling | kernel vs best peer | total vs best peer | verified |")
         print("|---|---|---|---|---|---|---|---|")
-        for r in sorted(group, key=lambda r: r["total_ms"]):
+        for r in sorted(group, key=lambda r: r["total_ms"] or r["kernel_ms"]):
             name = r["backend"] + (":" + r["mode"] if r.get("mode") else "")
             gbps = 12 * px / (r["kernel_ms"] * 1e6) if r["kernel_ms"] else 0
             ceil = r.get("ceiling_gbps") or (dev if r.get("gpu") else host)
