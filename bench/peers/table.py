@@ -59,8 +59,9 @@ def main():
         group = [r for r in rs if (r["width"], r["height"]) == size and not r.get("error")]
         px = size[0] * size[1]
         peers = [r for r in group if r["backend"].startswith(PEERS)]
-        best_k = min((r["kernel_ms"] for r in peers if r["kernel_ms"]), default=0)
-        best_t = min((r["total_ms"] for r in peers if r["total_ms"]), default=0)
+
+        def best(key, gpu):
+            return min((r[key] for r in peers if r[key] and bool(r.get("gpu")) == gpu), default=0)
         print(f"\n### {size[0]}x{size[1]} ({px/1e6:.1f} Mpixel)\n")
         print("| contender | kernel ms, median [min–max] | with transfers ms | kernel GB/s | % of ceiling | kernel vs best peer | total vs best peer | verified |")
         print("|---|---|---|---|---|---|---|---|")
@@ -69,11 +70,13 @@ def main():
             gbps = 12 * px / (r["kernel_ms"] * 1e6) if r["kernel_ms"] else 0
             ceil = r.get("ceiling_gbps") or (dev if r.get("gpu") else host)
             pct = f"{100 * gbps / ceil:.0f}% of {ceil:.0f}" if ceil else ""
+            best_k, best_t = best("kernel_ms", bool(r.get("gpu"))), best("total_ms", bool(r.get("gpu")))
             vk = f"{best_k / r['kernel_ms']:.2f}x" if best_k and r["kernel_ms"] else ""
             vt = f"{best_t / r['total_ms']:.2f}x" if best_t and r["total_ms"] else ""
             print(f"| {name} | {spread(r, 'kernel')} | {spread(r, 'total')} | {gbps:.1f} | {pct} | {vk} | {vt} | "
                   f"{'yes' if r.get('verified') else 'NO'} (max err {r.get('max_abs_err', 0):.2g}) |")
-    print("\nRatios above 1x are faster than the fastest peer on the same measure.")
+    print("\nRatios compare CPU contenders with the fastest CPU peer (NumPy, numba) and GPU contenders with the\n"
+          "fastest GPU peer (CuPy, numba.cuda) on the same measure; above 1x is faster.")
 
 
 if __name__ == "__main__":
