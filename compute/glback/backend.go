@@ -42,6 +42,7 @@ type Backend struct {
 	pending  time.Duration // context + compile time not yet reported as setup
 	mode     string        // chosen by SetMode; "" for the device's default
 	soft     bool          // the renderer is a CPU rasteriser
+	limits   string        // the dispatch limits, for logs
 	timer    time.Duration // last kernel by GL_TIMESTAMP
 	wall     time.Duration // last kernel by the wall clock around glFinish
 
@@ -83,7 +84,7 @@ func (b *Backend) start() error {
 		kind = k
 	}
 	w, s := startWorker(kind, b.tu)
-	b.soft = s.soft
+	b.soft, b.limits = s.soft, s.limits
 	if s.err != nil {
 		b.startErr = fmt.Errorf("gl: %w", s.err)
 		b.info = &compute.Info{Name: compute.NameGL, GPU: true, Reason: s.err.Error()}
@@ -270,6 +271,22 @@ func (b *Backend) HostBuffers(w, h int) (red, nir, out []float32, err error) {
 		return nil, nil, nil, fmt.Errorf("gl: host buffers %dx%d on %s: %w", w, h, b.info.Device, err)
 	}
 	return m[0], m[1], m[2], nil
+}
+
+// shaderCopy times the copy shader alone on buffers of the given size.
+func (b *Backend) shaderCopy(bytes int) (float64, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.start(); err != nil {
+		return 0, err
+	}
+	var rate float64
+	err := b.w.do(func(st *glState) error {
+		var err error
+		rate, err = st.shaderCopy(bytes)
+		return err
+	})
+	return rate, err
 }
 
 // Modes implements compute.Moder.

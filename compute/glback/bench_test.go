@@ -101,6 +101,31 @@ func BenchmarkCopyWorkers(b *testing.B) {
 	}
 }
 
+// BenchmarkCopyShader times the ceiling's copy shader on buffers of 64 MB
+// to 482 MB (one 10980² band), with the driver's dispatch size and with
+// dispatches capped at 16 M pixels (64 MB a buffer), to show what buffer
+// size and the number of dispatches cost.
+func BenchmarkCopyShader(b *testing.B) {
+	for _, chunk := range []int{0, 1 << 24} {
+		for _, mb := range []int{64, 128, 256, 482} {
+			b.Run(fmt.Sprintf("chunk=%d/MB=%d", chunk, mb), func(b *testing.B) {
+				g := New()
+				g.tu.chunk = chunk
+				defer g.Close()
+				need(b, g)
+				var rate float64
+				for b.Loop() {
+					var err error
+					if rate, err = g.shaderCopy(mb << 20); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(rate, "shadercopy-GB/s")
+			})
+		}
+	}
+}
+
 // BenchmarkHostCopy measures parallelCopy between two ordinary 482 MB
 // slices (one 10980² band), in GB/s read plus written: the host side of
 // every staged transfer.

@@ -78,6 +78,7 @@ func TestInfo(t *testing.T) {
 	defer b.Close()
 	info := need(t, b)
 	t.Logf("gl: %s", info.Device)
+	t.Logf("gl: %s", b.limits)
 	if info.Name != compute.NameGL || !info.GPU || info.Device == "" || info.Reason != "" {
 		t.Errorf("Info = %+v", info)
 	}

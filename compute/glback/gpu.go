@@ -36,6 +36,7 @@ type tuning struct {
 	source           string
 	vec4s            int
 	groupsX, groupsY int
+	chunk            int // pixels per dispatch at most (0: the driver's limits)
 }
 
 // glState is everything GL. It lives on the owner thread and only there.
@@ -47,6 +48,7 @@ type glState struct {
 	local          int   // work-group size (x) of the shaders
 	vec4s          int   // vec4s per invocation (VEC4S)
 	maxGX, maxGY   int   // GL_MAX_COMPUTE_WORK_GROUP_COUNT, capped by tuning
+	maxBlock       int64 // GL_MAX_SHADER_STORAGE_BLOCK_SIZE
 	chunk          int   // pixels per dispatch: a power of two
 	timerBits      int32 // GL_QUERY_COUNTER_BITS of GL_TIMESTAMP; 0: no timer
 	queries        [2]uint32
@@ -100,10 +102,9 @@ func (st *glState) init(tu tuning) error {
 	gl.GetProgramiv(st.prog, gl.COMPUTE_WORK_GROUP_SIZE, &size[0])
 	st.local = int(size[0])
 	var gx, gy, align int32
-	var maxBlock int64
 	gl.GetIntegeri_v(gl.MAX_COMPUTE_WORK_GROUP_COUNT, 0, &gx)
 	gl.GetIntegeri_v(gl.MAX_COMPUTE_WORK_GROUP_COUNT, 1, &gy)
-	gl.GetInteger64v(gl.MAX_SHADER_STORAGE_BLOCK_SIZE, &maxBlock)
+	gl.GetInteger64v(gl.MAX_SHADER_STORAGE_BLOCK_SIZE, &st.maxBlock)
 	gl.GetIntegerv(gl.SHADER_STORAGE_BUFFER_OFFSET_ALIGNMENT, &align)
 	st.maxGX, st.maxGY = int(gx), int(gy)
 	if tu.groupsX > 0 {
@@ -114,7 +115,10 @@ func (st *glState) init(tu tuning) error {
 	}
 	// The largest power of two that one binding (block size) and one grid
 	// (groups in x and y) allow, as pixels.
-	limit := min(maxBlock/4, int64(st.maxGX)*int64(st.maxGY)*int64(st.local*st.vec4s*4), 1<<30)
+	limit := min(st.maxBlock/4, int64(st.maxGX)*int64(st.maxGY)*int64(st.local*st.vec4s*4), 1<<30)
+	if tu.chunk > 0 {
+		limit = min(limit, int64(tu.chunk))
+	}
 	st.chunk = 1 << (63 - bits.LeadingZeros64(uint64(limit)))
 	if align <= 0 || st.chunk*4%int(align) != 0 {
 		return fmt.Errorf("%s: dispatch chunks of %d pixels break the storage-buffer offset alignment of %d bytes", st.renderer, st.chunk, align)
@@ -122,6 +126,12 @@ func (st *glState) init(tu tuning) error {
 	gl.GetQueryiv(gl.TIMESTAMP, gl.QUERY_COUNTER_BITS, &st.timerBits)
 	gl.GenQueries(2, &st.queries[0])
 	return glError("creating the programs and queries")
+}
+
+// limits describes the dispatch for people and logs.
+func (st *glState) limits() string {
+	return fmt.Sprintf("work group %d invocations × %d vec4s, max groups %d×%d, max storage block %d MB, %d pixels (%d MB a band) per dispatch, timer %d bits",
+		st.local, st.vec4s, st.maxGX, st.maxGY, st.maxBlock>>20, st.chunk, st.chunk>>18, st.timerBits)
 }
 
 // withVec4s defines VEC4S on the line after #version.

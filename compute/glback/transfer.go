@@ -320,14 +320,10 @@ type copyRates struct {
 	shader, api float64
 }
 
-// ceilings measures, for a buffer of the given size, the device-to-device
-// copy (the faster of a copy shader and glCopyBufferSubData) and the
-// staging path's transfer rates.
-func (st *glState) ceilings(bytes int) (compute.Ceilings, copyRates, error) {
-	bytes = max(16, (bytes+15)&^15)
+// deviceBuffers allocates two zeroed device buffers of the given size.
+func deviceBuffers(bytes int) ([2]uint32, error) {
 	var bufs [2]uint32
 	gl.GenBuffers(2, &bufs[0])
-	defer gl.DeleteBuffers(2, &bufs[0])
 	zero := float32(0)
 	for _, b := range bufs {
 		gl.BindBuffer(gl.COPY_WRITE_BUFFER, b)
@@ -336,21 +332,56 @@ func (st *glState) ceilings(bytes int) (compute.Ceilings, copyRates, error) {
 	}
 	gl.BindBuffer(gl.COPY_WRITE_BUFFER, 0)
 	if err := glError(fmt.Sprintf("allocating 2 buffers of %.1f MB", float64(bytes)/1e6)); err != nil {
+		gl.DeleteBuffers(2, &bufs[0])
+		return bufs, err
+	}
+	return bufs, nil
+}
+
+// best runs fn once, then reps times timed, and returns the shortest time.
+func (st *glState) best(reps int, fn func()) time.Duration {
+	fn() // warm-up: first-use costs stay out
+	var b time.Duration
+	for r := 0; r < reps; r++ {
+		if d, _, _ := st.timed(fn); r == 0 || d < b {
+			b = d
+		}
+	}
+	return max(b, time.Nanosecond)
+}
+
+func gbps(bytes int, d time.Duration) float64 { return float64(bytes) / d.Seconds() / 1e9 }
+
+// shaderCopy times the copy shader between two fresh buffers of the given
+// size, in GB/s read plus written.
+func (st *glState) shaderCopy(bytes int) (float64, error) {
+	bytes = max(16, (bytes+15)&^15)
+	bufs, err := deviceBuffers(bytes)
+	if err != nil {
+		return 0, err
+	}
+	defer gl.DeleteBuffers(2, &bufs[0])
+	d := st.best(5, func() {
+		gl.UseProgram(st.copyProg)
+		st.grid(bufs[:], bytes/4)
+	})
+	return gbps(2*bytes, d), glError("the copy shader")
+}
+
+// ceilings measures, for a buffer of the given size, the device-to-device
+// copy (the faster of a copy shader and glCopyBufferSubData) and the
+// staging path's transfer rates.
+func (st *glState) ceilings(bytes int) (compute.Ceilings, copyRates, error) {
+	bytes = max(16, (bytes+15)&^15)
+	bufs, err := deviceBuffers(bytes)
+	if err != nil {
 		return compute.Ceilings{}, copyRates{}, err
 	}
+	defer gl.DeleteBuffers(2, &bufs[0])
 	if _, err := st.ensureRings(); err != nil {
 		return compute.Ceilings{}, copyRates{}, err
 	}
-	best := func(reps int, fn func()) time.Duration {
-		fn() // warm-up: first-use costs stay out
-		var b time.Duration
-		for r := 0; r < reps; r++ {
-			if d, _, _ := st.timed(fn); r == 0 || d < b {
-				b = d
-			}
-		}
-		return max(b, time.Nanosecond)
-	}
+	best := st.best
 	ringCopy := func(read, write uint32, stagingRead bool) func() {
 		return func() {
 			gl.BindBuffer(gl.COPY_READ_BUFFER, read)
@@ -381,7 +412,6 @@ func (st *glState) ceilings(bytes int) (compute.Ceilings, copyRates, error) {
 	if err := glError("measuring copy bandwidth"); err != nil {
 		return compute.Ceilings{}, copyRates{}, err
 	}
-	gbps := func(b int, d time.Duration) float64 { return float64(b) / d.Seconds() / 1e9 }
 	r := copyRates{shader: gbps(2*bytes, shader), api: gbps(2*bytes, api)}
 	return compute.Ceilings{DeviceCopy: max(r.shader, r.api), H2D: gbps(bytes, h2d), D2H: gbps(bytes, d2h)}, r, nil
 }

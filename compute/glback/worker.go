@@ -21,6 +21,7 @@ type started struct {
 	renderer, version, display string
 	setup                      time.Duration // context creation and compilation
 	soft                       bool          // a CPU rasteriser
+	limits                     string        // glState.limits
 }
 
 func startWorker(kind egl.Kind, tu tuning) (*worker, started) {
@@ -46,7 +47,7 @@ func (w *worker) loop(kind egl.Kind, tu tuning, ready chan<- started) {
 		ready <- started{err: err}
 		return
 	}
-	ready <- started{renderer: st.renderer, version: st.version, display: st.ctx.Display(), setup: time.Since(t0), soft: st.software()}
+	ready <- started{renderer: st.renderer, version: st.version, display: st.ctx.Display(), setup: time.Since(t0), soft: st.software(), limits: st.limits()}
 	for job := range w.jobs {
 		job(st)
 	}
