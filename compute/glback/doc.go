@@ -17,23 +17,29 @@
 //
 // Three device buffers (red, NIR, NDVI) are allocated with glBufferStorage
 // once per image size and reused while the size stays the same. In the
-// "mapped" mode transfers go through two rings of persistently mapped staging buffers (one written
-// by the host, one read by it) of four 32 MiB slots each, allocated once:
-// upload copies a slice of a band into a free slot with all cores while the
-// GPU copies the previous slot into the device buffer (glCopyBufferSubData,
-// fenced); download runs the same pipeline the other way. The "subdata"
+// "mapped" mode transfers go through two rings of persistently mapped
+// staging buffers (one written by the host, one read by it) of four 32 MiB
+// slots each, allocated once: upload copies a slice of a band into a free
+// slot with all cores while the GPU copies the previous slot into the
+// device buffer (glCopyBufferSubData, fenced); download runs the same
+// pipeline the other way. The "subdata"
 // mode uses glBufferSubData and glGetBufferSubData instead and leaves the
 // staging to the driver. "mapped" is the default on a GPU; "subdata" on a
 // software renderer (llvmpipe), whose "device" memory is host memory, so
 // that staging would only add a copy. The rings are allocated the first
-// time the mapped mode or Ceilings needs them.
+// time the mapped mode or Ceilings needs them. HostBuffers hands out
+// persistently mapped planes of the image size: bands placed there, and an
+// output that is the third plane, move by DMA alone, with no host copy.
 //
 // Upload, kernel and download are timed separately. The kernel is bracketed
 // by a GL_TIMESTAMP query pair and, independently, by the wall clock from
 // before the dispatch to the end of glFinish; the timer is used when it
 // reads within the wall clock, else the wall clock (LastKernelClocks gives
 // both). Context creation, shader compilation, buffer allocation and one
-// warm-up dispatch per size are Setup, reported apart.
+// warm-up dispatch per size are Setup, reported apart. Ceilings times a
+// copy shader (shaders/copy.comp) that walks memory as the NDVI shader
+// does, and glCopyBufferSubData, which may run on a slower copy engine, and
+// reports the faster as the device copy.
 //
 // # Display selection
 //
