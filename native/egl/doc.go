@@ -6,16 +6,19 @@
 // libEGL.so.1 is loaded with dlopen when first needed, so a program built
 // with this package still runs where EGL is missing; Open then returns an
 // error saying so. The environment variable CANOPY_LIBEGL names another
-// library to load instead (a vendor's libEGL, or a missing one in tests). The display is found without EGL_DEFAULT_DISPLAY: EGL
-// device enumeration (EGL_EXT_device_enumeration, EGL_EXT_platform_device)
-// offers a hardware device first (the NVIDIA driver exposes one headless),
-// then Mesa's software device, then Mesa's surfaceless platform. The context
-// is a core profile of the requested version, made current with no surface
-// (EGL_KHR_surfaceless_context).
+// library to load instead (a vendor's libEGL, or a missing one in tests).
+//
+// The display is found without EGL_DEFAULT_DISPLAY: EGL device enumeration
+// (EGL_EXT_device_enumeration, EGL_EXT_platform_device) offers a hardware
+// device first (the NVIDIA driver exposes one headless), then Mesa's
+// software device, then the surfaceless platform
+// (EGL_MESA_platform_surfaceless, which the NVIDIA driver implements too).
+// The context is a core profile of the requested version, made current
+// with no surface (EGL_KHR_surfaceless_context).
 //
 // An OpenGL context is current on one OS thread. Open must run on a
 // goroutine that has called runtime.LockOSThread, and every later call on
 // the Context, and every GL call, must come from that same goroutine.
-// ProcAddress hands GL entry points to a loader such as go-gl's
-// gl.InitWithProcAddrFunc.
+// ProcAddress hands GL entry points to a loader: native/egl/gl's Init, or
+// go-gl's gl.InitWithProcAddrFunc.
 package egl
