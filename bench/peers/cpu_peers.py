@@ -6,13 +6,19 @@ with the output verified against a float64 NumPy reference. Prints one JSON
 object per line, in the shape of `canopy bench --json`.
 
 usage: cpu_peers.py RED.tif NIR.tif [--repeat K]
+       cpu_peers.py --size N [--repeat K]   (no GDAL: draw the chapter's noise
+                                            with NumPy, same distributions)
 """
 import json
 import sys
 import time
 
 import numpy as np
-from osgeo import gdal
+
+try:
+    from osgeo import gdal
+except ImportError:  # machines without GDAL use --size
+    gdal = None
 
 try:
     import numba
@@ -80,9 +86,15 @@ def main():
         k = args.index("--repeat")
         repeat = int(args[k + 1])
         del args[k:k + 2]
-    if len(args) != 2:
+    if len(args) == 2 and args[0] == "--size":
+        n = int(args[1])
+        rng = np.random.default_rng(1)
+        red = rng.uniform(0.05, 0.40, (n, n)).astype(np.float32)
+        nir = rng.uniform(0.20, 0.60, (n, n)).astype(np.float32)
+    elif len(args) == 2 and gdal is not None:
+        red, nir = load(args[0]), load(args[1])
+    else:
         sys.exit(__doc__)
-    red, nir = load(args[0]), load(args[1])
     h, w = red.shape
     r64, n64 = red.astype(np.float64), nir.astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
