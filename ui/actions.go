@@ -8,8 +8,6 @@ import (
 	"strings"
 	"sync"
 
-	"fyne.io/fyne/v2"
-
 	"canopy/compute"
 	"canopy/compute/colormap"
 )
@@ -38,7 +36,7 @@ func (w *Window) start() {
 			e             *backendEntry
 			ramp, stretch string
 		)
-		fyne.DoAndWait(func() {
+		w.bridge.doAndWait(func() {
 			for i, en := range entries {
 				en.info, en.known = infos[i], true
 			}

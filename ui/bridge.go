@@ -42,7 +42,40 @@ type bridge struct {
 
 	work sync.Mutex     // held while a job runs
 	wg   sync.WaitGroup // jobs not yet finished
+
+	// loop, when set, replaces Fyne's event goroutine (tests): results
+	// are queued and run by wait on the goroutine that calls it.
+	loop *eventLoop
 }
+
+// do runs f on the event goroutine without waiting.
+func (b *bridge) do(f func()) {
+	if b.loop != nil {
+		b.loop.q <- f
+		return
+	}
+	fyne.Do(f)
+}
+
+// doAndWait runs f on the event goroutine and waits for it.
+func (b *bridge) doAndWait(f func()) {
+	if b.loop == nil {
+		fyne.DoAndWait(f)
+		return
+	}
+	done := make(chan struct{})
+	b.loop.q <- func() { f(); close(done) }
+	<-done
+}
+
+// eventLoop stands in for Fyne's event goroutine in tests. Fyne's test
+// driver runs fyne.Do at once on the calling goroutine, which would update
+// widgets from a job's goroutine while the test reads them; with the loop
+// they are updated on the test's goroutine, inside Window.Wait, as the
+// real app updates them on its event goroutine.
+type eventLoop struct{ q chan func() }
+
+func newEventLoop() *eventLoop { return &eventLoop{q: make(chan func(), 1024)} }
 
 // start cancels any running job and runs j in a goroutine.
 func (b *bridge) start(label string, j job) {
@@ -71,7 +104,7 @@ func (b *bridge) start(label string, j job) {
 			apply, err = b.protect(ctx, gen, j)
 		}
 		b.work.Unlock()
-		fyne.Do(func() {
+		b.do(func() {
 			if !b.current(gen) {
 				return // superseded or cancelled: the newer state wins
 			}
@@ -106,7 +139,7 @@ func (b *bridge) protect(ctx context.Context, gen uint64, j job) (apply func(), 
 			return
 		}
 		last = now
-		fyne.Do(func() {
+		b.do(func() {
 			if b.current(gen) && b.onProgress != nil {
 				b.onProgress(frac, msg)
 			}
@@ -165,6 +198,29 @@ func (b *bridge) busy() bool {
 	return b.cancel != nil
 }
 
-// wait blocks until every started job has returned and delivered its result.
-// Tests use it; with the test driver fyne.Do runs synchronously.
-func (b *bridge) wait() { b.wg.Wait() }
+// wait blocks until every started job has returned and delivered its
+// result. Tests use it; the window itself never waits. With an event loop
+// it runs the queued updates meanwhile.
+func (b *bridge) wait() {
+	if b.loop == nil {
+		b.wg.Wait()
+		return
+	}
+	done := make(chan struct{})
+	go func() { b.wg.Wait(); close(done) }()
+	for {
+		select {
+		case f := <-b.loop.q:
+			f()
+		case <-done:
+			for {
+				select {
+				case f := <-b.loop.q:
+					f()
+				default:
+					return
+				}
+			}
+		}
+	}
+}

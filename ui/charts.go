@@ -38,6 +38,7 @@ func newChartsPanel(w *Window) *chartsPanel {
 	p := &chartsPanel{w: w}
 	p.Timing = newChartView(timingChart, "Compute, or Compare all, to see what each backend costs.")
 	p.SweepView = newChartView(sweepChart, "Run a size sweep to see where the GPU starts to win.")
+	p.Timing.do, p.SweepView.do = w.bridge.do, w.bridge.do
 	p.table = container.NewVBox()
 	p.crossover = widget.NewLabel("")
 	p.crossover.Wrapping = fyne.TextWrapWord
@@ -130,6 +131,7 @@ type chartFunc func(rs []compute.BenchResult, w, h int) (image.Image, error)
 type chartView struct {
 	widget.BaseWidget
 	draw  chartFunc
+	do    func(func()) // runs on the event goroutine
 	empty *widget.Label
 	image *canvas.Image
 
@@ -140,7 +142,7 @@ type chartView struct {
 }
 
 func newChartView(draw chartFunc, emptyText string) *chartView {
-	v := &chartView{draw: draw}
+	v := &chartView{draw: draw, do: fyne.Do}
 	v.empty = widget.NewLabel(emptyText)
 	v.empty.Wrapping = fyne.TextWrapWord
 	v.empty.Alignment = fyne.TextAlignCenter
@@ -244,7 +246,7 @@ func (v *chartView) Resize(s fyne.Size) {
 	pw, ph := v.pixels(s)
 	v.timer = time.AfterFunc(150*time.Millisecond, func() {
 		img, err := v.draw(rs, pw, ph)
-		fyne.Do(func() {
+		v.do(func() {
 			v.mu.Lock()
 			stale := len(v.results) != len(rs) || (len(rs) > 0 && &v.results[0] != &rs[0]) || v.Size() != s
 			if !stale {

@@ -39,6 +39,8 @@ type Options struct {
 	WindowSize fyne.Size
 	// Backends replaces the registered backends (tests); nil means all.
 	Backends []compute.Backend
+	// loop replaces Fyne's event goroutine for the bridge (tests).
+	loop *eventLoop
 	// OnReady is called once on the event goroutine when the first map
 	// (and, with Compare, the first timing chart) is shown.
 	OnReady func()
@@ -114,6 +116,7 @@ type Window struct {
 	busyFor   string
 	tabs      *container.AppTabs
 	zoomLabel *widget.Label
+	spinner   *widget.ProgressBarInfinite
 }
 
 // NewWindow builds the main window on app and starts the first job: find
@@ -122,7 +125,7 @@ func NewWindow(app fyne.App, opts Options) *Window {
 	opts.defaults()
 	w := &Window{App: app, opts: opts, ramp: colormap.DefaultRamp, stretch: colormap.StretchFull}
 	w.Win = app.NewWindow("Canopy")
-	w.bridge = &bridge{onBusy: w.setBusy, onProgress: w.setProgress, onError: w.showJobError}
+	w.bridge = &bridge{onBusy: w.setBusy, onProgress: w.setProgress, onError: w.showJobError, loop: opts.loop}
 	w.lut, _ = colormap.New(w.ramp, -1, 1)
 
 	bs := opts.Backends
@@ -153,7 +156,11 @@ func (w *Window) build() {
 	w.Cancel = widget.NewButtonWithIcon("Cancel", theme.CancelIcon(), w.cancel)
 	w.Cancel.Disable()
 	w.Progress = widget.NewProgressBar()
+	w.Progress.TextFormatter = func() string { return "" } // the label says more
 	w.Progress.Hide()
+	w.spinner = widget.NewProgressBarInfinite()
+	w.spinner.Stop()
+	w.spinner.Hide()
 	w.ProgressLabel = widget.NewLabel("")
 	w.ProgressLabel.Truncation = fyne.TextTruncateEllipsis
 	w.Status = widget.NewLabel("Starting…")
@@ -200,7 +207,7 @@ func (w *Window) build() {
 
 	toolbar := container.NewHBox(w.Compute, w.CompareAll, w.Sweep, w.Cancel,
 		widget.NewSeparator(), exportMenuButton(w))
-	progress := container.NewBorder(nil, nil, nil, nil, container.NewStack(w.Progress, w.ProgressLabel))
+	progress := container.NewStack(w.Progress, w.spinner, container.NewPadded(w.ProgressLabel))
 	top := container.NewBorder(nil, nil, toolbar, nil, progress)
 
 	statusBar := container.NewGridWithColumns(2, w.Probe, w.Status)
@@ -273,20 +280,41 @@ func (w *Window) setBusy(busy bool, label string) {
 	w.busyFor = label
 	if busy {
 		w.Progress.SetValue(0)
-		w.Progress.Show()
+		w.showSpinner(true)
 		w.ProgressLabel.SetText(label + "…")
 		w.Cancel.Enable()
 	} else {
 		w.Progress.Hide()
+		w.spinner.Stop()
+		w.spinner.Hide()
 		w.ProgressLabel.SetText("")
 		w.Cancel.Disable()
 	}
 	w.updateButtons()
 }
 
+// showSpinner shows the endless bar (work of unknown length) or the
+// progress bar.
+func (w *Window) showSpinner(on bool) {
+	if on {
+		w.Progress.Hide()
+		w.spinner.Show()
+		w.spinner.Start()
+	} else {
+		w.spinner.Stop()
+		w.spinner.Hide()
+		w.Progress.Show()
+	}
+}
+
 func (w *Window) setProgress(frac float64, msg string) {
 	if frac >= 0 {
+		if w.spinner.Visible() {
+			w.showSpinner(false)
+		}
 		w.Progress.SetValue(frac)
+	} else if !w.spinner.Visible() {
+		w.showSpinner(true)
 	}
 	if msg != "" {
 		w.ProgressLabel.SetText(msg)
@@ -375,7 +403,7 @@ func (w *Window) probe(col, row int, inside, pinned bool) {
 	i := row*s.in.Width + col
 	var b strings.Builder
 	if pinned {
-		b.WriteString("📌 ")
+		b.WriteString("Pinned: ")
 	}
 	fmt.Fprintf(&b, "row %d, col %d", row, col)
 	if s.red.Geo.Valid() {

@@ -79,6 +79,7 @@ func newTestWindow(t *testing.T, opts Options) *Window {
 	if opts.Backends == nil {
 		_, _, _, opts.Backends = testBackends()
 	}
+	opts.loop = newEventLoop()
 	w := NewWindow(a, opts)
 	w.Win.Resize(fyne.NewSize(1400, 900))
 	w.Wait()
@@ -124,7 +125,7 @@ func TestWindowBuilds(t *testing.T) {
 	if got := w.BackendDetail(compute.NameGL); got != "Test GPU" {
 		t.Errorf("gl detail %q, want its device", got)
 	}
-	if w.Busy() || w.Progress.Visible() {
+	if w.Busy() || w.Progress.Visible() || w.spinner.Visible() {
 		t.Error("still busy after the first map")
 	}
 	// The map widget draws something other than the background.
@@ -450,7 +451,7 @@ func TestProbe(t *testing.T) {
 		t.Errorf("probe at the centre says %q", w.Probe.Text)
 	}
 	test.TapCanvas(c, centre)
-	if !strings.Contains(w.Probe.Text, "📌") {
+	if !strings.HasPrefix(w.Probe.Text, "Pinned: row 3") {
 		t.Errorf("click did not pin: %q", w.Probe.Text)
 	}
 }
