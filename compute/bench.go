@@ -162,40 +162,62 @@ func Bench(b Backend, in Input, out []float32, opt BenchOptions) BenchResult {
 	return res
 }
 
+// HostCopier copies src into dst (same length). Go's copy is always
+// measured; RegisterHostCopier adds another (the c backend adds a copy with
+// streaming stores, the way its kernel writes), and the ceiling is the best.
+type HostCopier func(dst, src []float32)
+
+var (
+	copierMu sync.Mutex
+	copiers  = []HostCopier{func(d, s []float32) { copy(d, s) }}
+)
+
+// RegisterHostCopier adds a copy routine to those HostCopyCeiling tries.
+func RegisterHostCopier(c HostCopier) {
+	copierMu.Lock()
+	defer copierMu.Unlock()
+	copiers = append(copiers, c)
+}
+
 // HostCopyCeiling measures the host's memory-copy bandwidth in GB/s
 // (bytes read plus bytes written, as NDVI's 12 bytes per pixel count them)
 // by copying a buffer of the given size (0: 256 MiB, well past any cache)
-// on all cores, best of 5 after a warm-up.
+// on all cores with every registered copier: best of 5 after a warm-up.
 func HostCopyCeiling(bytes int) float64 {
 	if bytes <= 0 {
 		bytes = 256 << 20
 	}
 	n := bytes / 4
-	src := make([]float32, n)
-	dst := make([]float32, n)
+	src := NewOutput(n)
+	dst := NewOutput(n)
 	for i := range src {
 		src[i] = float32(i)
 	}
 	workers := runtime.GOMAXPROCS(0)
-	block := (n + workers - 1) / workers
-	run := func() time.Duration {
+	block := ((n+workers-1)/workers + 15) &^ 15
+	run := func(c HostCopier) time.Duration {
 		var wg sync.WaitGroup
 		t0 := time.Now()
 		for w := 0; w < workers; w++ {
-			lo, hi := w*block, min((w+1)*block, n)
+			lo, hi := min(w*block, n), min((w+1)*block, n)
 			wg.Add(1)
 			go func() {
-				copy(dst[lo:hi], src[lo:hi])
+				c(dst[lo:hi], src[lo:hi])
 				wg.Done()
 			}()
 		}
 		wg.Wait()
 		return time.Since(t0)
 	}
-	run()
+	copierMu.Lock()
+	cs := append([]HostCopier(nil), copiers...)
+	copierMu.Unlock()
 	best := time.Duration(1<<63 - 1)
-	for range 5 {
-		best = min(best, run())
+	for _, c := range cs {
+		run(c)
+		for range 5 {
+			best = min(best, run(c))
+		}
 	}
 	return 2 * float64(n*4) / float64(best.Nanoseconds())
 }

@@ -13,6 +13,7 @@ import (
 
 func init() {
 	compute.Register(compute.NameC, func() compute.Backend { return New(0) })
+	compute.RegisterHostCopier(cpu.Copy)
 }
 
 // Backend runs the C kernel on a pool of threads.

@@ -30,6 +30,16 @@ func NDVI(out, red, nir []float32, redND, nirND float32, hasRed, hasNIR bool) {
 		(*C.float)(unsafe.Pointer(&out[0])), C.size_t(n), nd)
 }
 
+// Copy copies src into dst (min of the lengths) with AVX2 loads and
+// streaming stores where the CPU has them (memcpy elsewhere).
+func Copy(dst, src []float32) {
+	n := min(len(dst), len(src))
+	if n == 0 {
+		return
+	}
+	C.canopy_copy((*C.float)(unsafe.Pointer(&dst[0])), (*C.float)(unsafe.Pointer(&src[0])), C.size_t(n))
+}
+
 // ISA names the instruction set the kernel uses on this CPU (avx2, sse2,
 // scalar).
 func ISA() string { return C.GoString(C.canopy_ndvi_isa()) }

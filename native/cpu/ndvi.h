@@ -17,6 +17,11 @@ typedef struct {
 void canopy_ndvi(const float *red, const float *nir, float *out, size_t n,
 		 canopy_nodata nd);
 
+/* canopy_copy copies n floats with AVX2 loads and streaming stores (memcpy
+ * where AVX2 is missing): the host-copy ceiling the CPU backends are
+ * measured against, moving bytes the way the kernel does. */
+void canopy_copy(float *dst, const float *src, size_t n);
+
 /* canopy_ndvi_isa names the instruction set the kernel runs with. */
 const char *canopy_ndvi_isa(void);
 
