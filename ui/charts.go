@@ -200,13 +200,23 @@ func (v *chartView) pixels(s fyne.Size) (int, int) {
 	if c := fyne.CurrentApp().Driver().CanvasForObject(v); c != nil && c.Scale() > 0 {
 		scale = c.Scale()
 	}
-	// The engine needs room for its labels: below that, draw at its
-	// minimum and let the picture shrink into the widget.
-	return max(int(s.Width*scale), minChartW), max(int(s.Height*scale), minChartH)
+	// The bars need room beside their labels: a narrower chart is drawn
+	// wider, keeping the widget's shape, and shrinks into the widget.
+	pw, ph := float64(s.Width*scale), float64(s.Height*scale)
+	if pw < minChartW {
+		ph *= minChartW / pw
+		pw = minChartW
+	}
+	if ph < minChartH {
+		pw *= minChartH / ph
+		ph = minChartH
+	}
+	return int(pw), int(ph)
 }
 
-// The smallest chart the engine draws, in pixels.
-const minChartW, minChartH = 560, 300
+// The narrowest and lowest chart drawn, in pixels: below that the labels
+// crowd the bars out (the engine refuses below 560×300).
+const minChartW, minChartH = 900, 320
 
 func (v *chartView) show(img image.Image, err error) {
 	if err != nil || img == nil {

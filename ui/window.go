@@ -201,9 +201,9 @@ func (w *Window) build() {
 	)
 
 	right := container.NewHSplit(mapArea, w.tabs)
-	right.Offset = 0.58
+	right.Offset = 0.52
 	main := container.NewHSplit(sidebar, right)
-	main.Offset = 0.18
+	main.Offset = 0.17
 
 	toolbar := container.NewHBox(w.Compute, w.CompareAll, w.Sweep, w.Cancel,
 		widget.NewSeparator(), exportMenuButton(w))
