@@ -7,8 +7,6 @@ import (
 	"image"
 	"image/png"
 	"io"
-	"os"
-	"path/filepath"
 	"strconv"
 
 	"canopy/compute"
@@ -16,36 +14,12 @@ import (
 
 // WritePNG writes img to path as PNG, through a temporary file renamed
 // into place, so a failure leaves an existing file untouched.
-func WritePNG(path string, img image.Image) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".*.tmp")
+func WritePNG(path string, img image.Image) error {
+	err := compute.WriteFileAtomicBuffered(path, func(w *bufio.Writer) error { return png.Encode(w, img) })
 	if err != nil {
 		return fmt.Errorf("write chart %s: %w", path, err)
 	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-			err = fmt.Errorf("write chart %s: %w", path, err)
-		}
-	}()
-	bw := bufio.NewWriter(f)
-	if err = png.Encode(bw, img); err != nil {
-		return err
-	}
-	if err = bw.Flush(); err != nil {
-		return err
-	}
-	if err = f.Chmod(0o644); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	return nil
 }
 
 // CSVHeader is the header row of WriteCSV, one column per field.

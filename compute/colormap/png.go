@@ -6,7 +6,6 @@ import (
 	"image"
 	"image/png"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -152,33 +151,6 @@ func WritePNG(path string, ndvi []float32, w, h int, opt PNGOptions) error {
 
 // writeAtomic writes through fill to a temporary file in path's directory
 // and renames it to path once complete.
-func writeAtomic(path string, fill func(*bufio.Writer) error) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".*.tmp")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	bw := bufio.NewWriterSize(f, 1<<20)
-	if err = fill(bw); err != nil {
-		return err
-	}
-	if err = bw.Flush(); err != nil {
-		return err
-	}
-	if err = f.Chmod(0o644); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+func writeAtomic(path string, fill func(*bufio.Writer) error) error {
+	return compute.WriteFileAtomicBuffered(path, fill)
 }

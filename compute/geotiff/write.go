@@ -8,7 +8,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"runtime"
 	"sort"
 	"strconv"
@@ -132,38 +131,12 @@ func writeBands[T Sample](path string, width, height int, bands [][]T, geo *comp
 	default:
 		return fmt.Errorf("unknown compression %v", opt.Compression)
 	}
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := os.CreateTemp(dir, "."+base+".*.tmp")
-	if err != nil {
-		return err
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			tmp.Close()
-			os.Remove(tmp.Name())
+	return compute.WriteFileAtomic(path, func(f *os.File) error {
+		if err := encode(f, width, height, bands, geo, opt); err != nil {
+			return err
 		}
-	}()
-	if err := encode(tmp, width, height, bands, geo, opt); err != nil {
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	ok = true
-	return nil
+		return f.Sync()
+	})
 }
 
 // typeOf returns the SampleType of T.
