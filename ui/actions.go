@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -15,6 +16,10 @@ import (
 // bandsFunc makes the red and NIR bands of a new scene (generating or
 // loading them) and names the scene.
 type bandsFunc func(ctx context.Context, progress progressFunc) (red, nir *compute.Band, label string, err error)
+
+// bigImage is the size (pixels) from which the window gives memory back
+// eagerly after a run: 4096², 200 MB for three float32 planes.
+const bigImage = 1 << 24
 
 // ceiling measures the host copy bandwidth once per process (64 MiB per
 // buffer: past any cache, small enough not to matter next to a scene).
@@ -227,6 +232,17 @@ func (w *Window) compareAll() {
 			}
 			progress(float64(i)/float64(len(runs)), fmt.Sprintf("Compare all: %s on %d×%d (%d of %d)…", r.label(), in.Width, in.Height, i+1, len(runs)))
 			results = append(results, r.bench(in, out, repeat))
+		}
+		if in.Pixels() >= bigImage {
+			// GPU backends keep device buffers (host memory on a software
+			// renderer) and the scratch plane is garbage: give both back.
+			for _, e := range entries {
+				if e.info.GPU {
+					e.b.Close()
+				}
+			}
+			debug.FreeOSMemory() // out is dead here
+
 		}
 		progress(1, "")
 		return func() {

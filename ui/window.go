@@ -440,7 +440,7 @@ func (w *Window) showScene(s *scene) {
 	w.stats.show(s.summary)
 	w.source.showScene(s)
 	w.updateButtons()
-	if old != nil && len(old.ndvi) >= 1<<24 && (len(s.ndvi) != len(old.ndvi) || &old.ndvi[0] != &s.ndvi[0]) {
+	if old != nil && len(old.ndvi) >= bigImage && (len(s.ndvi) != len(old.ndvi) || &old.ndvi[0] != &s.ndvi[0]) {
 		// A big plane was dropped: give its memory back now rather than at
 		// the next GC cycle, so that RSS stays near one scene.
 		go debug.FreeOSMemory()
