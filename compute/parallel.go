@@ -49,18 +49,7 @@ func (p *GoParallel) Setup(w, h int) (time.Duration, error) {
 
 // Run implements Backend.
 func (p *GoParallel) Run(in Input, out []float32) (Timings, error) {
-	if err := checkRun(in, out); err != nil {
-		return Timings{}, err
-	}
-	var t Timings
-	if p.pool == nil {
-		t.Setup, _ = p.Setup(in.Width, in.Height)
-	}
-	t0 := time.Now()
-	p.pool.Run(ndviSpan, in, out)
-	t.Kernel = time.Since(t0)
-	t.Total = t.Kernel
-	return t, nil
+	return RunOnPool(&p.pool, p.threads, ndviSpan, in, out)
 }
 
 // Close stops the workers.

@@ -3,6 +3,7 @@ package compute
 import (
 	"runtime"
 	"sync"
+	"time"
 )
 
 // SpanKernel computes NDVI over one contiguous span of pixels (out, red and
@@ -88,3 +89,23 @@ func (p *Pool) Close() {
 
 // NewPoolSize is the number of workers NewPool(0) starts.
 func NewPoolSize() int { return runtime.GOMAXPROCS(0) }
+
+// RunOnPool is Run for the CPU backends built on a Pool: it checks the
+// input, starts *pool with threads workers on first use (reported as
+// setup), and times k over the image as the kernel phase.
+func RunOnPool(pool **Pool, threads int, k SpanKernel, in Input, out []float32) (Timings, error) {
+	if err := CheckRun(in, out); err != nil {
+		return Timings{}, err
+	}
+	var t Timings
+	if *pool == nil {
+		t0 := time.Now()
+		*pool = NewPool(threads)
+		t.Setup = time.Since(t0)
+	}
+	t0 := time.Now()
+	(*pool).Run(k, in, out)
+	t.Kernel = time.Since(t0)
+	t.Total = t.Kernel
+	return t, nil
+}

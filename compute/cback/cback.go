@@ -65,16 +65,5 @@ func span(out, red, nir []float32, nd compute.Nodata) {
 
 // Run implements compute.Backend.
 func (b *Backend) Run(in compute.Input, out []float32) (compute.Timings, error) {
-	if err := compute.CheckRun(in, out); err != nil {
-		return compute.Timings{}, err
-	}
-	var t compute.Timings
-	if b.pool == nil {
-		t.Setup, _ = b.Setup(in.Width, in.Height)
-	}
-	t0 := time.Now()
-	b.pool.Run(span, in, out)
-	t.Kernel = time.Since(t0)
-	t.Total = t.Kernel
-	return t, nil
+	return compute.RunOnPool(&b.pool, b.threads, span, in, out)
 }
