@@ -177,9 +177,11 @@ func (w *Window) build() {
 	w.picker = container.NewVBox()
 	w.fillPicker()
 
-	w.zoomLabel = widget.NewLabel("")
+	w.zoomLabel = widget.NewLabelWithStyle("", fyne.TextAlignTrailing, fyne.TextStyle{})
 	w.Map.OnViewChanged = w.showZoom
-	zoomBar := container.NewHBox(w.zoomLabel,
+	// Room for "6400 %" whatever the zoom, so the bar never re-lays out.
+	zoomText := container.NewStack(hspace(72), w.zoomLabel)
+	zoomBar := container.NewHBox(zoomText,
 		widget.NewButtonWithIcon("", theme.ZoomOutIcon(), func() { w.Map.ZoomBy(1 / 1.5) }),
 		widget.NewButtonWithIcon("", theme.ZoomInIcon(), func() { w.Map.ZoomBy(1.5) }),
 		widget.NewButtonWithIcon("Fit", theme.ZoomFitIcon(), w.Map.Fit),
