@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"canopy/compute"
+	"canopy/compute/chart"
 	"canopy/compute/colormap"
 )
 
@@ -470,18 +471,8 @@ func allVerified(rs []compute.BenchResult) bool {
 	return len(rs) > 0
 }
 
-// ms formats milliseconds with sensible precision.
-func ms(v float64) string {
-	switch {
-	case v >= 100:
-		return fmt.Sprintf("%.0f ms", v)
-	case v >= 10:
-		return fmt.Sprintf("%.1f ms", v)
-	case v >= 1:
-		return fmt.Sprintf("%.2f ms", v)
-	}
-	return fmt.Sprintf("%.3f ms", v)
-}
+// ms formats milliseconds as the charts do.
+func ms(v float64) string { return chart.FormatMS(v) }
 
 func shortSpec(spec string) string {
 	if i := strings.LastIndexAny(spec, `/\`); i >= 0 {

@@ -101,8 +101,9 @@ func ShortDevice(device string) string {
 	return s + threads
 }
 
-// fmtMS formats milliseconds with three significant digits or so.
-func fmtMS(v float64) string {
+// FormatMS formats milliseconds with three significant digits or so, as
+// the charts label them (the GUI's tables use it too).
+func FormatMS(v float64) string {
 	switch {
 	case v >= 100:
 		return fmt.Sprintf("%.0f ms", v)

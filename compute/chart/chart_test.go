@@ -342,8 +342,8 @@ func TestFormatting(t *testing.T) {
 		}
 	}
 	for v, want := range map[float64]string{212.4: "212 ms", 31.66: "31.7 ms", 1.234: "1.23 ms", 0.6123: "0.612 ms", 0.00123: "0.0012 ms"} {
-		if got := fmtMS(v); got != want {
-			t.Errorf("fmtMS(%g) = %q, want %q", v, got, want)
+		if got := FormatMS(v); got != want {
+			t.Errorf("FormatMS(%g) = %q, want %q", v, got, want)
 		}
 	}
 	for v, want := range map[float64]string{950: "950", 65536: "65.5k", 4194304: "4.19M", 120560400: "121M", 1e6: "1M"} {

@@ -54,9 +54,9 @@ func valueLabel(r compute.BenchResult) string {
 	}
 	var parts []string
 	if r.GPU {
-		parts = append(parts, "kernel "+fmtMS(r.KernelMS), "with transfers "+fmtMS(r.TotalMS))
+		parts = append(parts, "kernel "+FormatMS(r.KernelMS), "with transfers "+FormatMS(r.TotalMS))
 	} else {
-		parts = append(parts, fmtMS(r.KernelMS))
+		parts = append(parts, FormatMS(r.KernelMS))
 	}
 	if r.CeilingGBps > 0 {
 		kind := r.CeilingKind
@@ -147,7 +147,7 @@ func drawTimings(dc draw.Canvas, results []compute.BenchResult) error {
 		ends[i] = max(up[i]+kern[i]+down[i], finite(r.Total.Max))
 		texts[i] = valueLabel(r)
 		if r.SetupMS > 0 || r.KernelMS > 0 {
-			setupTexts[i] = fmtMS(setup[i])
+			setupTexts[i] = FormatMS(setup[i])
 		}
 	}
 
