@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"image"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"canopy/compute"
@@ -84,31 +82,10 @@ func writeChartPNG(path string, rs []compute.BenchResult, sweep bool) error {
 
 // writeCSV writes the timings as CSV through a temporary file renamed into
 // place.
-func writeCSV(path string, rs []compute.BenchResult) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".*.tmp")
+func writeCSV(path string, rs []compute.BenchResult) error {
+	err := compute.WriteFileAtomicBuffered(path, func(w *bufio.Writer) error { return chart.WriteCSV(w, rs) })
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-			err = fmt.Errorf("write %s: %w", path, err)
-		}
-	}()
-	bw := bufio.NewWriter(f)
-	if err = chart.WriteCSV(bw, rs); err != nil {
-		return err
-	}
-	if err = bw.Flush(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	return nil
 }
