@@ -47,6 +47,9 @@ type BenchResult struct {
 	Width   int    `json:"width"`
 	Height  int    `json:"height"`
 	Repeat  int    `json:"repeat"`
+	// Batch is the number of runs averaged into each of the Repeat samples
+	// (1 unless a run is shorter than MinSample).
+	Batch int `json:"batch"`
 
 	SetupMS    float64 `json:"setup_ms"`
 	UploadMS   float64 `json:"upload_ms"`
@@ -86,6 +89,13 @@ type BenchResult struct {
 // Pixels returns Width*Height.
 func (r BenchResult) Pixels() int { return r.Width * r.Height }
 
+// MinSample is the shortest timed sample Bench takes: runs shorter than
+// this are batched and averaged.
+const MinSample = 20 * time.Millisecond
+
+// MinWarmup is how long Bench keeps running untimed before it times.
+const MinWarmup = 300 * time.Millisecond
+
 // BenchOptions controls Bench.
 type BenchOptions struct {
 	// Repeat is the number of timed runs after the untimed warm-up (≥1).
@@ -121,14 +131,39 @@ func Bench(b Backend, in Input, out []float32, opt BenchOptions) BenchResult {
 		return res
 	}
 	res.SetupMS += float64(w.Setup) / 1e6
-	var up, k, down, tot []time.Duration
-	for range res.Repeat {
-		t, err := b.Run(in, out)
-		if err != nil {
+	// More warm-up until the runs have gone on for MinWarmup: a machine
+	// just busy generating the scene and measuring the ceiling needs a
+	// moment (clocks, caches, the kernel's memory housekeeping) to settle.
+	for t0 := time.Now(); time.Since(t0) < MinWarmup; {
+		if _, err := b.Run(in, out); err != nil {
 			res.Error = err.Error()
 			return res
 		}
-		up, k, down, tot = append(up, t.Upload), append(k, t.Kernel), append(down, t.Download), append(tot, t.Total)
+	}
+	// Each timed sample is the mean of Batch runs, Batch chosen so that a
+	// sample lasts at least MinSample: a sub-millisecond run is at the mercy
+	// of one timer tick or one descheduled thread, a batch of them is not.
+	batch := 1
+	if w.Total > 0 && w.Total < MinSample {
+		batch = int(min(MinSample/w.Total+1, 1000))
+	}
+	res.Batch = batch
+	// A garbage collection cycle started by the scene's or the ceiling's
+	// allocations would take a core away in the middle of the timed runs.
+	runtime.GC()
+	var up, k, down, tot []time.Duration
+	for range res.Repeat {
+		var sum Timings
+		for range batch {
+			t, err := b.Run(in, out)
+			if err != nil {
+				res.Error = err.Error()
+				return res
+			}
+			sum.Upload, sum.Kernel, sum.Download, sum.Total = sum.Upload+t.Upload, sum.Kernel+t.Kernel, sum.Download+t.Download, sum.Total+t.Total
+		}
+		d := time.Duration(batch)
+		up, k, down, tot = append(up, sum.Upload/d), append(k, sum.Kernel/d), append(down, sum.Download/d), append(tot, sum.Total/d)
 	}
 	res.Upload, res.Kernel, res.Download, res.Total = phaseOf(up), phaseOf(k), phaseOf(down), phaseOf(tot)
 	res.UploadMS, res.KernelMS, res.DownloadMS, res.TotalMS = res.Upload.Median, res.Kernel.Median, res.Download.Median, res.Total.Median
