@@ -449,18 +449,26 @@ type tags struct {
 
 func (t tags) has(tag uint16) bool { _, ok := t.m[tag]; return ok }
 
-// one returns the first value of an integer tag, or def when absent.
-func (t tags) one(tag uint16, def uint64) (uint64, error) {
+// values returns the values of an integer tag, nil when absent.
+func (t tags) values(tag uint16) ([]uint64, error) {
 	e, ok := t.m[tag]
 	if !ok {
-		return def, nil
+		return nil, nil
 	}
 	if e.count == 0 {
-		return 0, fmt.Errorf("%s has no value", tagName(tag))
+		return nil, fmt.Errorf("%s has no value", tagName(tag))
 	}
-	v, err := t.f.uints(e)
+	return t.f.uints(e)
+}
+
+// one returns the first value of an integer tag, or def when absent.
+func (t tags) one(tag uint16, def uint64) (uint64, error) {
+	v, err := t.values(tag)
 	if err != nil {
 		return 0, err
+	}
+	if v == nil {
+		return def, nil
 	}
 	return v[0], nil
 }
@@ -468,16 +476,12 @@ func (t tags) one(tag uint16, def uint64) (uint64, error) {
 // same returns the value of a per-sample tag whose values must all be
 // equal (BitsPerSample, SampleFormat), or def when absent.
 func (t tags) same(tag uint16, def uint64, spp int) (uint64, error) {
-	e, ok := t.m[tag]
-	if !ok {
-		return def, nil
-	}
-	if e.count == 0 {
-		return 0, fmt.Errorf("%s has no value", tagName(tag))
-	}
-	v, err := t.f.uints(e)
+	v, err := t.values(tag)
 	if err != nil {
 		return 0, err
+	}
+	if v == nil {
+		return def, nil
 	}
 	v = v[:min(len(v), spp)]
 	for _, x := range v[1:] {
