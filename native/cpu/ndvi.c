@@ -113,15 +113,20 @@ const char *canopy_ndvi_isa(void)
 	return name;
 }
 
+/* The kernel for this CPU, chosen once at load time (before any thread
+ * calls canopy_ndvi, so no two threads race to set it). */
+static span_fn chosen;
+
+__attribute__((constructor)) static void choose(void)
+{
+	const char *name;
+	chosen = pick(&name);
+}
+
 void canopy_ndvi(const float *red, const float *nir, float *out, size_t n,
 		 canopy_nodata nd)
 {
-	static span_fn f;
-	if (!f) {
-		const char *name;
-		f = pick(&name);
-	}
-	f(red, nir, out, n, nd);
+	chosen(red, nir, out, n, nd);
 }
 
 #ifdef CANOPY_X86
