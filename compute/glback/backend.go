@@ -3,6 +3,7 @@ package glback
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -83,7 +84,20 @@ func (b *Backend) start() error {
 		}
 		kind = k
 	}
-	w, s := startWorker(kind, b.tu)
+	tu := b.tu
+	if s := os.Getenv(EnvPartMB); s != "" && tu.part == 0 {
+		mb, err := strconv.Atoi(s)
+		if err != nil || mb < 0 {
+			b.startErr = fmt.Errorf("gl: %s=%s: want a whole number of MiB (0: one buffer per plane)", EnvPartMB, s)
+			b.info = &compute.Info{Name: compute.NameGL, GPU: true, Reason: b.startErr.Error()}
+			return b.startErr
+		}
+		tu.part = mb << 18
+		if mb == 0 {
+			tu.part = 1 << 30
+		}
+	}
+	w, s := startWorker(kind, tu)
 	b.soft, b.limits = s.soft, s.limits
 	if s.err != nil {
 		b.startErr = fmt.Errorf("gl: %w", s.err)
@@ -273,8 +287,9 @@ func (b *Backend) HostBuffers(w, h int) (red, nir, out []float32, err error) {
 	return m[0], m[1], m[2], nil
 }
 
-// shaderCopy times the copy shader alone on buffers of the given size.
-func (b *Backend) shaderCopy(bytes int) (float64, error) {
+// shaderCopy times the copy shader alone on a plane of the given size in
+// device buffers of at most part pixels (0: the backend's part size).
+func (b *Backend) shaderCopy(bytes, part int) (float64, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if err := b.start(); err != nil {
@@ -283,7 +298,7 @@ func (b *Backend) shaderCopy(bytes int) (float64, error) {
 	var rate float64
 	err := b.w.do(func(st *glState) error {
 		var err error
-		rate, err = st.shaderCopy(bytes)
+		rate, err = st.shaderCopy(bytes, part)
 		return err
 	})
 	return rate, err

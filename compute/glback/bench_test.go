@@ -101,22 +101,28 @@ func BenchmarkCopyWorkers(b *testing.B) {
 	}
 }
 
-// BenchmarkCopyShader times the ceiling's copy shader on buffers of 64 MB
-// to 482 MB (one 10980² band), with the driver's dispatch size and with
-// dispatches capped at 16 M pixels (64 MB a buffer), to show what buffer
-// size and the number of dispatches cost.
+// BenchmarkCopyShader times the ceiling's copy shader on planes of 64 MB
+// to 482 MB (one 10980² band), kept in one buffer (part=0) or in buffers of
+// at most 32, 64, 128 or 256 MB, to show what the size of a GL buffer
+// costs.
 func BenchmarkCopyShader(b *testing.B) {
-	for _, chunk := range []int{0, 1 << 24} {
+	for _, partMB := range []int{0, 32, 64, 128, 256} {
 		for _, mb := range []int{64, 128, 256, 482} {
-			b.Run(fmt.Sprintf("chunk=%d/MB=%d", chunk, mb), func(b *testing.B) {
+			if partMB >= mb {
+				continue
+			}
+			b.Run(fmt.Sprintf("partMB=%d/MB=%d", partMB, mb), func(b *testing.B) {
 				g := New()
-				g.tu.chunk = chunk
 				defer g.Close()
 				need(b, g)
+				part := partMB << 18
+				if partMB == 0 {
+					part = 1 << 30
+				}
 				var rate float64
 				for b.Loop() {
 					var err error
-					if rate, err = g.shaderCopy(mb << 20); err != nil {
+					if rate, err = g.shaderCopy(mb<<20, part); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -193,6 +193,69 @@ func TestManyChunks(t *testing.T) {
 	check(t, b, awkward())
 }
 
+// TestParts keeps each plane in many small device buffers (parts of 4,
+// 1024 and 4096 pixels, smaller and larger than one dispatch chunk) and
+// runs the conformance suite in both modes and from host buffers, so that
+// every transfer piece and dispatch crosses part boundaries; and checks
+// that a bad CANOPY_GL_PART_MB makes gl unavailable with the reason.
+func TestParts(t *testing.T) {
+	for _, part := range []int{4, 1024, 4096} {
+		t.Run(fmt.Sprintf("part=%d", part), func(t *testing.T) {
+			b := New()
+			b.tu.part = part
+			if part == 4096 {
+				b.tu.groupsX, b.tu.groupsY = 3, 2 // chunks of 6144 pixels > parts
+			}
+			defer b.Close()
+			need(t, b)
+			if !strings.Contains(b.limits, fmt.Sprintf("device buffers of %d pixels", part)) {
+				t.Errorf("limits do not show the part size: %s", b.limits)
+			}
+			for _, m := range b.Modes() {
+				b.SetMode(m)
+				if part == 1024 {
+					computetest.Run(t, b)
+				}
+				for _, sz := range [][2]int{{1, 1}, {3, 1}, {1023, 1}, {1024, 1}, {1025, 3}, {101, 103}} {
+					check(t, b, noise(sz[0], sz[1], uint64(sz[1])))
+				}
+				check(t, b, awkward())
+			}
+			src := noise(333, 97, 5)
+			red, nir, out, err := b.HostBuffers(src.Width, src.Height)
+			if err != nil {
+				t.Fatal(err)
+			}
+			copy(red, src.Red)
+			copy(nir, src.NIR)
+			if _, err := b.Run(compute.Input{Width: src.Width, Height: src.Height, Red: red, NIR: nir}, out); err != nil {
+				t.Fatal(err)
+			}
+			if rep := compute.Verify(src, out); !rep.OK() {
+				t.Fatalf("host buffers: %s", rep)
+			}
+			c, err := b.Ceilings(100003 * 4)
+			if err != nil || c.DeviceCopy <= 0 || c.H2D <= 0 || c.D2H <= 0 {
+				t.Errorf("Ceilings on parts: %+v, %v", c, err)
+			}
+		})
+	}
+	t.Run("env", func(t *testing.T) {
+		t.Setenv(EnvPartMB, "lots")
+		if info := New().Info(); info.Available || !strings.Contains(info.Reason, EnvPartMB) {
+			t.Errorf("bad %s: %+v", EnvPartMB, info)
+		}
+		t.Setenv(EnvPartMB, "0")
+		b := New()
+		defer b.Close()
+		need(t, b)
+		check(t, b, noise(64, 64, 3))
+		if !strings.Contains(b.limits, "device buffers of 1073741824 pixels") {
+			t.Errorf("%s=0: %s", EnvPartMB, b.limits)
+		}
+	})
+}
+
 // TestBeyond65535Groups runs an image that needs more than 65535 work
 // groups (256 invocations of 4 pixels each): 8193×8193 pixels. Each band
 // (268 MB) also wraps the 128 MiB staging rings twice in both directions.

@@ -37,7 +37,19 @@ type tuning struct {
 	vec4s            int
 	groupsX, groupsY int
 	chunk            int // pixels per dispatch at most (0: the driver's limits)
+	part             int // pixels per device buffer at most (0: DefaultPartBytes)
 }
+
+// DefaultPartBytes is the most bytes one device buffer holds: each band and
+// the NDVI plane are kept in buffers of at most this size. On the H200 a GL
+// shader copies 128 MB buffers at 3.9 TB/s but 482 MB ones (one 10980²
+// band) at 2.1 TB/s, whatever the dispatch size; docs/GL.md has the sweep.
+const DefaultPartBytes = 128 << 20
+
+// EnvPartMB names the environment variable that overrides DefaultPartBytes
+// in MiB (rounded down to a power of two; 0 keeps each plane in one buffer
+// up to the driver's limit).
+const EnvPartMB = "CANOPY_GL_PART_MB"
 
 // glState is everything GL. It lives on the owner thread and only there.
 type glState struct {
@@ -50,14 +62,15 @@ type glState struct {
 	maxGX, maxGY   int   // GL_MAX_COMPUTE_WORK_GROUP_COUNT, capped by tuning
 	maxBlock       int64 // GL_MAX_SHADER_STORAGE_BLOCK_SIZE
 	chunk          int   // pixels per dispatch: a power of two
+	part           int   // pixels per device buffer: a power of two, ≥ 4
 	timerBits      int32 // GL_QUERY_COUNTER_BITS of GL_TIMESTAMP; 0: no timer
 	queries        [2]uint32
 
 	up, down ring   // staging for the mapped mode, allocated when needed
 	host     mapped // caller-filled host buffers (HostBuffers), when asked
 
-	pixels int       // image size the device buffers hold; 0: none
-	dev    [3]uint32 // red, nir, ndvi
+	pixels int         // image size the device buffers hold; 0: none
+	dev    [3][]uint32 // red, nir, ndvi: the parts of each plane
 
 	// host copy time spent in the last upload and download (mapped mode)
 	memcpyUp, memcpyDown time.Duration
@@ -123,6 +136,15 @@ func (st *glState) init(tu tuning) error {
 	if align <= 0 || st.chunk*4%int(align) != 0 {
 		return fmt.Errorf("%s: dispatch chunks of %d pixels break the storage-buffer offset alignment of %d bytes", st.renderer, st.chunk, align)
 	}
+	// Parts: a power of two of pixels, at most what one buffer may hold
+	// (GL_MAX_SHADER_STORAGE_BLOCK_SIZE is per binding; a part larger than
+	// a chunk is still dispatched chunk by chunk).
+	part := tu.part
+	if part <= 0 {
+		part = DefaultPartBytes / 4
+	}
+	part = min(part, 1<<30)
+	st.part = max(4, 1<<(63-bits.LeadingZeros64(uint64(part))))
 	gl.GetQueryiv(gl.TIMESTAMP, gl.QUERY_COUNTER_BITS, &st.timerBits)
 	gl.GenQueries(2, &st.queries[0])
 	return glError("creating the programs and queries")
@@ -130,8 +152,8 @@ func (st *glState) init(tu tuning) error {
 
 // limits describes the dispatch for people and logs.
 func (st *glState) limits() string {
-	return fmt.Sprintf("work group %d invocations × %d vec4s, max groups %d×%d, max storage block %d MB, %d pixels (%d MB a band) per dispatch, timer %d bits",
-		st.local, st.vec4s, st.maxGX, st.maxGY, st.maxBlock>>20, st.chunk, st.chunk>>18, st.timerBits)
+	return fmt.Sprintf("work group %d invocations × %d vec4s, max groups %d×%d, max storage block %d MB, %d pixels (%d MB a band) per dispatch, device buffers of %d pixels (%d MB) at most, timer %d bits",
+		st.local, st.vec4s, st.maxGX, st.maxGY, st.maxBlock>>20, st.chunk, st.chunk>>18, st.part, st.part>>18, st.timerBits)
 }
 
 // withVec4s defines VEC4S on the line after #version.
@@ -206,6 +228,60 @@ func (st *glState) ensureCurrent() error {
 	return nil
 }
 
+// parts returns how many device buffers a plane of n pixels takes.
+func (st *glState) parts(n int) int { return (n + st.part - 1) / st.part }
+
+// partLen returns the pixels of part p of a plane of n pixels.
+func (st *glState) partLen(n, p int) int { return min(st.part, n-p*st.part) }
+
+// pieces cuts the pixel range [lo, lo+n) of a plane into its parts and
+// calls fn for each piece with the part, the piece's offset in that part,
+// its offset from lo, and its length, all in pixels.
+func (st *glState) pieces(lo, n int, fn func(part, off, at, k int)) {
+	for at := 0; at < n; {
+		p, off := (lo+at)/st.part, (lo+at)%st.part
+		k := min(st.part-off, n-at)
+		fn(p, off, at, k)
+		at += k
+	}
+}
+
+// newPlanes allocates count planes of n pixels, each as its parts (padded
+// to a multiple of four floats), zeroed so that their memory is committed.
+// dynamic allows glBufferSubData on them.
+func (st *glState) newPlanes(count, n int, dynamic bool) ([][]uint32, error) {
+	planes := make([][]uint32, count)
+	np := st.parts(n)
+	zero := float32(0)
+	var flags uint32
+	if dynamic {
+		flags = gl.DYNAMIC_STORAGE_BIT
+	}
+	for i := range planes {
+		planes[i] = make([]uint32, np)
+		gl.GenBuffers(int32(np), &planes[i][0])
+		for p, b := range planes[i] {
+			gl.BindBuffer(gl.COPY_WRITE_BUFFER, b)
+			gl.BufferStorage(gl.COPY_WRITE_BUFFER, (st.partLen(n, p)+3)&^3*4, nil, flags)
+			gl.ClearBufferData(gl.COPY_WRITE_BUFFER, gl.R32F, gl.RED, gl.FLOAT, unsafe.Pointer(&zero))
+		}
+	}
+	gl.BindBuffer(gl.COPY_WRITE_BUFFER, 0)
+	if err := glError(fmt.Sprintf("allocating %d planes of %.1f MB", count, float64(n)*4/1e6)); err != nil {
+		deletePlanes(planes)
+		return nil, err
+	}
+	return planes, nil
+}
+
+func deletePlanes(planes [][]uint32) {
+	for _, p := range planes {
+		if len(p) > 0 {
+			gl.DeleteBuffers(int32(len(p)), &p[0])
+		}
+	}
+}
+
 // setSize makes the device buffers hold n pixels, allocating them only when
 // n changes, and returns how long that took (0 when nothing changed).
 func (st *glState) setSize(n int) (time.Duration, error) {
@@ -214,30 +290,20 @@ func (st *glState) setSize(n int) (time.Duration, error) {
 	}
 	t0 := time.Now()
 	st.freeDevice()
-	padded := (n + 3) &^ 3
-	gl.GenBuffers(3, &st.dev[0])
-	for i, b := range st.dev {
-		gl.BindBuffer(gl.COPY_WRITE_BUFFER, b)
-		var flags uint32 = gl.DYNAMIC_STORAGE_BIT // inputs take glBufferSubData in subdata mode
-		if i == 2 {
-			flags = 0
-		}
-		gl.BufferStorage(gl.COPY_WRITE_BUFFER, padded*4, nil, flags)
-	}
-	gl.BindBuffer(gl.COPY_WRITE_BUFFER, 0)
-	if err := glError(fmt.Sprintf("allocating 3 buffers of %.1f MB", float64(padded)*4/1e6)); err != nil {
-		st.freeDevice()
+	// Inputs take glBufferSubData in subdata mode; the output needs not.
+	in, err := st.newPlanes(2, n, true)
+	if err != nil {
 		return 0, err
 	}
-	st.pixels = n
-	// Commit the memory and let the driver finish compiling the shader for
-	// the device: one dispatch over zeros, as part of setup.
-	zero := float32(0)
-	for _, b := range st.dev[:2] {
-		gl.BindBuffer(gl.COPY_WRITE_BUFFER, b)
-		gl.ClearBufferData(gl.COPY_WRITE_BUFFER, gl.R32F, gl.RED, gl.FLOAT, unsafe.Pointer(&zero))
+	out, err := st.newPlanes(1, n, false)
+	if err != nil {
+		deletePlanes(in)
+		return 0, err
 	}
-	gl.BindBuffer(gl.COPY_WRITE_BUFFER, 0)
+	st.dev = [3][]uint32{in[0], in[1], out[0]}
+	st.pixels = n
+	// Let the driver finish compiling the shader for the device: one
+	// dispatch over zeros, as part of setup.
 	st.dispatch(compute.Nodata{})
 	gl.Finish()
 	if err := glError("the warm-up dispatch"); err != nil {
@@ -248,10 +314,8 @@ func (st *glState) setSize(n int) (time.Duration, error) {
 }
 
 func (st *glState) freeDevice() {
-	if st.dev[0] != 0 {
-		gl.DeleteBuffers(3, &st.dev[0])
-	}
-	st.dev = [3]uint32{}
+	deletePlanes(st.dev[:])
+	st.dev = [3][]uint32{}
 	st.pixels = 0
 }
 
@@ -260,9 +324,21 @@ func (st *glState) dispatch(nd compute.Nodata) {
 	gl.UseProgram(st.prog)
 	gl.Uniform2ui(1, math.Float32bits(nd.Red), math.Float32bits(nd.NIR))
 	gl.Uniform2ui(2, b2u(nd.HasRed), b2u(nd.HasNIR))
-	st.grid(st.dev[:], st.pixels)
+	st.gridParts(st.dev[:], st.pixels)
 	// The download reads what the shader wrote through buffer commands.
 	gl.MemoryBarrier(gl.BUFFER_UPDATE_BARRIER_BIT)
+}
+
+// gridParts runs the bound program over planes of pixels, part by part,
+// part p of every plane bound at the plane's index.
+func (st *glState) gridParts(planes [][]uint32, pixels int) {
+	var bufs [3]uint32
+	for p := range st.parts(pixels) {
+		for i, pl := range planes {
+			bufs[i] = pl[p]
+		}
+		st.grid(bufs[:len(planes)], st.partLen(pixels, p))
+	}
 }
 
 // grid runs the bound program over pixels, one chunk per dispatch, each

@@ -188,14 +188,33 @@ func (m *mapped) release() {
 	*m = mapped{}
 }
 
-// copyBuffer is one glCopyBufferSubData from the start of src to the start
-// of dst.
-func copyBuffer(src, dst uint32, bytes int) {
+// copyRange is one glCopyBufferSubData of bytes from src at srcOff to dst
+// at dstOff.
+func copyRange(src, dst uint32, srcOff, dstOff, bytes int) {
 	gl.BindBuffer(gl.COPY_READ_BUFFER, src)
 	gl.BindBuffer(gl.COPY_WRITE_BUFFER, dst)
-	gl.CopyBufferSubData(gl.COPY_READ_BUFFER, gl.COPY_WRITE_BUFFER, 0, 0, bytes)
+	gl.CopyBufferSubData(gl.COPY_READ_BUFFER, gl.COPY_WRITE_BUFFER, srcOff, dstOff, bytes)
+}
+
+func unbindCopy() {
 	gl.BindBuffer(gl.COPY_READ_BUFFER, 0)
 	gl.BindBuffer(gl.COPY_WRITE_BUFFER, 0)
+}
+
+// toParts copies n pixels from the host-side buffer src, starting at byte
+// srcOff, into pixels [lo, lo+n) of a device plane.
+func (st *glState) toParts(src uint32, srcOff int, plane []uint32, lo, n int) {
+	st.pieces(lo, n, func(p, off, at, k int) {
+		copyRange(src, plane[p], srcOff+at*4, off*4, k*4)
+	})
+}
+
+// fromParts copies pixels [lo, lo+n) of a device plane into the host-side
+// buffer dst from byte dstOff.
+func (st *glState) fromParts(plane []uint32, lo, n int, dst uint32, dstOff int) {
+	st.pieces(lo, n, func(p, off, at, k int) {
+		copyRange(plane[p], dst, off*4, dstOff+at*4, k*4)
+	})
 }
 
 // upload moves both bands into the device buffers: by DMA alone from
@@ -207,18 +226,21 @@ func (st *glState) upload(in compute.Input, mode string) error {
 	for i, band := range [][]float32{in.Red, in.NIR} {
 		switch {
 		case st.host.holds(i, band):
-			copyBuffer(st.host.buf[i], st.dev[i], len(band)*4)
+			st.toParts(st.host.buf[i], 0, st.dev[i], 0, len(band))
 		case mode == ModeSubData:
-			gl.BindBuffer(gl.COPY_WRITE_BUFFER, st.dev[i])
-			gl.BufferSubData(gl.COPY_WRITE_BUFFER, 0, len(band)*4, unsafe.Pointer(&band[0]))
-			gl.BindBuffer(gl.COPY_WRITE_BUFFER, 0)
+			st.pieces(0, len(band), func(p, off, at, k int) {
+				gl.BindBuffer(gl.COPY_WRITE_BUFFER, st.dev[i][p])
+				gl.BufferSubData(gl.COPY_WRITE_BUFFER, off*4, k*4, unsafe.Pointer(&band[at]))
+			})
 		default:
 			if err := st.push(st.dev[i], band); err != nil {
+				unbindCopy()
 				return err
 			}
 			staged = true
 		}
 	}
+	unbindCopy()
 	if staged {
 		if err := st.up.drain(); err != nil {
 			return err
@@ -228,13 +250,9 @@ func (st *glState) upload(in compute.Input, mode string) error {
 	return glError("uploading")
 }
 
-// push copies src into dst through the write ring: the host fills one slot
-// while the GPU copies the one before.
-func (st *glState) push(dst uint32, src []float32) error {
-	gl.BindBuffer(gl.COPY_READ_BUFFER, st.up.buf)
-	gl.BindBuffer(gl.COPY_WRITE_BUFFER, dst)
-	defer gl.BindBuffer(gl.COPY_READ_BUFFER, 0)
-	defer gl.BindBuffer(gl.COPY_WRITE_BUFFER, 0)
+// push copies src into a device plane through the write ring: the host
+// fills one slot while the GPU copies the one before.
+func (st *glState) push(plane []uint32, src []float32) error {
 	for lo := 0; lo < len(src); lo += slotFloats {
 		k := min(slotFloats, len(src)-lo)
 		i, err := st.up.acquire()
@@ -245,7 +263,7 @@ func (st *glState) push(dst uint32, src []float32) error {
 		t0 := time.Now()
 		parallelCopy(st.up.slot(i, k), src[lo:lo+k])
 		st.memcpyUp += time.Since(t0)
-		gl.CopyBufferSubData(gl.COPY_READ_BUFFER, gl.COPY_WRITE_BUFFER, i*slotBytes, lo*4, k*4)
+		st.toParts(st.up.buf, i*slotBytes, plane, lo, k)
 		st.up.fences[i] = gl.FenceSync(gl.SYNC_GPU_COMMANDS_COMPLETE, 0)
 		gl.Flush()
 	}
@@ -259,7 +277,8 @@ func (st *glState) download(out []float32, mode string) error {
 	st.memcpyDown = 0
 	switch {
 	case st.host.holds(2, out):
-		copyBuffer(st.dev[2], st.host.buf[2], len(out)*4)
+		st.fromParts(st.dev[2], 0, len(out), st.host.buf[2], 0)
+		unbindCopy()
 		f := gl.FenceSync(gl.SYNC_GPU_COMMANDS_COMPLETE, 0)
 		err := waitFence(f)
 		gl.DeleteSync(f)
@@ -267,29 +286,29 @@ func (st *glState) download(out []float32, mode string) error {
 			return err
 		}
 	case mode == ModeSubData:
-		gl.BindBuffer(gl.COPY_READ_BUFFER, st.dev[2])
-		gl.GetBufferSubData(gl.COPY_READ_BUFFER, 0, len(out)*4, unsafe.Pointer(&out[0]))
-		gl.BindBuffer(gl.COPY_READ_BUFFER, 0)
+		st.pieces(0, len(out), func(p, off, at, k int) {
+			gl.BindBuffer(gl.COPY_READ_BUFFER, st.dev[2][p])
+			gl.GetBufferSubData(gl.COPY_READ_BUFFER, off*4, k*4, unsafe.Pointer(&out[at]))
+		})
+		unbindCopy()
 	default:
-		if err := st.pull(st.dev[2], out); err != nil {
+		err := st.pull(st.dev[2], out)
+		unbindCopy()
+		if err != nil {
 			return err
 		}
 	}
 	return glError("downloading")
 }
 
-// pull copies src into out through the read ring: the GPU fills up to four
-// slots ahead while the host empties the oldest.
-func (st *glState) pull(src uint32, out []float32) error {
-	gl.BindBuffer(gl.COPY_READ_BUFFER, src)
-	gl.BindBuffer(gl.COPY_WRITE_BUFFER, st.down.buf)
-	defer gl.BindBuffer(gl.COPY_READ_BUFFER, 0)
-	defer gl.BindBuffer(gl.COPY_WRITE_BUFFER, 0)
+// pull copies a device plane into out through the read ring: the GPU fills
+// up to four slots ahead while the host empties the oldest.
+func (st *glState) pull(plane []uint32, out []float32) error {
 	chunks := (len(out) + slotFloats - 1) / slotFloats
 	issue := func(c int) {
 		i, lo := c%slots, c*slotFloats
 		k := min(slotFloats, len(out)-lo)
-		gl.CopyBufferSubData(gl.COPY_READ_BUFFER, gl.COPY_WRITE_BUFFER, lo*4, i*slotBytes, k*4)
+		st.fromParts(plane, lo, k, st.down.buf, i*slotBytes)
 		st.down.fences[i] = gl.FenceSync(gl.SYNC_GPU_COMMANDS_COMPLETE, 0)
 	}
 	for c := 0; c < min(slots, chunks); c++ {
@@ -320,24 +339,6 @@ type copyRates struct {
 	shader, api float64
 }
 
-// deviceBuffers allocates two zeroed device buffers of the given size.
-func deviceBuffers(bytes int) ([2]uint32, error) {
-	var bufs [2]uint32
-	gl.GenBuffers(2, &bufs[0])
-	zero := float32(0)
-	for _, b := range bufs {
-		gl.BindBuffer(gl.COPY_WRITE_BUFFER, b)
-		gl.BufferStorage(gl.COPY_WRITE_BUFFER, bytes, nil, 0)
-		gl.ClearBufferData(gl.COPY_WRITE_BUFFER, gl.R32F, gl.RED, gl.FLOAT, unsafe.Pointer(&zero))
-	}
-	gl.BindBuffer(gl.COPY_WRITE_BUFFER, 0)
-	if err := glError(fmt.Sprintf("allocating 2 buffers of %.1f MB", float64(bytes)/1e6)); err != nil {
-		gl.DeleteBuffers(2, &bufs[0])
-		return bufs, err
-	}
-	return bufs, nil
-}
-
 // best runs fn once, then reps times timed, and returns the shortest time.
 func (st *glState) best(reps int, fn func()) time.Duration {
 	fn() // warm-up: first-use costs stay out
@@ -352,66 +353,69 @@ func (st *glState) best(reps int, fn func()) time.Duration {
 
 func gbps(bytes int, d time.Duration) float64 { return float64(bytes) / d.Seconds() / 1e9 }
 
-// shaderCopy times the copy shader between two fresh buffers of the given
-// size, in GB/s read plus written.
-func (st *glState) shaderCopy(bytes int) (float64, error) {
-	bytes = max(16, (bytes+15)&^15)
-	bufs, err := deviceBuffers(bytes)
+// shaderCopy times the copy shader between two fresh planes of the given
+// size, kept in device buffers of at most part pixels (0: the backend's
+// part size), in GB/s read plus written.
+func (st *glState) shaderCopy(bytes, part int) (float64, error) {
+	if part > 0 {
+		defer func(p int) { st.part = p }(st.part)
+		st.part = part
+	}
+	n := max(4, (bytes+15)&^15/4)
+	planes, err := st.newPlanes(2, n, false)
 	if err != nil {
 		return 0, err
 	}
-	defer gl.DeleteBuffers(2, &bufs[0])
+	defer deletePlanes(planes)
 	d := st.best(5, func() {
 		gl.UseProgram(st.copyProg)
-		st.grid(bufs[:], bytes/4)
+		st.gridParts(planes, n)
 	})
-	return gbps(2*bytes, d), glError("the copy shader")
+	return gbps(8*n, d), glError("the copy shader")
 }
 
-// ceilings measures, for a buffer of the given size, the device-to-device
-// copy (the faster of a copy shader and glCopyBufferSubData) and the
-// staging path's transfer rates.
+// ceilings measures, for a plane of the given size kept in parts as the
+// kernel's are, the device-to-device copy (the faster of a copy shader and
+// glCopyBufferSubData) and the staging path's transfer rates.
 func (st *glState) ceilings(bytes int) (compute.Ceilings, copyRates, error) {
-	bytes = max(16, (bytes+15)&^15)
-	bufs, err := deviceBuffers(bytes)
+	n := max(4, (bytes+15)&^15/4)
+	planes, err := st.newPlanes(2, n, false)
 	if err != nil {
 		return compute.Ceilings{}, copyRates{}, err
 	}
-	defer gl.DeleteBuffers(2, &bufs[0])
+	defer deletePlanes(planes)
 	if _, err := st.ensureRings(); err != nil {
 		return compute.Ceilings{}, copyRates{}, err
 	}
-	best := st.best
-	ringCopy := func(read, write uint32, stagingRead bool) func() {
+	// Staged transfers: the whole plane through the ring's slots, as the
+	// mapped mode moves it (without the host's copies).
+	staged := func(down bool) func() {
 		return func() {
-			gl.BindBuffer(gl.COPY_READ_BUFFER, read)
-			gl.BindBuffer(gl.COPY_WRITE_BUFFER, write)
-			for off, i := 0, 0; off < bytes; off, i = off+slotBytes, i+1 {
-				k := min(slotBytes, bytes-off)
-				if stagingRead {
-					gl.CopyBufferSubData(gl.COPY_READ_BUFFER, gl.COPY_WRITE_BUFFER, (i%slots)*slotBytes, off, k)
+			for lo, i := 0, 0; lo < n; lo, i = lo+slotFloats, i+1 {
+				k := min(slotFloats, n-lo)
+				if down {
+					st.fromParts(planes[0], lo, k, st.down.buf, (i%slots)*slotBytes)
 				} else {
-					gl.CopyBufferSubData(gl.COPY_READ_BUFFER, gl.COPY_WRITE_BUFFER, off, (i%slots)*slotBytes, k)
+					st.toParts(st.up.buf, (i%slots)*slotBytes, planes[0], lo, k)
 				}
 			}
 		}
 	}
-	shader := best(5, func() {
+	shader := st.best(5, func() {
 		gl.UseProgram(st.copyProg)
-		st.grid(bufs[:], bytes/4)
+		st.gridParts(planes, n)
 	})
-	api := best(5, func() {
-		gl.BindBuffer(gl.COPY_READ_BUFFER, bufs[0])
-		gl.BindBuffer(gl.COPY_WRITE_BUFFER, bufs[1])
-		gl.CopyBufferSubData(gl.COPY_READ_BUFFER, gl.COPY_WRITE_BUFFER, 0, 0, bytes)
+	api := st.best(5, func() {
+		for p := range planes[0] {
+			copyRange(planes[0][p], planes[1][p], 0, 0, st.partLen(n, p)*4)
+		}
 	})
-	h2d := best(3, ringCopy(st.up.buf, bufs[0], true))
-	d2h := best(3, ringCopy(bufs[0], st.down.buf, false))
-	gl.BindBuffer(gl.COPY_READ_BUFFER, 0)
-	gl.BindBuffer(gl.COPY_WRITE_BUFFER, 0)
+	h2d := st.best(3, staged(false))
+	d2h := st.best(3, staged(true))
+	unbindCopy()
 	if err := glError("measuring copy bandwidth"); err != nil {
 		return compute.Ceilings{}, copyRates{}, err
 	}
-	r := copyRates{shader: gbps(2*bytes, shader), api: gbps(2*bytes, api)}
-	return compute.Ceilings{DeviceCopy: max(r.shader, r.api), H2D: gbps(bytes, h2d), D2H: gbps(bytes, d2h)}, r, nil
+	r := copyRates{shader: gbps(8*n, shader), api: gbps(8*n, api)}
+	return compute.Ceilings{DeviceCopy: max(r.shader, r.api), H2D: gbps(4*n, h2d), D2H: gbps(4*n, d2h)}, r, nil
 }
