@@ -76,6 +76,24 @@ type DeviceCeilings interface {
 	Ceilings(bytes int) (Ceilings, error)
 }
 
+// HostMemory is implemented by GPU backends that move bands fastest from
+// host memory they allocate themselves. gl does: GL cannot pin memory it
+// did not allocate, so bands in ordinary Go memory pass through its staging
+// buffers, while bands in the planes HostBuffers returns (persistently
+// mapped buffers the driver pins) go to the GPU by DMA alone, and an output
+// that is the third plane comes back the same way. Callers that fill the
+// bands themselves (canopy compute decoding a GeoTIFF, canopy bench copying
+// its scene) put them there. The planes belong to the backend: they stay
+// valid until Close or a HostBuffers call for another size.
+type HostMemory interface {
+	HostBuffers(w, h int) (red, nir, out []float32, err error)
+}
+
+// ModeHost is how benchmarks name a HostMemory backend run with its bands
+// and output in its own host buffers ("gl:host"). It is not one of the
+// backend's Moder modes: the transfers then need no staging in any mode.
+const ModeHost = "host"
+
 // Moder is implemented by backends with user-selectable modes (for example
 // cuda's sequential and overlapped transfers).
 type Moder interface {

@@ -79,6 +79,14 @@ type BenchResult struct {
 	// DuplexGBps is both directions at once (bytes moved both ways per
 	// second), where the backend measures it.
 	DuplexGBps float64 `json:"duplex_ceiling_gbps,omitempty"`
+	// HostBuffers is true when the bands and the output were in the
+	// backend's own host memory (HostMemory), as canopy compute puts them;
+	// Mode is then ModeHost.
+	HostBuffers bool `json:"host_buffers,omitempty"`
+	// UploadGBps and DownloadGBps are the bytes moved (8 and 4 a pixel) over
+	// the median upload and download (GPU only).
+	UploadGBps   float64 `json:"upload_gbps,omitempty"`
+	DownloadGBps float64 `json:"download_gbps,omitempty"`
 
 	Verified    bool    `json:"verified"`
 	MaxAbsErr   float64 `json:"max_abs_err"`
@@ -103,6 +111,10 @@ type BenchOptions struct {
 	// HostCeiling is the host copy bandwidth in GB/s measured in this run;
 	// Bench measures it when zero.
 	HostCeiling float64
+	// HostBuffers puts the bands and the output in the backend's own host
+	// memory when it offers some (HostMemory), copied there before any
+	// timing, the way canopy compute decodes files into it.
+	HostBuffers bool
 }
 
 // Bench runs b on in: one untimed warm-up (which also does the setup, timed
@@ -124,6 +136,17 @@ func Bench(b Backend, in Input, out []float32, opt BenchOptions) BenchResult {
 		return res
 	}
 	res.SetupMS = float64(setup) / 1e6
+	if hm, ok := b.(HostMemory); ok && opt.HostBuffers {
+		red, nir, o, err := hm.HostBuffers(in.Width, in.Height)
+		if err != nil {
+			res.Error = err.Error()
+			return res
+		}
+		copy(red, in.Red)
+		copy(nir, in.NIR)
+		in.Red, in.NIR, out = red, nir, o
+		res.HostBuffers, res.Mode = true, ModeHost
+	}
 	// Warm-up: first-call costs (page faults on out, JIT, caches) stay out.
 	w, err := b.Run(in, out)
 	if err != nil {
@@ -173,6 +196,14 @@ func Bench(b Backend, in Input, out []float32, opt BenchOptions) BenchResult {
 	}
 	if res.TotalMS > 0 {
 		res.TotalGBps = bytes / (res.TotalMS * 1e6)
+	}
+	if info.GPU {
+		if res.UploadMS > 0 {
+			res.UploadGBps = float64(in.Pixels()) * 8 / (res.UploadMS * 1e6)
+		}
+		if res.DownloadMS > 0 {
+			res.DownloadGBps = float64(in.Pixels()) * 4 / (res.DownloadMS * 1e6)
+		}
 	}
 	if dc, ok := b.(DeviceCeilings); ok {
 		c, err := dc.Ceilings(min(in.Pixels()*4, 1<<30))
@@ -266,8 +297,13 @@ func (r BenchResult) String() string {
 	if r.Error != "" && !r.Verified {
 		return fmt.Sprintf("%-12s %6dx%-6d error: %s", r.label(), r.Width, r.Height, r.Error)
 	}
-	return fmt.Sprintf("%-12s %6dx%-6d setup %8.2f ms  up %8.3f  kernel %8.3f [%.3f-%.3f]  down %8.3f  total %8.3f ms  kernel %6.1f GB/s = %3.0f%% of %s %.1f GB/s  max err %.2g",
+	line := fmt.Sprintf("%-12s %6dx%-6d setup %8.2f ms  up %8.3f  kernel %8.3f [%.3f-%.3f]  down %8.3f  total %8.3f ms  kernel %6.1f GB/s = %3.0f%% of %s %.1f GB/s  max err %.2g",
 		r.label(), r.Width, r.Height, r.SetupMS, r.UploadMS, r.KernelMS, r.Kernel.Min, r.Kernel.Max, r.DownloadMS, r.TotalMS, r.KernelGBps, r.KernelPct, r.CeilingKind, r.CeilingGBps, r.MaxAbsErr)
+	if r.H2DGBps > 0 && r.D2HGBps > 0 && r.UploadGBps > 0 && r.DownloadGBps > 0 {
+		line += fmt.Sprintf("  up %.1f GB/s = %.0f%% of %.1f, down %.1f GB/s = %.0f%% of %.1f",
+			r.UploadGBps, 100*r.UploadGBps/r.H2DGBps, r.H2DGBps, r.DownloadGBps, 100*r.DownloadGBps/r.D2HGBps, r.D2HGBps)
+	}
+	return line
 }
 
 func (r BenchResult) label() string {

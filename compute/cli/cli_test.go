@@ -201,3 +201,89 @@ func TestBenchChart(t *testing.T) {
 		t.Fatalf("chart not written: %v", err)
 	}
 }
+
+// glOrSkip skips when the gl backend cannot run on this machine (no libEGL
+// or no OpenGL 4.3; CI has Mesa's llvmpipe, so it runs there).
+func glOrSkip(t *testing.T) {
+	t.Helper()
+	b, err := compute.New(compute.NameGL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if info := b.Info(); !info.Available {
+		t.Skipf("gl cannot run here: %s", info.Reason)
+	}
+}
+
+// TestComputeGLDecodesIntoHostBuffers runs `canopy compute --backend gl`:
+// the bands are decoded straight into gl's pinned host buffers and the
+// NDVI comes back into the third one, and what lands in the GeoTIFF is
+// still exactly the reference NDVI.
+func TestComputeGLDecodesIntoHostBuffers(t *testing.T) {
+	glOrSkip(t)
+	dir := t.TempDir()
+	red, nir := fakePair(t, dir, "301x77")
+	tif := filepath.Join(dir, "ndvi.tif")
+	code, out, e := run(t, "compute", "--red", red, "--nir", nir, "--backend", "gl", "--tif", tif, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, e)
+	}
+	var rep computeReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v in %q", err, out)
+	}
+	if !rep.HostBuffers || !rep.Verified || rep.Width != 301 || rep.Height != 77 {
+		t.Errorf("report %+v", rep)
+	}
+	got, err := raster.Load(tif)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb, nb, _ := raster.LoadPair(red, nir)
+	in, _ := compute.PairInput(rb, nb)
+	if rep := compute.Verify(in, got.Data); !rep.OK() {
+		t.Errorf("written NDVI: %s", rep)
+	}
+	code, out, e = run(t, "compute", "--red", red, "--nir", nir, "--backend", "gl")
+	if code != 0 || !strings.Contains(out, "pinned host buffers") {
+		t.Errorf("text report: exit %d %q %s", code, out, e)
+	}
+}
+
+// TestBenchGLHostBuffers: `canopy bench --backends gl` times gl:host (the
+// scene in gl's host buffers, as canopy compute loads files) and every
+// transfer mode, and says which is which (mode, host_buffers, transfer
+// rates); gl:host alone works, host on a backend without host buffers is a
+// usage error.
+func TestBenchGLHostBuffers(t *testing.T) {
+	glOrSkip(t)
+	code, out, e := run(t, "bench", "--size", "96x40", "--backends", "gl", "--repeat", "2", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, e)
+	}
+	var modes []string
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var r compute.BenchResult
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatalf("%v in %q", err, l)
+		}
+		modes = append(modes, r.Mode)
+		if r.HostBuffers != (r.Mode == compute.ModeHost) || !r.Verified || r.UploadGBps <= 0 || r.DownloadGBps <= 0 {
+			t.Errorf("%s: %+v", r.Mode, r)
+		}
+		if !strings.HasPrefix(r.String(), "gl:"+r.Mode+" ") || !strings.Contains(r.String(), "GB/s = ") {
+			t.Errorf("line %q", r.String())
+		}
+	}
+	if strings.Join(modes, ",") != "host,mapped,subdata" {
+		t.Errorf("modes %v, want host, mapped, subdata", modes)
+	}
+	code, out, e = run(t, "bench", "--size", "33", "--backends", "gl:host", "--repeat", "1")
+	if code != 0 || !strings.Contains(out, "gl:host ") {
+		t.Errorf("gl:host: exit %d %q %s", code, out, e)
+	}
+	if code, _, e := run(t, "bench", "--size", "33", "--backends", "c:host"); code != 2 || !strings.Contains(e, "no host buffers") {
+		t.Errorf("c:host: exit %d %s", code, e)
+	}
+}

@@ -29,11 +29,14 @@ type computeReport struct {
 	KernelMS   float64 `json:"kernel_ms"`
 	DownloadMS float64 `json:"download_ms"`
 	TotalMS    float64 `json:"total_ms"`
-	Verified   bool    `json:"verified"`
-	MaxAbsErr  float64 `json:"max_abs_err"`
-	NaN        int     `json:"nan_pixels"`
-	Tif        string  `json:"tif,omitempty"`
-	PNG        string  `json:"png,omitempty"`
+	// HostBuffers: the bands were decoded into the backend's own pinned
+	// host memory and the NDVI came back into it (gl).
+	HostBuffers bool    `json:"host_buffers,omitempty"`
+	Verified    bool    `json:"verified"`
+	MaxAbsErr   float64 `json:"max_abs_err"`
+	NaN         int     `json:"nan_pixels"`
+	Tif         string  `json:"tif,omitempty"`
+	PNG         string  `json:"png,omitempty"`
 }
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
@@ -83,7 +86,7 @@ func cmdCompute(args []string, stdout, stderr io.Writer) error {
 	defer b.Close()
 
 	t0 := time.Now()
-	rb, nb, err := loadPair(*red, *nir)
+	rb, nb, out, err := loadPair(*red, *nir, b)
 	if err != nil {
 		return err
 	}
@@ -97,7 +100,10 @@ func cmdCompute(args []string, stdout, stderr io.Writer) error {
 	}
 	load := time.Since(t0)
 	t1 := time.Now()
-	out := compute.NewOutput(in.Pixels())
+	hostBuffers := out != nil
+	if !hostBuffers {
+		out = compute.NewOutput(in.Pixels())
+	}
 	alloc := time.Since(t1)
 	setup, err := b.Setup(in.Width, in.Height)
 	if err != nil {
@@ -109,7 +115,8 @@ func cmdCompute(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%s: %w", b.Name(), err)
 	}
 	rep := computeReport{Backend: b.Name(), Device: b.Info().Device, Red: *red, NIR: *nir, Width: in.Width, Height: in.Height,
-		LoadMS: ms(load), SetupMS: ms(setup + t.Setup), UploadMS: ms(t.Upload), KernelMS: ms(t.Kernel), DownloadMS: ms(t.Download), TotalMS: ms(t.Total)}
+		LoadMS: ms(load), SetupMS: ms(setup + t.Setup), UploadMS: ms(t.Upload), KernelMS: ms(t.Kernel), DownloadMS: ms(t.Download), TotalMS: ms(t.Total),
+		HostBuffers: hostBuffers}
 	if m, ok := b.(compute.Moder); ok {
 		rep.Mode = m.Mode()
 	}
@@ -140,6 +147,9 @@ func cmdCompute(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "%s on %s: %dx%d, load %.1f ms, setup %.1f ms, upload %.3f ms, kernel %.3f ms, download %.3f ms, total %.3f ms\n",
 		rep.Backend, rep.Device, rep.Width, rep.Height, rep.LoadMS, rep.SetupMS, rep.UploadMS, rep.KernelMS, rep.DownloadMS, rep.TotalMS)
+	if rep.HostBuffers {
+		fmt.Fprintf(stdout, "bands decoded into %s's pinned host buffers: transfers by DMA alone\n", rep.Backend)
+	}
 	if *noVerify {
 		fmt.Fprintln(stdout, "not verified (--no-verify)")
 	} else {
@@ -160,15 +170,24 @@ type benchTarget struct {
 
 func benchTargets(list string) ([]benchTarget, error) {
 	var ts []benchTarget
+	// every mode of b: ModeHost first where b keeps host memory of its own
+	// (what canopy compute uses), then its Moder modes.
+	every := func(b compute.Backend) {
+		m, ok := b.(compute.Moder)
+		if !ok || !b.Info().Available {
+			ts = append(ts, benchTarget{b.Name(), ""})
+			return
+		}
+		if _, ok := b.(compute.HostMemory); ok {
+			ts = append(ts, benchTarget{b.Name(), compute.ModeHost})
+		}
+		for _, md := range m.Modes() {
+			ts = append(ts, benchTarget{b.Name(), md})
+		}
+	}
 	if list == "all" || list == "" {
 		for _, b := range backends.All() {
-			if m, ok := b.(compute.Moder); ok && b.Info().Available {
-				for _, md := range m.Modes() {
-					ts = append(ts, benchTarget{b.Name(), md})
-				}
-			} else {
-				ts = append(ts, benchTarget{b.Name(), ""})
-			}
+			every(b)
 			b.Close()
 		}
 		return ts, nil
@@ -179,11 +198,14 @@ func benchTargets(list string) ([]benchTarget, error) {
 		if err != nil {
 			return nil, usageError{err.Error()}
 		}
-		if m, ok := b.(compute.Moder); ok && b.Info().Available && mode == "" {
-			for _, md := range m.Modes() {
-				ts = append(ts, benchTarget{name, md})
-			}
-		} else {
+		_, host := b.(compute.HostMemory)
+		switch {
+		case mode == "":
+			every(b)
+		case mode == compute.ModeHost && !host:
+			b.Close()
+			return nil, usagef("%s has no host buffers of its own: no %s:%s", name, name, compute.ModeHost)
+		default:
 			ts = append(ts, benchTarget{name, mode})
 		}
 		b.Close()
@@ -194,7 +216,7 @@ func benchTargets(list string) ([]benchTarget, error) {
 func cmdBench(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("bench", stderr)
 	sizes := fs.String("size", "2048", "image sizes, N or NxM, comma-separated")
-	list := fs.String("backends", "all", "backends to time: all or a comma list (name or name:mode)")
+	list := fs.String("backends", "all", "backends to time: all or a comma list (name or name:mode; gl:host = bands in gl's pinned host buffers)")
 	repeat := fs.Int("repeat", 10, "timed runs per backend and size, after one untimed warm-up")
 	scene := fs.String("scene", compute.SceneNoise, "fake scene: noise (the chapter's) or landscape")
 	seed := fs.Uint64("seed", 1, "scene seed")
@@ -233,7 +255,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	inst := make([]compute.Backend, len(targets))
 	for i, t := range targets {
 		b, _ := compute.New(t.name)
-		if m, ok := b.(compute.Moder); ok && t.mode != "" {
+		if m, ok := b.(compute.Moder); ok && t.mode != "" && t.mode != compute.ModeHost {
 			if err := m.SetMode(t.mode); err != nil {
 				return usageError{err.Error()}
 			}
@@ -253,8 +275,9 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		in := compute.Input{Width: d[0], Height: d[1], Red: red.Data, NIR: nir.Data}
 		out := compute.NewOutput(in.Pixels())
 		ceiling := compute.HostCopyCeiling(min(max(in.Pixels()*4, 64<<20), 512<<20))
-		for _, b := range inst {
-			r := compute.Bench(b, in, out, compute.BenchOptions{Repeat: *repeat, HostCeiling: ceiling})
+		for i, b := range inst {
+			opt := compute.BenchOptions{Repeat: *repeat, HostCeiling: ceiling, HostBuffers: targets[i].mode == compute.ModeHost}
+			r := compute.Bench(b, in, out, opt)
 			all = append(all, r)
 			if r.Error != "" && b.Info().Available {
 				failed++
