@@ -85,19 +85,27 @@ func BenchmarkVec4s(b *testing.B) {
 }
 
 // BenchmarkCopyWorkers compares the goroutines that fill and empty the
-// staging rings (mapped mode, 10980²).
+// staging rings (mapped mode, 10980²), and the copy each uses: Go's copy
+// or AVX2 with streaming stores (the default).
 func BenchmarkCopyWorkers(b *testing.B) {
-	defer func(w int) { copyWorkers = w }(copyWorkers)
-	for _, w := range []int{4, 8, 16} {
-		b.Run(fmt.Sprintf("workers=%d", w), func(b *testing.B) {
-			copyWorkers = w
-			g := New()
-			defer g.Close()
-			need(b, g)
-			g.SetMode(ModeMapped)
-			in := input(b, 10980)
-			runBench(b, g, in, make([]float32, in.Pixels()))
-		})
+	defer func(w int, c func(dst, src []float32)) { copyWorkers, copyPiece = w, c }(copyWorkers, copyPiece)
+	stream := copyPiece
+	for _, c := range []string{"stream", "go"} {
+		for _, w := range []int{4, 8, 16} {
+			b.Run(fmt.Sprintf("copy=%s/workers=%d", c, w), func(b *testing.B) {
+				copyWorkers = w
+				copyPiece = stream
+				if c == "go" {
+					copyPiece = func(dst, src []float32) { copy(dst, src) }
+				}
+				g := New()
+				defer g.Close()
+				need(b, g)
+				g.SetMode(ModeMapped)
+				in := input(b, 10980)
+				runBench(b, g, in, make([]float32, in.Pixels()))
+			})
+		}
 	}
 }
 
