@@ -1,11 +1,14 @@
 package geotiff
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -26,6 +29,19 @@ func (f *File) ReadBand(b int) (*compute.Band, error) {
 // that bands of a pixel-interleaved file are decompressed once. Strips or
 // tiles are decoded on all cores, each straight into the float32 planes.
 func (f *File) ReadBands(bands ...int) ([]*compute.Band, error) {
+	return f.ReadBandsInto(nil, bands...)
+}
+
+// ReadBandsInto is ReadBands decoding into planes the caller provides: band
+// bands[i] is decoded into dst[i] when that is not nil, and the returned
+// band's Data is that slice. A given plane must hold exactly Width*Height
+// pixels; every one of them is written (sparse strips or tiles with the
+// nodata value, or 0), so its previous contents do not matter. Nil entries,
+// and all bands when dst is empty, are allocated as ReadBands allocates
+// them; otherwise dst has one entry per band. Planes may not overlap, except
+// that one plane may be given for a band listed twice. On error the planes'
+// contents are unspecified.
+func (f *File) ReadBandsInto(dst [][]float32, bands ...int) ([]*compute.Band, error) {
 	if len(bands) == 0 {
 		return nil, fmt.Errorf("read %s: no band requested", f.name)
 	}
@@ -37,9 +53,25 @@ func (f *File) ReadBands(bands ...int) ([]*compute.Band, error) {
 			return nil, fmt.Errorf("read %s: band %d does not exist (the file has %d band%s)", f.name, b, f.spp, plural(f.spp))
 		}
 	}
+	if len(dst) != 0 && len(dst) != len(bands) {
+		return nil, fmt.Errorf("read %s: %d destination planes for %d bands", f.name, len(dst), len(bands))
+	}
+	for i, p := range dst {
+		if p != nil && len(p) != f.width*f.height {
+			return nil, fmt.Errorf("read %s: destination for band %d holds %d pixels, band is %dx%d", f.name, bands[i], len(p), f.width, f.height)
+		}
+	}
+	if err := checkOverlap(dst, bands); err != nil {
+		return nil, fmt.Errorf("read %s: %w", f.name, err)
+	}
 	out := make([]*compute.Band, len(bands))
 	for i, b := range bands {
-		band := compute.NewBand(f.width, f.height)
+		var band *compute.Band
+		if i < len(dst) && dst[i] != nil {
+			band = &compute.Band{Width: f.width, Height: f.height, Data: dst[i]}
+		} else {
+			band = compute.NewBand(f.width, f.height)
+		}
 		band.Geo = f.geo
 		band.NoData, band.HasNoData = f.nodata, f.hasNoData
 		band.Source = fmt.Sprintf("%s:%d", f.name, b)
@@ -207,6 +239,39 @@ func (f *File) ReadBands(bands ...int) ([]*compute.Band, error) {
 		return nil, first
 	}
 	return out, nil
+}
+
+// checkOverlap refuses destination planes that share memory, which would
+// make the workers race and leave one band's pixels in another's plane. The
+// same plane given for the same band twice is allowed: both receive the
+// same pixels from the same worker.
+func checkOverlap(dst [][]float32, bands []int) error {
+	type span struct {
+		lo, hi uintptr
+		band   int
+	}
+	var spans []span
+	for i, p := range dst {
+		if len(p) == 0 {
+			continue
+		}
+		lo := uintptr(unsafe.Pointer(unsafe.SliceData(p)))
+		spans = append(spans, span{lo, lo + uintptr(len(p))*4, bands[i]})
+	}
+	if len(spans) < 2 {
+		return nil
+	}
+	slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.lo, b.lo) })
+	for i := 1; i < len(spans); i++ {
+		a, b := spans[i-1], spans[i]
+		if b.lo == a.lo && b.hi == a.hi && b.band == a.band {
+			continue
+		}
+		if b.lo < a.hi {
+			return fmt.Errorf("the destination planes of bands %d and %d overlap", a.band, b.band)
+		}
+	}
+	return nil
 }
 
 func plural(n int) string {

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"canopy/compute"
 	"canopy/compute/geotiff"
@@ -131,16 +132,30 @@ func notRaster(path string) error {
 // Load reads the band a spec names. A multi-band file needs its band given
 // ("FILE:B"); a single-band file may omit it.
 func Load(spec string) (*compute.Band, error) {
-	bs, err := load(spec, 0)
+	h, err := openHeader(spec)
+	if err != nil {
+		return nil, err
+	}
+	defer h.close()
+	bs, err := h.read(nil, h.band)
 	if err != nil {
 		return nil, err
 	}
 	return bs[0], nil
 }
 
-// load reads the band of spec and, when extra > 0, also band extra of the
-// same file in the same pass.
-func load(spec string, extra int) ([]*compute.Band, error) {
+// header is the file of a band spec, opened and its header read: the size
+// is known, nothing is decoded yet.
+type header struct {
+	path string
+	band int           // 1-based
+	tif  *geotiff.File // nil for a PNG
+	w, h int
+}
+
+// openHeader resolves spec, reads its file's header and checks that the
+// band exists. Close the header when done.
+func openHeader(spec string) (*header, error) {
 	path, band, err := resolve(spec)
 	if err != nil {
 		return nil, err
@@ -155,32 +170,96 @@ func load(spec string, extra int) ([]*compute.Band, error) {
 		if err != nil {
 			return nil, err
 		}
-		defer f.Close()
 		if band == 0 {
 			if f.Bands() != 1 {
+				f.Close()
 				return nil, fmt.Errorf("read %s: the file has %d bands; pick one as %s:B (B from 1 to %d)", path, f.Bands(), path, f.Bands())
 			}
 			band = 1
 		}
-		want := []int{band}
-		if extra > 0 {
-			want = append(want, extra)
+		h := &header{path: path, band: band, tif: f, w: f.Width(), h: f.Height()}
+		if err := h.check(band); err != nil {
+			f.Close()
+			return nil, err
 		}
-		return f.ReadBands(want...)
+		return h, nil
 	case kindPNG:
-		if band > 1 || extra > 1 {
-			return nil, fmt.Errorf("read %s: a PNG has 1 band, not %d", path, max(band, extra))
+		h := &header{path: path, band: max(band, 1)}
+		if err := h.check(band); err != nil {
+			return nil, err
 		}
-		b, err := loadPNG(path)
+		cfg, err := pngConfig(path)
 		if err != nil {
 			return nil, err
 		}
-		if extra > 0 {
-			return []*compute.Band{b, b}, nil
-		}
-		return []*compute.Band{b}, nil
+		h.w, h.h = cfg.Width, cfg.Height
+		return h, nil
 	}
 	return nil, notRaster(path)
+}
+
+// check reports a band (1-based; 0 stands for 1) the file does not have,
+// as geotiff.File.ReadBands would, but before anything is allocated.
+func (h *header) check(band int) error {
+	if h.tif == nil {
+		if band > 1 {
+			return fmt.Errorf("read %s: a PNG has 1 band, not %d", h.path, band)
+		}
+		return nil
+	}
+	if n := h.tif.Bands(); band < 1 || band > n {
+		s := "s"
+		if n == 1 {
+			s = ""
+		}
+		return fmt.Errorf("read %s: band %d does not exist (the file has %d band%s)", h.path, band, n, s)
+	}
+	return nil
+}
+
+// source names band b of the file as the decoded band's Source will.
+func (h *header) source(b int) string { return fmt.Sprintf("%s:%d", h.path, b) }
+
+func (h *header) close() {
+	if h != nil && h.tif != nil {
+		h.tif.Close()
+	}
+}
+
+// read decodes bands of the file in one pass, band i into planes[i] when
+// that is given and not nil (see geotiff.File.ReadBandsInto). A PNG's one
+// band is decoded once; a band listed again shares it, or is copied into
+// its own plane.
+func (h *header) read(planes [][]float32, bands ...int) ([]*compute.Band, error) {
+	if h.tif != nil {
+		return h.tif.ReadBandsInto(planes, bands...)
+	}
+	plane := func(i int) []float32 {
+		if i < len(planes) {
+			return planes[i]
+		}
+		return nil
+	}
+	b, err := decodePNG(h.path, h.w, h.h, plane(0))
+	if err != nil {
+		return nil, err
+	}
+	out := []*compute.Band{b}
+	for i := 1; i < len(bands); i++ {
+		p := plane(i)
+		if p == nil || unsafe.SliceData(p) == unsafe.SliceData(b.Data) {
+			out = append(out, b)
+			continue
+		}
+		if len(p) != len(b.Data) {
+			return nil, fmt.Errorf("read %s: destination holds %d pixels, band is %dx%d", h.path, len(p), h.w, h.h)
+		}
+		c := *b
+		c.Data = p
+		copy(c.Data, b.Data)
+		out = append(out, &c)
+	}
+	return out, nil
 }
 
 // pngConfig reads a PNG's header and checks it is a grayscale image whose
@@ -209,11 +288,12 @@ func pngConfig(path string) (image.Config, error) {
 	return cfg, nil
 }
 
-// loadPNG reads an 8- or 16-bit grayscale PNG as a band without
-// georeferencing.
-func loadPNG(path string) (*compute.Band, error) {
-	if _, err := pngConfig(path); err != nil {
-		return nil, err
+// decodePNG decodes an 8- or 16-bit grayscale PNG whose header said w×h
+// as a band without georeferencing, into plane when it is not nil (it must
+// hold w*h pixels, all of which are written).
+func decodePNG(path string, w, h int, plane []float32) (*compute.Band, error) {
+	if plane != nil && len(plane) != w*h {
+		return nil, fmt.Errorf("read %s: destination holds %d pixels, band is %dx%d", path, len(plane), w, h)
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -224,8 +304,15 @@ func loadPNG(path string) (*compute.Band, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	r := img.Bounds()
-	b := compute.NewBand(r.Dx(), r.Dy())
+	if r := img.Bounds(); r.Dx() != w || r.Dy() != h {
+		return nil, fmt.Errorf("read %s: the image is %dx%d, its header said %dx%d (file changed while read?)", path, r.Dx(), r.Dy(), w, h)
+	}
+	var b *compute.Band
+	if plane != nil {
+		b = &compute.Band{Width: w, Height: h, Data: plane}
+	} else {
+		b = compute.NewBand(w, h)
+	}
 	b.Source = path + ":1"
 	switch g := img.(type) {
 	case *image.Gray:
@@ -255,6 +342,26 @@ func loadPNG(path string) (*compute.Band, error) {
 // combined: the same size and, when both are georeferenced, the same grid.
 // Errors name both files.
 func LoadPair(redSpec, nirSpec string) (red, nir *compute.Band, err error) {
+	return LoadPairInto(redSpec, nirSpec, nil)
+}
+
+// PlaneAlloc provides the planes LoadPairInto decodes the red and NIR bands
+// into, each w*h float32 pixels, row-major. It is called once, after both
+// files' headers are read and their sizes checked equal, before any pixel
+// is decoded. A nil plane is allocated as LoadPair allocates it. The
+// planes' previous contents do not matter: every pixel is written. The
+// planes must not overlap (unless both specs name the same band of the
+// same file).
+type PlaneAlloc func(w, h int) (red, nir []float32, err error)
+
+// LoadPairInto is LoadPair decoding into planes from alloc (nil: planes are
+// allocated as LoadPair does), so that a caller can have the bands land
+// straight in memory of its own, such as a GPU backend's mapped upload
+// buffers. The returned bands' Data are alloc's planes. Errors found in
+// the headers (a missing file or band, different sizes) are reported
+// before alloc is called; once it has been, the planes are the caller's
+// to release whether or not LoadPairInto succeeds.
+func LoadPairInto(redSpec, nirSpec string, alloc PlaneAlloc) (red, nir *compute.Band, err error) {
 	rp, rb, err := resolve(redSpec)
 	if err != nil {
 		return nil, nil, fmt.Errorf("red band: %w", err)
@@ -263,35 +370,118 @@ func LoadPair(redSpec, nirSpec string) (red, nir *compute.Band, err error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("nir band: %w", err)
 	}
-	if rp == np && rb != 0 && nb != 0 {
-		bs, err := load(redSpec, nb)
+	same := rp == np && rb != 0 && nb != 0
+
+	// Headers first: sizes are known and checked before anything is
+	// allocated or decoded.
+	var rh, nh *header
+	if same {
+		if rh, err = openHeader(redSpec); err != nil {
+			return nil, nil, err
+		}
+		if err := rh.check(nb); err != nil {
+			rh.close()
+			return nil, nil, err
+		}
+		nh = rh
+	} else {
+		err = both(func() (err error) {
+			rh, err = openHeader(redSpec)
+			return err
+		}, func() (err error) {
+			nh, err = openHeader(nirSpec)
+			return err
+		})
+		if err != nil {
+			rh.close()
+			nh.close()
+			return nil, nil, err
+		}
+		defer nh.close()
+	}
+	defer rh.close()
+	if rh.w != nh.w || rh.h != nh.h {
+		// The words compute.PairInput uses once the bands are decoded.
+		return nil, nil, fmt.Errorf("band size mismatch: red %s is %dx%d, nir %s is %dx%d", rh.source(rh.band), rh.w, rh.h, nh.source(nh.band), nh.w, nh.h)
+	}
+
+	var rplane, nplane []float32
+	if alloc != nil {
+		w, h := rh.w, rh.h
+		if rplane, nplane, err = alloc(w, h); err != nil {
+			return nil, nil, fmt.Errorf("allocating %dx%d planes: %w", w, h, err)
+		}
+		for _, p := range []struct {
+			name  string
+			plane []float32
+		}{{"red", rplane}, {"nir", nplane}} {
+			if p.plane != nil && len(p.plane) != w*h {
+				return nil, nil, fmt.Errorf("allocating %dx%d planes: the %s plane holds %d pixels, want %d", w, h, p.name, len(p.plane), w*h)
+			}
+		}
+		if overlap(rplane, nplane) && !(same && rb == nb && unsafe.SliceData(rplane) == unsafe.SliceData(nplane)) {
+			return nil, nil, fmt.Errorf("allocating %dx%d planes: the red and nir planes overlap", w, h)
+		}
+	}
+
+	if same {
+		bs, err := rh.read([][]float32{rplane, nplane}, rb, nb)
 		if err != nil {
 			return nil, nil, err
 		}
 		red, nir = bs[0], bs[1]
 	} else {
-		var rerr, nerr error
-		var wg sync.WaitGroup
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			red, rerr = Load(redSpec)
-		}()
-		nir, nerr = Load(nirSpec)
-		wg.Wait()
-		switch {
-		case rerr != nil && nerr != nil:
-			return nil, nil, fmt.Errorf("%v; %v", rerr, nerr)
-		case rerr != nil:
-			return nil, nil, rerr
-		case nerr != nil:
-			return nil, nil, nerr
+		err = both(func() error {
+			bs, err := rh.read([][]float32{rplane}, rh.band)
+			if err == nil {
+				red = bs[0]
+			}
+			return err
+		}, func() error {
+			bs, err := nh.read([][]float32{nplane}, nh.band)
+			if err == nil {
+				nir = bs[0]
+			}
+			return err
+		})
+		if err != nil {
+			return nil, nil, err
 		}
 	}
 	if _, err := compute.PairInput(red, nir); err != nil {
 		return nil, nil, err
 	}
 	return red, nir, nil
+}
+
+// both runs the red and the nir step in parallel and reports the errors of
+// either or both.
+func both(redStep, nirStep func() error) error {
+	var rerr, nerr error
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		rerr = redStep()
+	}()
+	nerr = nirStep()
+	wg.Wait()
+	switch {
+	case rerr != nil && nerr != nil:
+		return fmt.Errorf("%v; %v", rerr, nerr)
+	case rerr != nil:
+		return rerr
+	}
+	return nerr
+}
+
+// overlap reports whether two planes share memory.
+func overlap(a, b []float32) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	alo, blo := uintptr(unsafe.Pointer(unsafe.SliceData(a))), uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	return alo < blo+uintptr(len(b))*4 && blo < alo+uintptr(len(a))*4
 }
 
 // WriteGeoTIFF writes b as a single-band float32 GeoTIFF (tiled, DEFLATE
