@@ -24,8 +24,18 @@
 #ifndef VEC4S
 #define VEC4S 1u
 #endif
+// ITERS: how many times a work group repeats that, on the next
+// gl_WorkGroupSize.x * VEC4S vec4s, so that one group walks a contiguous
+// span of ITERS times as many.
+#ifndef ITERS
+#define ITERS 1u
+#endif
+// LOCAL: invocations per work group.
+#ifndef LOCAL
+#define LOCAL 256
+#endif
 
-layout(local_size_x = 256) in;
+layout(local_size_x = LOCAL) in;
 
 layout(std430, binding = 0) readonly restrict buffer RedBand { vec4 red[]; };
 layout(std430, binding = 1) readonly restrict buffer NirBand { vec4 nir[]; };
@@ -98,19 +108,21 @@ vec4 pixel4(vec4 r, vec4 n) {
 
 void main() {
 	uint group = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
-	uint first = group * gl_WorkGroupSize.x * VEC4S + gl_LocalInvocationID.x;
-	vec4 r[VEC4S], n[VEC4S];
-	for (uint k = 0u; k < VEC4S; k++) {
-		uint i = first + k * gl_WorkGroupSize.x;
-		if (i < count) {
-			r[k] = red[i];
-			n[k] = nir[i];
+	for (uint it = 0u; it < ITERS; it++) {
+		uint first = (group * ITERS + it) * gl_WorkGroupSize.x * VEC4S + gl_LocalInvocationID.x;
+		vec4 r[VEC4S], n[VEC4S];
+		for (uint k = 0u; k < VEC4S; k++) {
+			uint i = first + k * gl_WorkGroupSize.x;
+			if (i < count) {
+				r[k] = red[i];
+				n[k] = nir[i];
+			}
 		}
-	}
-	for (uint k = 0u; k < VEC4S; k++) {
-		uint i = first + k * gl_WorkGroupSize.x;
-		if (i < count) {
-			ndvi[i] = pixel4(r[k], n[k]);
+		for (uint k = 0u; k < VEC4S; k++) {
+			uint i = first + k * gl_WorkGroupSize.x;
+			if (i < count) {
+				ndvi[i] = pixel4(r[k], n[k]);
+			}
 		}
 	}
 }

@@ -58,6 +58,13 @@ type Backend struct {
 // invocation computes.
 const DefaultVec4s = 2
 
+// DefaultIters is the number of consecutive spans of 256 × DefaultVec4s
+// vec4s one work group walks.
+const DefaultIters = 1
+
+// DefaultLocal is the number of invocations in a work group.
+const DefaultLocal = 256
+
 // New returns a gl backend. Nothing touches EGL until Info, Setup or Run.
 func New() *Backend {
 	return &Backend{tu: tuning{source: shaders.NDVIComp, vec4s: DefaultVec4s}}

@@ -84,6 +84,32 @@ func BenchmarkVec4s(b *testing.B) {
 	}
 }
 
+// BenchmarkIters compares how many consecutive spans each work group
+// walks (ITERS) and the work-group size (LOCAL) at 10980², bands in host
+// buffers, with the copy shader compiled the same way as the ceiling: one
+// span per group spreads each 64 KiB of memory over eight groups (and SMs),
+// many give each group its own contiguous stretch.
+func BenchmarkIters(b *testing.B) {
+	for _, local := range []int{128, 256, 512, 1024} {
+		for _, it := range []int{1, 4, 16, 64} {
+			b.Run(fmt.Sprintf("local=%d/iters=%d", local, it), func(b *testing.B) {
+				g := New()
+				g.tu.iters, g.tu.local = it, local
+				defer g.Close()
+				need(b, g)
+				in := input(b, 10980)
+				red, nir, out, err := g.HostBuffers(in.Width, in.Height)
+				if err != nil {
+					b.Fatal(err)
+				}
+				copy(red, in.Red)
+				copy(nir, in.NIR)
+				runBench(b, g, compute.Input{Width: in.Width, Height: in.Height, Red: red, NIR: nir}, out)
+			})
+		}
+	}
+}
+
 // BenchmarkCopyWorkers compares the goroutines that fill and empty the
 // staging rings (mapped mode, 10980²), and the copy each uses: Go's copy
 // or AVX2 with streaming stores (the default).

@@ -397,17 +397,17 @@ func TestCeilings(t *testing.T) {
 }
 
 // TestWorkPerInvocation runs the conformance suite with other numbers of
-// vec4s per invocation than the default, also on a grid capped at 3×2
-// groups, so that any of them can be the default.
+// vec4s per invocation and spans per work group than the defaults, also on
+// a grid capped at 3×2 groups, so that any of them can be the default.
 func TestWorkPerInvocation(t *testing.T) {
-	for _, v := range []int{1, 2, 4} {
+	for _, v := range [][3]int{{1, 1, 256}, {2, 1, 256}, {4, 1, 256}, {2, 3, 256}, {1, 16, 64}, {2, 4, 1024}} {
 		for _, capped := range []bool{false, true} {
-			if v == DefaultVec4s {
+			if v == [3]int{DefaultVec4s, DefaultIters, DefaultLocal} {
 				continue // TestConformance, TestManyChunks
 			}
-			t.Run(fmt.Sprintf("vec4s=%d/capped=%v", v, capped), func(t *testing.T) {
+			t.Run(fmt.Sprintf("vec4s=%d/iters=%d/local=%d/capped=%v", v[0], v[1], v[2], capped), func(t *testing.T) {
 				b := New()
-				b.tu.vec4s = v
+				b.tu.vec4s, b.tu.iters, b.tu.local = v[0], v[1], v[2]
 				if capped {
 					b.tu.groupsX, b.tu.groupsY = 3, 2
 				}

@@ -35,6 +35,8 @@ var glInit = sync.OnceValue(func() error {
 type tuning struct {
 	source           string
 	vec4s            int
+	iters            int // spans of local×vec4s vec4s each work group walks (ITERS)
+	local            int // invocations per work group (LOCAL; 0: DefaultLocal)
 	groupsX, groupsY int
 	chunk            int // pixels per dispatch at most (0: the driver's limits)
 	part             int // pixels per device buffer at most (0: DefaultPartBytes)
@@ -59,11 +61,13 @@ type glState struct {
 	prog, copyProg uint32
 	local          int   // work-group size (x) of the shaders
 	vec4s          int   // vec4s per invocation (VEC4S)
+	iters          int   // consecutive spans per work group (ITERS)
 	maxGX, maxGY   int   // GL_MAX_COMPUTE_WORK_GROUP_COUNT, capped by tuning
 	maxBlock       int64 // GL_MAX_SHADER_STORAGE_BLOCK_SIZE
 	chunk          int   // pixels per dispatch: a power of two
 	part           int   // pixels per device buffer: a power of two, ≥ 4
 	timerBits      int32 // GL_QUERY_COUNTER_BITS of GL_TIMESTAMP; 0: no timer
+	sparsePage     int32 // GL_SPARSE_BUFFER_PAGE_SIZE_ARB; 0: no sparse buffers
 	queries        [2]uint32
 
 	up, down ring   // staging for the mapped mode, allocated when needed
@@ -104,16 +108,25 @@ func (st *glState) init(tu tuning) error {
 		return fmt.Errorf("%s (OpenGL %s) lacks GL_ARB_buffer_storage, which the gl backend needs", st.renderer, st.version)
 	}
 	st.vec4s = max(tu.vec4s, 1)
+	st.iters, st.local = DefaultIters, DefaultLocal
+	if tu.iters > 0 {
+		st.iters = tu.iters
+	}
+	if tu.local > 0 {
+		st.local = tu.local
+	}
 	var err error
-	if st.prog, err = compileProgram(withVec4s(tu.source, st.vec4s)); err != nil {
+	if st.prog, err = compileProgram(st.defines(tu.source)); err != nil {
 		return fmt.Errorf("the GL driver (%s) rejected shaders/ndvi.comp: %w", st.renderer, err)
 	}
-	if st.copyProg, err = compileProgram(withVec4s(shaders.CopyComp, st.vec4s)); err != nil {
+	if st.copyProg, err = compileProgram(st.defines(shaders.CopyComp)); err != nil {
 		return fmt.Errorf("the GL driver (%s) rejected shaders/copy.comp: %w", st.renderer, err)
 	}
 	var size [3]int32
 	gl.GetProgramiv(st.prog, gl.COMPUTE_WORK_GROUP_SIZE, &size[0])
-	st.local = int(size[0])
+	if int(size[0]) != st.local {
+		return fmt.Errorf("the GL driver (%s) made work groups of %d invocations, not %d", st.renderer, size[0], st.local)
+	}
 	var gx, gy, align int32
 	gl.GetIntegeri_v(gl.MAX_COMPUTE_WORK_GROUP_COUNT, 0, &gx)
 	gl.GetIntegeri_v(gl.MAX_COMPUTE_WORK_GROUP_COUNT, 1, &gy)
@@ -128,7 +141,7 @@ func (st *glState) init(tu tuning) error {
 	}
 	// The largest power of two that one binding (block size) and one grid
 	// (groups in x and y) allow, as pixels.
-	limit := min(st.maxBlock/4, int64(st.maxGX)*int64(st.maxGY)*int64(st.local*st.vec4s*4), 1<<30)
+	limit := min(st.maxBlock/4, int64(st.maxGX)*int64(st.maxGY)*int64(st.local*st.vec4s*st.iters*4), 1<<30)
 	if tu.chunk > 0 {
 		limit = min(limit, int64(tu.chunk))
 	}
@@ -146,20 +159,24 @@ func (st *glState) init(tu tuning) error {
 	part = min(part, 1<<30)
 	st.part = max(4, 1<<(63-bits.LeadingZeros64(uint64(part))))
 	gl.GetQueryiv(gl.TIMESTAMP, gl.QUERY_COUNTER_BITS, &st.timerBits)
+	if hasExtension("GL_ARB_sparse_buffer") {
+		const sparseBufferPageSize = 0x82F8 // GL_SPARSE_BUFFER_PAGE_SIZE_ARB
+		gl.GetIntegerv(sparseBufferPageSize, &st.sparsePage)
+	}
 	gl.GenQueries(2, &st.queries[0])
 	return glError("creating the programs and queries")
 }
 
 // limits describes the dispatch for people and logs.
 func (st *glState) limits() string {
-	return fmt.Sprintf("work group %d invocations × %d vec4s, max groups %d×%d, max storage block %d MB, %d pixels (%d MB a band) per dispatch, device buffers of %d pixels (%d MB) at most, timer %d bits",
-		st.local, st.vec4s, st.maxGX, st.maxGY, st.maxBlock>>20, st.chunk, st.chunk>>18, st.part, st.part>>18, st.timerBits)
+	return fmt.Sprintf("work group %d invocations × %d vec4s × %d spans, max groups %d×%d, max storage block %d MB, %d pixels (%d MB a band) per dispatch, device buffers of %d pixels (%d MB) at most, timer %d bits, sparse buffer pages %d KiB",
+		st.local, st.vec4s, st.iters, st.maxGX, st.maxGY, st.maxBlock>>20, st.chunk, st.chunk>>18, st.part, st.part>>18, st.timerBits, st.sparsePage>>10)
 }
 
-// withVec4s defines VEC4S on the line after #version.
-func withVec4s(src string, n int) string {
+// defines defines VEC4S and ITERS on the line after #version.
+func (st *glState) defines(src string) string {
 	first, rest, _ := strings.Cut(src, "\n")
-	return fmt.Sprintf("%s\n#define VEC4S %du\n%s", first, n, rest)
+	return fmt.Sprintf("%s\n#define VEC4S %du\n#define ITERS %du\n#define LOCAL %d\n%s", first, st.vec4s, st.iters, st.local, rest)
 }
 
 // software reports whether the renderer is a CPU rasteriser, where device
@@ -352,7 +369,7 @@ func (st *glState) grid(bufs []uint32, pixels int) {
 		}
 		count := m / 4
 		gl.Uniform1ui(0, uint32(count))
-		per := st.local * st.vec4s
+		per := st.local * st.vec4s * st.iters
 		groups := (count + per - 1) / per
 		gx := min(groups, st.maxGX)
 		gy := (groups + gx - 1) / gx
