@@ -104,6 +104,9 @@ func (b *Backend) start() error {
 			tu.part = 1 << 30
 		}
 	}
+	if s := os.Getenv(EnvMemory); s != "" && tu.memory == "" {
+		tu.memory = strings.ToLower(s)
+	}
 	w, s := startWorker(kind, tu)
 	b.soft, b.limits = s.soft, s.limits
 	if s.err != nil {
@@ -114,9 +117,13 @@ func (b *Backend) start() error {
 	b.w = w
 	b.pending += s.setup
 	if b.info == nil {
+		where := s.display
+		if s.cudaMemory {
+			where += "; planes in CUDA memory"
+		}
 		b.info = &compute.Info{
 			Name: compute.NameGL, Available: true, GPU: true,
-			Device: fmt.Sprintf("%s, OpenGL %s (%s)", s.renderer, s.version, s.display),
+			Device: fmt.Sprintf("%s, OpenGL %s (%s)", s.renderer, s.version, where),
 		}
 	}
 	return nil

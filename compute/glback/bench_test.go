@@ -90,13 +90,40 @@ func BenchmarkVec4s(b *testing.B) {
 // span per group spreads each 64 KiB of memory over eight groups (and SMs),
 // many give each group its own contiguous stretch.
 func BenchmarkIters(b *testing.B) {
-	for _, local := range []int{128, 256, 512, 1024} {
-		for _, it := range []int{1, 4, 16, 64} {
+	for _, local := range []int{128, 256, 1024} {
+		for _, it := range []int{1, 16} {
 			b.Run(fmt.Sprintf("local=%d/iters=%d", local, it), func(b *testing.B) {
 				g := New()
 				g.tu.iters, g.tu.local = it, local
 				defer g.Close()
 				need(b, g)
+				in := input(b, 10980)
+				red, nir, out, err := g.HostBuffers(in.Width, in.Height)
+				if err != nil {
+					b.Fatal(err)
+				}
+				copy(red, in.Red)
+				copy(nir, in.NIR)
+				runBench(b, g, compute.Input{Width: in.Width, Height: in.Height, Red: red, NIR: nir}, out)
+			})
+		}
+	}
+}
+
+// BenchmarkMemory compares device planes in GL memory with planes in CUDA
+// memory imported into GL, at 10980² with bands in host buffers, one and
+// sixteen spans per work group; the copy shader (the ceiling) runs on the
+// same memory.
+func BenchmarkMemory(b *testing.B) {
+	for _, mem := range []string{MemoryGL, MemoryCUDA} {
+		for _, it := range []int{1, 16} {
+			b.Run(fmt.Sprintf("memory=%s/iters=%d", mem, it), func(b *testing.B) {
+				g := New()
+				g.tu.memory, g.tu.iters = mem, it
+				defer g.Close()
+				if info := g.Info(); !info.Available {
+					b.Skipf("%s memory: %s", mem, info.Reason)
+				}
 				in := input(b, 10980)
 				red, nir, out, err := g.HostBuffers(in.Width, in.Height)
 				if err != nil {

@@ -203,6 +203,7 @@ func TestParts(t *testing.T) {
 		t.Run(fmt.Sprintf("part=%d", part), func(t *testing.T) {
 			b := New()
 			b.tu.part = part
+			b.tu.memory = MemoryGL // parts in CUDA memory are whole granules (2 MiB)
 			if part == 4096 {
 				b.tu.groupsX, b.tu.groupsY = 3, 2 // chunks of 6144 pixels > parts
 			}
@@ -254,6 +255,75 @@ func TestParts(t *testing.T) {
 			t.Errorf("%s=0: %s", EnvPartMB, b.limits)
 		}
 	})
+}
+
+// TestMemory: CANOPY_GL_MEMORY picks where the device planes live. A bad
+// value, or cuda where the GL device is no CUDA GPU, makes gl unavailable
+// with the reason; gl always works. On a GPU (CANOPY_EXPECT_GPU) the
+// default must put the planes in CUDA memory, and the conformance suite
+// must pass there in both modes, on parts, and from host buffers.
+func TestMemory(t *testing.T) {
+	if err := egl.Load(); err != nil {
+		t.Skipf("gl backend cannot run here: %v", err)
+	}
+	t.Setenv(EnvMemory, "vram")
+	if info := New().Info(); info.Available || !strings.Contains(info.Reason, EnvMemory) {
+		t.Errorf("bad %s: %+v", EnvMemory, info)
+	}
+	t.Setenv(EnvMemory, MemoryGL)
+	b := New()
+	info := need(t, b)
+	check(t, b, noise(65, 3, 1))
+	if !strings.Contains(b.limits, "planes in GL memory") || strings.Contains(info.Device, "CUDA memory") {
+		t.Errorf("%s=gl: %s; %s", EnvMemory, b.limits, info.Device)
+	}
+	b.Close()
+
+	t.Setenv(EnvMemory, MemoryCUDA)
+	c := New()
+	defer c.Close()
+	ci := c.Info()
+	gpu := os.Getenv("CANOPY_EXPECT_GPU") != ""
+	if !ci.Available {
+		if gpu {
+			t.Fatalf("%s=cuda on the GPU: %s", EnvMemory, ci.Reason)
+		}
+		if !strings.Contains(ci.Reason, "CUDA memory") {
+			t.Errorf("%s=cuda unavailable without saying why: %s", EnvMemory, ci.Reason)
+		}
+		t.Logf("%s=cuda here: %s", EnvMemory, ci.Reason)
+		return
+	}
+	t.Logf("%s=cuda: %s", EnvMemory, c.limits)
+	c.tu.part = 1 << 20 // several parts at 2000²
+	c.Close()
+	for _, m := range c.Modes() {
+		c.SetMode(m)
+		computetest.Run(t, c)
+		check(t, c, awkward())
+		check(t, c, noise(2000, 1001, 4))
+	}
+	src := noise(1500, 1400, 8)
+	red, nir, out, err := c.HostBuffers(src.Width, src.Height)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(red, src.Red)
+	copy(nir, src.NIR)
+	if _, err := c.Run(compute.Input{Width: src.Width, Height: src.Height, Red: red, NIR: nir}, out); err != nil {
+		t.Fatal(err)
+	}
+	if rep := compute.Verify(src, out); !rep.OK() {
+		t.Fatalf("host buffers: %s", rep)
+	}
+	if gpu {
+		t.Setenv(EnvMemory, "")
+		d := New()
+		defer d.Close()
+		if di := need(t, d); !strings.Contains(di.Device, "planes in CUDA memory") {
+			t.Errorf("default memory on the GPU: %s (%s)", di.Device, d.limits)
+		}
+	}
 }
 
 // TestBeyond65535Groups runs an image that needs more than 65535 work

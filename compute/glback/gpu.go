@@ -40,6 +40,7 @@ type tuning struct {
 	groupsX, groupsY int
 	chunk            int // pixels per dispatch at most (0: the driver's limits)
 	part             int // pixels per device buffer at most (0: DefaultPartBytes)
+	memory           string // MemoryAuto (""), MemoryGL or MemoryCUDA
 }
 
 // DefaultPartBytes is the most bytes one device buffer holds: each band and
@@ -72,6 +73,9 @@ type glState struct {
 
 	up, down ring   // staging for the mapped mode, allocated when needed
 	host     mapped // caller-filled host buffers (HostBuffers), when asked
+
+	mem     *cudaMem // device planes in CUDA memory; nil: glBufferStorage
+	memNote string   // where the planes live, and why not in CUDA memory
 
 	pixels int         // image size the device buffers hold; 0: none
 	dev    [3][]uint32 // red, nir, ndvi: the parts of each plane
@@ -158,6 +162,9 @@ func (st *glState) init(tu tuning) error {
 	}
 	part = min(part, 1<<30)
 	st.part = max(4, 1<<(63-bits.LeadingZeros64(uint64(part))))
+	if err := st.chooseMemory(tu.memory); err != nil {
+		return err
+	}
 	gl.GetQueryiv(gl.TIMESTAMP, gl.QUERY_COUNTER_BITS, &st.timerBits)
 	if hasExtension("GL_ARB_sparse_buffer") {
 		const sparseBufferPageSize = 0x82F8 // GL_SPARSE_BUFFER_PAGE_SIZE_ARB
@@ -167,10 +174,44 @@ func (st *glState) init(tu tuning) error {
 	return glError("creating the programs and queries")
 }
 
+// chooseMemory decides where the device planes live: CUDA memory when
+// asked, or by default on a GPU whose driver can import it; GL's own
+// otherwise.
+func (st *glState) chooseMemory(memory string) error {
+	switch memory {
+	case MemoryGL:
+		st.memNote = "planes in GL memory (" + EnvMemory + "=gl)"
+		return nil
+	case "", MemoryAuto:
+		if st.software() {
+			st.memNote = "planes in GL memory"
+			return nil
+		}
+	case MemoryCUDA:
+	default:
+		return fmt.Errorf("%s=%s: want auto, gl or cuda", EnvMemory, memory)
+	}
+	m, err := newCUDAMem()
+	if err != nil {
+		if memory == MemoryCUDA {
+			return fmt.Errorf("device planes in CUDA memory (%s=cuda): %w", EnvMemory, err)
+		}
+		st.memNote = "planes in GL memory (CUDA memory unavailable: " + err.Error() + ")"
+		return nil
+	}
+	st.mem = m
+	st.memNote = fmt.Sprintf("planes in CUDA memory (%d KiB granules)", m.gran>>10)
+	// Each part is an allocation of whole granules: no smaller parts.
+	for st.part*4 < m.gran {
+		st.part *= 2
+	}
+	return nil
+}
+
 // limits describes the dispatch for people and logs.
 func (st *glState) limits() string {
-	return fmt.Sprintf("work group %d invocations × %d vec4s × %d spans, max groups %d×%d, max storage block %d MB, %d pixels (%d MB a band) per dispatch, device buffers of %d pixels (%d MB) at most, timer %d bits, sparse buffer pages %d KiB",
-		st.local, st.vec4s, st.iters, st.maxGX, st.maxGY, st.maxBlock>>20, st.chunk, st.chunk>>18, st.part, st.part>>18, st.timerBits, st.sparsePage>>10)
+	return fmt.Sprintf("work group %d invocations × %d vec4s × %d spans, max groups %d×%d, max storage block %d MB, %d pixels (%d MB a band) per dispatch, device buffers of %d pixels (%d MB) at most, timer %d bits, sparse buffer pages %d KiB, %s",
+		st.local, st.vec4s, st.iters, st.maxGX, st.maxGY, st.maxBlock>>20, st.chunk, st.chunk>>18, st.part, st.part>>18, st.timerBits, st.sparsePage>>10, st.memNote)
 }
 
 // defines defines VEC4S and ITERS on the line after #version.
@@ -276,25 +317,39 @@ func (st *glState) newPlanes(count, n int, dynamic bool) ([][]uint32, error) {
 	}
 	for i := range planes {
 		planes[i] = make([]uint32, np)
-		gl.GenBuffers(int32(np), &planes[i][0])
-		for p, b := range planes[i] {
-			gl.BindBuffer(gl.COPY_WRITE_BUFFER, b)
-			gl.BufferStorage(gl.COPY_WRITE_BUFFER, (st.partLen(n, p)+3)&^3*4, nil, flags)
+		for p := range planes[i] {
+			bytes := (st.partLen(n, p) + 3) &^ 3 * 4
+			if st.mem != nil {
+				b, err := st.mem.buffer(bytes)
+				if err != nil {
+					st.deletePlanes(planes)
+					return nil, err
+				}
+				planes[i][p] = b
+				gl.BindBuffer(gl.COPY_WRITE_BUFFER, b)
+			} else {
+				gl.GenBuffers(1, &planes[i][p])
+				gl.BindBuffer(gl.COPY_WRITE_BUFFER, planes[i][p])
+				gl.BufferStorage(gl.COPY_WRITE_BUFFER, bytes, nil, flags)
+			}
 			gl.ClearBufferData(gl.COPY_WRITE_BUFFER, gl.R32F, gl.RED, gl.FLOAT, unsafe.Pointer(&zero))
 		}
 	}
 	gl.BindBuffer(gl.COPY_WRITE_BUFFER, 0)
 	if err := glError(fmt.Sprintf("allocating %d planes of %.1f MB", count, float64(n)*4/1e6)); err != nil {
-		deletePlanes(planes)
+		st.deletePlanes(planes)
 		return nil, err
 	}
 	return planes, nil
 }
 
-func deletePlanes(planes [][]uint32) {
+// deletePlanes deletes the buffers of planes (and their CUDA memory).
+func (st *glState) deletePlanes(planes [][]uint32) {
 	for _, p := range planes {
-		if len(p) > 0 {
-			gl.DeleteBuffers(int32(len(p)), &p[0])
+		for _, b := range p {
+			if b != 0 && (st.mem == nil || !st.mem.free(b)) {
+				gl.DeleteBuffers(1, &b)
+			}
 		}
 	}
 }
@@ -314,7 +369,7 @@ func (st *glState) setSize(n int) (time.Duration, error) {
 	}
 	out, err := st.newPlanes(1, n, false)
 	if err != nil {
-		deletePlanes(in)
+		st.deletePlanes(in)
 		return 0, err
 	}
 	st.dev = [3][]uint32{in[0], in[1], out[0]}
@@ -331,7 +386,7 @@ func (st *glState) setSize(n int) (time.Duration, error) {
 }
 
 func (st *glState) freeDevice() {
-	deletePlanes(st.dev[:])
+	st.deletePlanes(st.dev[:])
 	st.dev = [3][]uint32{}
 	st.pixels = 0
 }
@@ -421,6 +476,10 @@ func (st *glState) release() {
 		st.up.release()
 		st.down.release()
 		st.host.release()
+		if st.mem != nil {
+			st.mem.close()
+			st.mem = nil
+		}
 		if st.queries[0] != 0 {
 			gl.DeleteQueries(2, &st.queries[0])
 		}

@@ -366,7 +366,7 @@ func (st *glState) shaderCopy(bytes, part int) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer deletePlanes(planes)
+	defer st.deletePlanes(planes)
 	d := st.best(5, func() {
 		gl.UseProgram(st.copyProg)
 		st.gridParts(planes, n)
@@ -383,7 +383,7 @@ func (st *glState) ceilings(bytes int) (compute.Ceilings, copyRates, error) {
 	if err != nil {
 		return compute.Ceilings{}, copyRates{}, err
 	}
-	defer deletePlanes(planes)
+	defer st.deletePlanes(planes)
 	if _, err := st.ensureRings(); err != nil {
 		return compute.Ceilings{}, copyRates{}, err
 	}

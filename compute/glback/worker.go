@@ -22,6 +22,7 @@ type started struct {
 	setup                      time.Duration // context creation and compilation
 	soft                       bool          // a CPU rasteriser
 	limits                     string        // glState.limits
+	cudaMemory                 bool          // device planes in CUDA memory
 }
 
 func startWorker(kind egl.Kind, tu tuning) (*worker, started) {
@@ -47,7 +48,7 @@ func (w *worker) loop(kind egl.Kind, tu tuning, ready chan<- started) {
 		ready <- started{err: err}
 		return
 	}
-	ready <- started{renderer: st.renderer, version: st.version, display: st.ctx.Display(), setup: time.Since(t0), soft: st.software(), limits: st.limits()}
+	ready <- started{renderer: st.renderer, version: st.version, display: st.ctx.Display(), setup: time.Since(t0), soft: st.software(), limits: st.limits(), cudaMemory: st.mem != nil}
 	for job := range w.jobs {
 		job(st)
 	}

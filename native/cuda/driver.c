@@ -72,6 +72,11 @@ static const struct {
 	SYM(cuEventRecord, "cuEventRecord"),
 	SYM(cuEventSynchronize, "cuEventSynchronize"),
 	SYM(cuEventElapsedTime, "cuEventElapsedTime"),
+	SYM(cuDeviceGetUuid, "cuDeviceGetUuid"),
+	SYM(cuMemGetAllocationGranularity, "cuMemGetAllocationGranularity"),
+	SYM(cuMemCreate, "cuMemCreate"),
+	SYM(cuMemRelease, "cuMemRelease"),
+	SYM(cuMemExportToShareableHandle, "cuMemExportToShareableHandle"),
 };
 
 int cc_open(cc_table *t, const char *lib, char *msg, size_t msglen)

@@ -18,6 +18,29 @@ typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
 typedef unsigned long long CUdeviceptr;
 
+/* Virtual memory management (cuMemCreate and friends), for memory that
+ * OpenGL or Vulkan import through a POSIX file descriptor. */
+typedef unsigned long long CUmemGenericAllocationHandle;
+typedef struct {
+	int type; /* CU_MEM_LOCATION_TYPE_DEVICE = 1 */
+	int id;
+} CUmemLocation;
+typedef struct {
+	int type;                 /* CU_MEM_ALLOCATION_TYPE_PINNED = 1 */
+	int requestedHandleTypes; /* CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR = 1 */
+	CUmemLocation location;
+	void *win32HandleMetaData;
+	struct {
+		unsigned char compressionType;
+		unsigned char gpuDirectRDMACapable;
+		unsigned short usage;
+		unsigned char reserved[4];
+	} allocFlags;
+} CUmemAllocationProp;
+typedef struct {
+	char bytes[16];
+} CUuuid;
+
 /* cc_table holds the open library and one pointer per driver function. */
 typedef struct cc_table {
 	void *lib;
@@ -59,6 +82,11 @@ typedef struct cc_table {
 	CUresult (*cuEventRecord)(CUevent, CUstream);
 	CUresult (*cuEventSynchronize)(CUevent);
 	CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent);
+	CUresult (*cuDeviceGetUuid)(CUuuid *, CUdevice);
+	CUresult (*cuMemGetAllocationGranularity)(size_t *, const CUmemAllocationProp *, int);
+	CUresult (*cuMemCreate)(CUmemGenericAllocationHandle *, size_t, const CUmemAllocationProp *, unsigned long long);
+	CUresult (*cuMemRelease)(CUmemGenericAllocationHandle);
+	CUresult (*cuMemExportToShareableHandle)(void *, CUmemGenericAllocationHandle, int, unsigned long long);
 } cc_table;
 
 /* cc_open loads lib and every symbol into t. It returns 0 on success, 1 when
