@@ -38,8 +38,8 @@ type tuning struct {
 	iters            int // spans of local×vec4s vec4s each work group walks (ITERS)
 	local            int // invocations per work group (LOCAL; 0: DefaultLocal)
 	groupsX, groupsY int
-	chunk            int // pixels per dispatch at most (0: the driver's limits)
-	part             int // pixels per device buffer at most (0: DefaultPartBytes)
+	chunk            int    // pixels per dispatch at most (0: the driver's limits)
+	part             int    // pixels per device buffer at most (0: DefaultPartBytes)
 	memory           string // MemoryAuto (""), MemoryGL or MemoryCUDA
 }
 
