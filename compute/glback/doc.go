@@ -15,21 +15,29 @@
 //
 // # Buffers and phases
 //
-// Three device buffers (red, NIR, NDVI) are allocated with glBufferStorage
-// once per image size and reused while the size stays the same. In the
-// "mapped" mode transfers go through two rings of persistently mapped
-// staging buffers (one written by the host, one read by it) of four 32 MiB
-// slots each, allocated once: upload copies a slice of a band into a free
-// slot with all cores while the GPU copies the previous slot into the
-// device buffer (glCopyBufferSubData, fenced); download runs the same
-// pipeline the other way. The "subdata"
-// mode uses glBufferSubData and glGetBufferSubData instead and leaves the
-// staging to the driver. "mapped" is the default on a GPU; "subdata" on a
-// software renderer (llvmpipe), whose "device" memory is host memory, so
-// that staging would only add a copy. The rings are allocated the first
-// time the mapped mode or Ceilings needs them. HostBuffers hands out
-// persistently mapped planes of the image size: bands placed there, and an
-// output that is the third plane, move by DMA alone, with no host copy.
+// Three device planes (red, NIR, NDVI) are allocated once per image size
+// and reused while the size stays the same, each kept in buffers of at most
+// 128 MB (CANOPY_GL_PART_MB) that every dispatch and transfer walks part by
+// part. On a GPU whose GL driver imports external memory and whose CUDA
+// driver has the same device, the planes are CUDA allocations (cuMemCreate,
+// 2 MiB pages) imported through GL_EXT_memory_object_fd: NVIDIA's own GL
+// buffers use 64 KiB pages, which halve the bandwidth of a shader that
+// streams through more than a few hundred MB. Elsewhere they are
+// glBufferStorage buffers (CANOPY_GL_MEMORY picks either).
+//
+// HostBuffers (compute.HostMemory) hands out persistently mapped host
+// planes of the image size: bands placed there, and an output that is the
+// third plane, move by DMA alone, with no host copy; canopy compute decodes
+// files into them. Bands in ordinary memory move in the "mapped" mode
+// through two rings of persistently mapped staging buffers (one written by
+// the host, one read by it) of four 32 MiB slots each, allocated once:
+// upload copies a slice of a band into a free slot with all cores
+// (streaming stores) while the GPU copies the previous slot into the device
+// plane (glCopyBufferSubData, fenced); download runs the same pipeline the
+// other way. The "subdata" mode uses glBufferSubData and glGetBufferSubData
+// instead and leaves the staging to the driver. "mapped" is the default on
+// a GPU; "subdata" on a software renderer (llvmpipe), whose "device" memory
+// is host memory, so that staging would only add a copy.
 //
 // Upload, kernel and download are timed separately. The kernel is bracketed
 // by a GL_TIMESTAMP query pair and, independently, by the wall clock from
