@@ -30,6 +30,7 @@ test: setup vet
 	GOEXPERIMENT= go test -count=1 -short ./compute/   # the scalar kernel of builds without simd
 	go build -tags nogui -o /dev/null .
 	./scripts/gui-smoke
+	./scripts/gui-smoke --backend gl out/gui-smoke-gl.png
 
 bench: build
 	./canopy bench --size 1024,2048,4096 --repeat 10

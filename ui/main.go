@@ -162,6 +162,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if w != nil && w.scene == nil && f.exitAfter > 0 {
 			status = 1 // the smoke test must see the failure
 		}
+		if w != nil && w.scene != nil && w.scene.ndvi != nil {
+			// For smoke tests: which backend made the first map.
+			fmt.Fprintf(stdout, "computed on %s\n", w.scene.backend)
+		}
 		// Let the window paint the map before saying so.
 		time.AfterFunc(400*time.Millisecond, func() {
 			fmt.Fprintln(stdout, "ready")
