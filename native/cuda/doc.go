@@ -13,6 +13,11 @@
 // goroutine to its thread (runtime.LockOSThread) and make their context
 // current before other calls.
 //
+// vmm.go adds the few virtual-memory calls (cuMemCreate,
+// cuMemExportToShareableHandle, cuDeviceGetUuid) with which the gl backend
+// allocates its device planes in CUDA memory and hands them to OpenGL as
+// file descriptors.
+//
 // The package needs cgo (for dlopen), as does the rest of Canopy's native
 // code; it never links against the CUDA library itself.
 package cuda

@@ -2,6 +2,8 @@
 // needs, through a table filled by Init from eglGetProcAddress (or any
 // loader of that shape). Nothing here links libGL: a program that imports
 // it still starts where OpenGL is missing, and only Init fails.
+// InitMemoryObjects loads the optional GL_EXT_memory_object(_fd) entry
+// points apart, where the context lists those extensions.
 //
 // The names and signatures follow github.com/go-gl/gl (GLenum is uint32,
 // GLsizeiptr is int, GLsync is uintptr). Like every GL call, these must run
