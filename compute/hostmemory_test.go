@@ -10,7 +10,7 @@ import (
 // where the bands and the output of its last Run were.
 type hostBackend struct {
 	compute.Backend
-	red, nir, out []float32
+	red, nir, out  []float32
 	gotRed, gotOut *float32
 }
 
