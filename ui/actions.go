@@ -143,7 +143,7 @@ func (w *Window) computeInto(ctx context.Context, progress progressFunc, s *scen
 	}
 	progress(-1, fmt.Sprintf("Computing NDVI of %d×%d on %s…", s.in.Width, s.in.Height, e.label()))
 	out := compute.NewOutput(s.in.Pixels())
-	res := compute.Bench(e.b, s.in, out, compute.BenchOptions{Repeat: 1, HostCeiling: hostCeiling(e)})
+	res := compute.Bench(e.b, s.in, out, compute.BenchOptions{Repeat: 1, HostCeiling: hostCeiling(e), HostBuffers: e.host.Load()})
 	if res.Error != "" && !res.Verified {
 		return nil, fmt.Errorf("%s: %s", e.label(), res.Error)
 	}
@@ -345,7 +345,8 @@ func (r benchRun) label() string {
 }
 
 func (r benchRun) bench(in compute.Input, out []float32, repeat int) compute.BenchResult {
-	if r.mode != "" {
+	opt := compute.BenchOptions{Repeat: repeat, HostCeiling: hostCeiling(r.e), HostBuffers: r.mode == compute.ModeHost}
+	if r.mode != "" && r.mode != compute.ModeHost {
 		m := r.e.b.(compute.Moder)
 		prev := m.Mode()
 		if err := m.SetMode(r.mode); err != nil {
@@ -353,15 +354,15 @@ func (r benchRun) bench(in compute.Input, out []float32, repeat int) compute.Ben
 		}
 		defer m.SetMode(prev)
 	}
-	return compute.Bench(r.e.b, in, out, compute.BenchOptions{Repeat: repeat, HostCeiling: hostCeiling(r.e)})
+	return compute.Bench(r.e.b, in, out, opt)
 }
 
 // benchPlan lists the runs of Compare all: every entry, every mode.
 func benchPlan(entries []*backendEntry) []benchRun {
 	var runs []benchRun
 	for _, e := range entries {
-		if m, ok := e.b.(compute.Moder); ok && len(m.Modes()) > 1 {
-			for _, mode := range m.Modes() {
+		if ms := e.modes(); len(ms) > 1 {
+			for _, mode := range ms {
 				runs = append(runs, benchRun{e, mode})
 			}
 			continue

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -26,14 +27,56 @@ type backendEntry struct {
 	detail *widget.Label
 	icon   *widget.Icon
 	mode   *widget.Select
+
+	// host: runs put the bands in the backend's own host buffers
+	// (compute.HostMemory, the "host" choice of the mode picker), as
+	// canopy compute does; the staging copy counts as setup.
+	host atomic.Bool
 }
 
 func (e *backendEntry) name() string { return e.b.Name() }
 
+// modes are the choices of the entry's mode picker: compute.ModeHost first
+// where the backend keeps host memory of its own, then its Moder modes.
+func (e *backendEntry) modes() []string {
+	var ms []string
+	if _, ok := e.b.(compute.HostMemory); ok {
+		ms = append(ms, compute.ModeHost)
+	}
+	if m, ok := e.b.(compute.Moder); ok {
+		ms = append(ms, m.Modes()...)
+	}
+	return ms
+}
+
+// setMode applies a choice of the mode picker.
+func (e *backendEntry) setMode(s string) error {
+	if s == compute.ModeHost {
+		e.host.Store(true)
+		return nil
+	}
+	e.host.Store(false)
+	if m, ok := e.b.(compute.Moder); ok {
+		return m.SetMode(s)
+	}
+	return nil
+}
+
+// currentMode is the current choice of the mode picker ("" without modes).
+func (e *backendEntry) currentMode() string {
+	if e.host.Load() {
+		return compute.ModeHost
+	}
+	if m, ok := e.b.(compute.Moder); ok {
+		return m.Mode()
+	}
+	return ""
+}
+
 // label is the name with the mode for backends that have modes.
 func (e *backendEntry) label() string {
-	if m, ok := e.b.(compute.Moder); ok && m.Mode() != "" {
-		return e.b.Name() + ":" + m.Mode()
+	if md := e.currentMode(); md != "" {
+		return e.b.Name() + ":" + md
 	}
 	return e.b.Name()
 }
@@ -57,13 +100,13 @@ func (w *Window) fillPicker() {
 		e.icon = widget.NewIcon(nil)
 		e.radio.Disable()
 		right := fyne.CanvasObject(e.icon)
-		if m, ok := e.b.(compute.Moder); ok && len(m.Modes()) > 1 {
-			e.mode = widget.NewSelect(m.Modes(), func(s string) {
-				if err := m.SetMode(s); err != nil {
+		if ms := e.modes(); len(ms) > 1 {
+			e.mode = widget.NewSelect(ms, func(s string) {
+				if err := e.setMode(s); err != nil {
 					w.setStatus(err.Error(), false)
 				}
 			})
-			e.mode.SetSelected(m.Mode())
+			e.mode.SetSelected(e.currentMode())
 			e.mode.Disable()
 			right = container.NewHBox(e.mode, e.icon)
 		}
@@ -142,11 +185,10 @@ func (w *Window) SelectBackend(spec string) error {
 			return fmt.Errorf("backend %s is unavailable: %s", name, e.info.Reason)
 		}
 		if mode != "" {
-			m, ok := e.b.(compute.Moder)
-			if !ok {
-				return fmt.Errorf("backend %s has no modes (asked for %q)", name, mode)
+			if !slices.Contains(e.modes(), mode) {
+				return fmt.Errorf("backend %s has no mode %q (%s)", name, mode, strings.Join(e.modes(), ", "))
 			}
-			if err := m.SetMode(mode); err != nil {
+			if err := e.setMode(mode); err != nil {
 				return err
 			}
 			if e.mode != nil {
@@ -169,6 +211,17 @@ func (w *Window) Selected() string {
 		return ""
 	}
 	return w.selected.name()
+}
+
+// BackendMode returns the picker's mode choice for a backend, nil when it
+// has none (tests pick from it).
+func (w *Window) BackendMode(name string) *widget.Select {
+	for _, e := range w.backends {
+		if e.name() == name {
+			return e.mode
+		}
+	}
+	return nil
 }
 
 // BackendRadio returns the picker's radio button for a backend (tests tap it).

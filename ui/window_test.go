@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -176,6 +177,92 @@ func TestComputeUpdatesMapAndChart(t *testing.T) {
 	if !strings.HasPrefix(w.Status.Text, "gl, 64×64: kernel 0.500 ms, with transfers 5.50 ms") ||
 		!strings.Contains(w.Status.Text, "(setup 1.00 ms apart) · verified: max error ") {
 		t.Errorf("status %q", w.Status.Text)
+	}
+}
+
+// fakeGL has transfer modes and host buffers of its own, as gl has.
+type fakeGL struct {
+	fakeBackend
+	mode          string
+	red, nir, out []float32
+	gotRed        atomic.Pointer[float32]
+}
+
+func (f *fakeGL) Modes() []string { return []string{"mapped", "subdata"} }
+func (f *fakeGL) Mode() string {
+	if f.mode == "" {
+		return "mapped"
+	}
+	return f.mode
+}
+func (f *fakeGL) SetMode(m string) error { f.mode = m; return nil }
+func (f *fakeGL) HostBuffers(w, h int) (red, nir, out []float32, err error) {
+	if len(f.red) != w*h {
+		f.red, f.nir, f.out = make([]float32, w*h), make([]float32, w*h), make([]float32, w*h)
+	}
+	return f.red, f.nir, f.out, nil
+}
+func (f *fakeGL) Run(in compute.Input, out []float32) (compute.Timings, error) {
+	f.gotRed.Store(&in.Red[0])
+	return f.fakeBackend.Run(in, out)
+}
+
+// TestHostBuffersMode: a backend with host buffers of its own offers
+// "host" in its mode picker beside its transfer modes; computing in it runs
+// on the backend's planes, labels the result gl:host and still shows the
+// right map; Compare all times every mode.
+func TestHostBuffersMode(t *testing.T) {
+	cpu := &fakeBackend{name: compute.NameGo, available: true}
+	gl := &fakeGL{fakeBackend: fakeBackend{name: compute.NameGL, available: true, gpu: true}}
+	w := newTestWindow(t, Options{Backends: []compute.Backend{cpu, gl}, Repeat: 1})
+	sel := w.BackendMode(compute.NameGL)
+	if sel == nil || strings.Join(sel.Options, ",") != "host,mapped,subdata" || sel.Selected != "mapped" {
+		t.Fatalf("gl's mode picker: %+v", sel)
+	}
+	test.Tap(tappable(t, w.BackendRadio(compute.NameGL)))
+	test.Tap(w.Compute)
+	w.Wait()
+	if p := gl.gotRed.Load(); p == nil || (len(gl.red) > 0 && p == &gl.red[0]) {
+		t.Fatal("mapped mode ran on the backend's host buffers")
+	}
+	sel.SetSelected(compute.ModeHost)
+	test.Tap(w.Compute)
+	w.Wait()
+	if len(gl.red) == 0 || gl.gotRed.Load() != &gl.red[0] {
+		t.Fatal("host mode did not run on the backend's host buffers")
+	}
+	var host *compute.BenchResult
+	for _, r := range w.Results() {
+		if r.Backend == compute.NameGL && r.Mode == compute.ModeHost {
+			host = &r
+		}
+	}
+	if host == nil || !host.HostBuffers || !host.Verified || len(w.Results()) != 3 {
+		t.Errorf("results after gl:mapped and gl:host: %+v", w.Results())
+	}
+	if w.scene.backend != "gl:host" || !strings.HasPrefix(w.Status.Text, "gl:host, 64×64") {
+		t.Errorf("map from %q, status %q", w.scene.backend, w.Status.Text)
+	}
+	if rep := compute.Verify(w.scene.in, w.scene.ndvi); !rep.OK() {
+		t.Errorf("the map after a host-buffer run: %s", rep)
+	}
+	if err := w.SelectBackend("gl:subdata"); err != nil || sel.Selected != "subdata" || gl.Mode() != "subdata" {
+		t.Errorf("SelectBackend(gl:subdata): %v, picker %q, backend %q", err, sel.Selected, gl.Mode())
+	}
+	if err := w.SelectBackend("gl:overlapped"); err == nil {
+		t.Error("SelectBackend accepted a mode gl does not have")
+	}
+	test.Tap(w.CompareAll)
+	w.Wait()
+	var modes []string
+	for _, r := range w.Results() {
+		if r.Backend == compute.NameGL {
+			modes = append(modes, r.Mode)
+		}
+	}
+	slices.Sort(modes)
+	if strings.Join(modes, ",") != "host,mapped,subdata" {
+		t.Errorf("Compare all timed gl in %v", modes)
 	}
 }
 
