@@ -39,28 +39,36 @@ func input(b *testing.B, side int) compute.Input {
 // device right after.
 func BenchmarkRun(b *testing.B) {
 	for _, side := range []int{2048, 10980} {
-		for _, mode := range []string{ModeMapped, ModeSubData, "host"} {
+		for _, mode := range []string{ModeMapped, ModeSubData, compute.ModeHost} {
 			b.Run(fmt.Sprintf("size=%d/mode=%s", side, mode), func(b *testing.B) {
 				g := New()
 				defer g.Close()
 				need(b, g)
-				in := input(b, side)
-				out := make([]float32, in.Pixels())
-				if mode == "host" {
-					red, nir, o, err := g.HostBuffers(side, side)
-					if err != nil {
-						b.Fatal(err)
-					}
-					copy(red, in.Red)
-					copy(nir, in.NIR)
-					in.Red, in.NIR, out = red, nir, o
-				} else if err := g.SetMode(mode); err != nil {
+				if mode == compute.ModeHost {
+					benchHost(b, g, side)
+					return
+				}
+				if err := g.SetMode(mode); err != nil {
 					b.Fatal(err)
 				}
-				runBench(b, g, in, out)
+				in := input(b, side)
+				runBench(b, g, in, make([]float32, in.Pixels()))
 			})
 		}
 	}
+}
+
+// benchHost runs runBench on the noise scene at side², bands and output in
+// g's host buffers.
+func benchHost(b *testing.B, g *Backend, side int) {
+	in := input(b, side)
+	red, nir, out, err := g.HostBuffers(in.Width, in.Height)
+	if err != nil {
+		b.Fatal(err)
+	}
+	copy(red, in.Red)
+	copy(nir, in.NIR)
+	runBench(b, g, compute.Input{Width: in.Width, Height: in.Height, Red: red, NIR: nir}, out)
 }
 
 // BenchmarkVec4s compares the vec4s each invocation computes, at 10980²,
@@ -72,14 +80,7 @@ func BenchmarkVec4s(b *testing.B) {
 			g.tu.vec4s = v
 			defer g.Close()
 			need(b, g)
-			in := input(b, 10980)
-			red, nir, out, err := g.HostBuffers(in.Width, in.Height)
-			if err != nil {
-				b.Fatal(err)
-			}
-			copy(red, in.Red)
-			copy(nir, in.NIR)
-			runBench(b, g, compute.Input{Width: in.Width, Height: in.Height, Red: red, NIR: nir}, out)
+			benchHost(b, g, 10980)
 		})
 	}
 }
@@ -97,14 +98,7 @@ func BenchmarkIters(b *testing.B) {
 				g.tu.iters, g.tu.local = it, local
 				defer g.Close()
 				need(b, g)
-				in := input(b, 10980)
-				red, nir, out, err := g.HostBuffers(in.Width, in.Height)
-				if err != nil {
-					b.Fatal(err)
-				}
-				copy(red, in.Red)
-				copy(nir, in.NIR)
-				runBench(b, g, compute.Input{Width: in.Width, Height: in.Height, Red: red, NIR: nir}, out)
+				benchHost(b, g, 10980)
 			})
 		}
 	}
@@ -124,14 +118,7 @@ func BenchmarkMemory(b *testing.B) {
 				if info := g.Info(); !info.Available {
 					b.Skipf("%s memory: %s", mem, info.Reason)
 				}
-				in := input(b, 10980)
-				red, nir, out, err := g.HostBuffers(in.Width, in.Height)
-				if err != nil {
-					b.Fatal(err)
-				}
-				copy(red, in.Red)
-				copy(nir, in.NIR)
-				runBench(b, g, compute.Input{Width: in.Width, Height: in.Height, Red: red, NIR: nir}, out)
+				benchHost(b, g, 10980)
 			})
 		}
 	}
