@@ -47,6 +47,27 @@ func TestFakeThenComputeEveryCPUBackend(t *testing.T) {
 	}
 }
 
+// checkWrittenNDVI checks that the GeoTIFF at tif holds exactly the NDVI
+// of the red and nir files, on their grid.
+func checkWrittenNDVI(t *testing.T, tif, red, nir string) {
+	t.Helper()
+	got, err := raster.Load(tif)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb, nb, err := raster.LoadPair(red, nir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, _ := compute.PairInput(rb, nb)
+	if rep := compute.Verify(in, got.Data); !rep.OK() {
+		t.Errorf("written NDVI: %s", rep)
+	}
+	if !got.Geo.SameGrid(rb.Geo) {
+		t.Errorf("NDVI grid %+v differs from the input's %+v", got.Geo, rb.Geo)
+	}
+}
+
 func TestComputeWritesGeoTIFFAndPNG(t *testing.T) {
 	dir := t.TempDir()
 	red, nir := fakePair(t, dir, "64x48")
@@ -58,19 +79,7 @@ func TestComputeWritesGeoTIFFAndPNG(t *testing.T) {
 	if !strings.Contains(out, "verified: max error") {
 		t.Errorf("no verification line in %q", out)
 	}
-	// The GeoTIFF holds exactly the NDVI of the inputs, on the same grid.
-	got, err := raster.Load(tif)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rb, nb, _ := raster.LoadPair(red, nir)
-	in, _ := compute.PairInput(rb, nb)
-	if rep := compute.Verify(in, got.Data); !rep.OK() {
-		t.Errorf("written NDVI: %s", rep)
-	}
-	if !got.Geo.SameGrid(rb.Geo) {
-		t.Errorf("NDVI grid %+v differs from the input's %+v", got.Geo, rb.Geo)
-	}
+	checkWrittenNDVI(t, tif, red, nir)
 	if st, err := os.Stat(png); err != nil || st.Size() == 0 {
 		t.Errorf("PNG not written: %v", err)
 	}
@@ -236,15 +245,7 @@ func TestComputeGLDecodesIntoHostBuffers(t *testing.T) {
 	if !rep.HostBuffers || !rep.Verified || rep.Width != 301 || rep.Height != 77 {
 		t.Errorf("report %+v", rep)
 	}
-	got, err := raster.Load(tif)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rb, nb, _ := raster.LoadPair(red, nir)
-	in, _ := compute.PairInput(rb, nb)
-	if rep := compute.Verify(in, got.Data); !rep.OK() {
-		t.Errorf("written NDVI: %s", rep)
-	}
+	checkWrittenNDVI(t, tif, red, nir)
 	code, out, e = run(t, "compute", "--red", red, "--nir", nir, "--backend", "gl")
 	if code != 0 || !strings.Contains(out, "pinned host buffers") {
 		t.Errorf("text report: exit %d %q %s", code, out, e)

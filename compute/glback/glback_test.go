@@ -73,6 +73,24 @@ func check(t *testing.T, b *Backend, in compute.Input) compute.Timings {
 	return tm
 }
 
+// checkHost runs src from b's host buffers into its output plane and
+// checks the result against the reference.
+func checkHost(t *testing.T, b *Backend, src compute.Input) {
+	t.Helper()
+	red, nir, out, err := b.HostBuffers(src.Width, src.Height)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(red, src.Red)
+	copy(nir, src.NIR)
+	if _, err := b.Run(compute.Input{Width: src.Width, Height: src.Height, Red: red, NIR: nir, Nodata: src.Nodata}, out); err != nil {
+		t.Fatal(err)
+	}
+	if rep := compute.Verify(src, out); !rep.OK() {
+		t.Fatalf("%dx%d from host buffers: %s", src.Width, src.Height, rep)
+	}
+}
+
 func TestInfo(t *testing.T) {
 	b := New()
 	defer b.Close()
@@ -222,19 +240,7 @@ func TestParts(t *testing.T) {
 				}
 				check(t, b, awkward())
 			}
-			src := noise(333, 97, 5)
-			red, nir, out, err := b.HostBuffers(src.Width, src.Height)
-			if err != nil {
-				t.Fatal(err)
-			}
-			copy(red, src.Red)
-			copy(nir, src.NIR)
-			if _, err := b.Run(compute.Input{Width: src.Width, Height: src.Height, Red: red, NIR: nir}, out); err != nil {
-				t.Fatal(err)
-			}
-			if rep := compute.Verify(src, out); !rep.OK() {
-				t.Fatalf("host buffers: %s", rep)
-			}
+			checkHost(t, b, noise(333, 97, 5))
 			c, err := b.Ceilings(100003 * 4)
 			if err != nil || c.DeviceCopy <= 0 || c.H2D <= 0 || c.D2H <= 0 {
 				t.Errorf("Ceilings on parts: %+v, %v", c, err)
@@ -303,19 +309,7 @@ func TestMemory(t *testing.T) {
 		check(t, c, awkward())
 		check(t, c, noise(2000, 1001, 4))
 	}
-	src := noise(1500, 1400, 8)
-	red, nir, out, err := c.HostBuffers(src.Width, src.Height)
-	if err != nil {
-		t.Fatal(err)
-	}
-	copy(red, src.Red)
-	copy(nir, src.NIR)
-	if _, err := c.Run(compute.Input{Width: src.Width, Height: src.Height, Red: red, NIR: nir}, out); err != nil {
-		t.Fatal(err)
-	}
-	if rep := compute.Verify(src, out); !rep.OK() {
-		t.Fatalf("host buffers: %s", rep)
-	}
+	checkHost(t, c, noise(1500, 1400, 8))
 	if gpu {
 		t.Setenv(EnvMemory, "")
 		d := New()
