@@ -33,14 +33,24 @@ import (
 // entry point by its name ("glFinish"), or nil. It fails naming the entry
 // points it could not find.
 func Init(getProcAddress func(name string) unsafe.Pointer) error {
+	names := make([]string, C.CANOPY_GL_COUNT)
+	for i := range names {
+		names[i] = C.GoString(C.canopy_gl_name(C.int(i)))
+	}
+	return resolve(names, getProcAddress, func(i int, p unsafe.Pointer) { C.canopy_gl_set(C.int(i), p) })
+}
+
+// resolve looks each name up with getProcAddress, hands the pointer (nil
+// when missing) to set with the name's index, and fails naming the entry
+// points it could not find.
+func resolve(names []string, getProcAddress func(name string) unsafe.Pointer, set func(i int, p unsafe.Pointer)) error {
 	var missing []string
-	for i := 0; i < C.CANOPY_GL_COUNT; i++ {
-		name := C.GoString(C.canopy_gl_name(C.int(i)))
+	for i, name := range names {
 		p := getProcAddress(name)
 		if p == nil {
 			missing = append(missing, name)
 		}
-		C.canopy_gl_set(C.int(i), p)
+		set(i, p)
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("OpenGL entry points not found: %s", strings.Join(missing, ", "))

@@ -32,11 +32,7 @@ static void cgl_GetUnsignedBytei_vEXT(GLenum t, GLuint i, GLubyte *v) { mo_GetUn
 */
 import "C"
 
-import (
-	"fmt"
-	"strings"
-	"unsafe"
-)
+import "unsafe"
 
 // Enumerants of GL_EXT_memory_object(_fd).
 const (
@@ -56,18 +52,7 @@ var memObjNames = []string{
 // extensions (a loader may hand out stubs for anything); the functions
 // below must not be called unless it succeeded.
 func InitMemoryObjects(getProcAddress func(name string) unsafe.Pointer) error {
-	var missing []string
-	for i, name := range memObjNames {
-		p := getProcAddress(name)
-		if p == nil {
-			missing = append(missing, name)
-		}
-		C.mo_set(C.int(i), p)
-	}
-	if len(missing) > 0 {
-		return fmt.Errorf("OpenGL entry points not found: %s", strings.Join(missing, ", "))
-	}
-	return nil
+	return resolve(memObjNames, getProcAddress, func(i int, p unsafe.Pointer) { C.mo_set(C.int(i), p) })
 }
 
 // CreateMemoryObjectsEXT is glCreateMemoryObjectsEXT.
