@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -181,9 +182,9 @@ func TestLayoutsMatchGDAL(t *testing.T) {
 		t.Run(l.name, func(t *testing.T) {
 			path := filepath.Join(dir, l.name+".tif")
 			of := []string{"-q"}
-			if !contains2(l.args, "-of") {
+			if !slices.Contains(l.args, "-of") {
 				of = append(of, "-of", "GTiff")
-				if !contains2(l.args, "INTERLEAVE=BAND") {
+				if !slices.Contains(l.args, "INTERLEAVE=BAND") {
 					of = append(of, "-co", "INTERLEAVE=PIXEL")
 				}
 			}
@@ -198,15 +199,6 @@ func TestLayoutsMatchGDAL(t *testing.T) {
 			}
 		})
 	}
-}
-
-func contains2(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // gdalInfo is the part of `gdalinfo -json` the georeferencing checks use.
