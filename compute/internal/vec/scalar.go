@@ -168,22 +168,22 @@ type sample interface {
 	uint8 | uint16 | int16 | uint32 | int32 | float32
 }
 
-// conv1 is the value of one stored sample under c.
-func conv1[T sample](x T, c Conv, identity bool) float32 {
-	v := float32(x)
-	if !identity {
-		v = float32(float32(v+c.Add)*c.Scale) + c.Offset
-	}
-	if c.HasNoData && float64(x) == c.NoData {
-		v = nan32
-	}
-	return v
-}
-
+// loadGo converts src into dst: (float32(x) + Add) * Scale + Offset with
+// three roundings, or float32(x) alone for an identity conversion; NaN where
+// the sample equals the nodata value.
 func loadGo[T sample](dst []float32, src []T, c Conv) {
-	id := c.IsIdentity()
-	for i := range dst {
-		dst[i] = conv1(src[i], c, id)
+	add, scale, offset, id := c.Add, c.Scale, c.Offset, c.IsIdentity()
+	nd, has := c.NoData, c.HasNoData
+	src = src[:len(dst)]
+	for i, x := range src {
+		v := float32(x)
+		if !id {
+			v = float32(float32(v+add)*scale) + offset
+		}
+		if has && float64(x) == nd {
+			v = nan32
+		}
+		dst[i] = v
 	}
 }
 
@@ -195,9 +195,15 @@ func maskNaNGo(dst []float32, mask []uint8) {
 	}
 }
 
+// ndviU16Go is, by definition, LoadU16 of both bands followed by NDVI
+// (block by block through two small buffers).
 func ndviU16Go(out []float32, red, nir []uint16, cr, cn Conv) {
-	idr, idn := cr.IsIdentity(), cn.IsIdentity()
-	for i := range out {
-		out[i] = ndvi1(conv1(red[i], cr, idr), conv1(nir[i], cn, idn))
+	var r, n [256]float32
+	for len(out) > 0 {
+		k := min(len(out), len(r))
+		loadGo(r[:k], red[:k], cr)
+		loadGo(n[:k], nir[:k], cn)
+		ndviGo(out[:k], r[:k], n[:k])
+		out, red, nir = out[k:], red[k:], nir[k:]
 	}
 }

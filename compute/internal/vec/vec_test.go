@@ -448,6 +448,15 @@ func TestLoadsMatchFloat64(t *testing.T) {
 				if d := math.Abs(float64(v) - ref); d > tol {
 					t.Fatalf("kernel=%v %+v LoadU16(%d) = %g, float64 reference %g (off by %g)", kernel, c, i, v, ref, d)
 				}
+				// Exactly: each of the three operations rounded to float32
+				// on its own (no fused multiply-add). Done in float64 and
+				// rounded after each step, which gives the float32 result
+				// exactly (53 >= 2*24+2 bits).
+				s := float32(float64(i) + float64(c.Add))
+				m := float32(float64(s) * float64(c.Scale))
+				if w := float32(float64(m) + float64(c.Offset)); v != w {
+					t.Fatalf("kernel=%v %+v LoadU16(%d) = %g, want %g (three separate roundings)", kernel, c, i, v, w)
+				}
 			}
 			if c.Add == -1000 && dst[1000] != 0 {
 				t.Errorf("Sentinel-2: DN 1000 should be reflectance 0 exactly, got %g", dst[1000])
