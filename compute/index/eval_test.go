@@ -132,63 +132,66 @@ func TestCatalogueEntries(t *testing.T) {
 	}
 }
 
+var nan, inf = math.NaN(), math.Inf(1)
+
+// ruleCases are the result rules on hand-made cases, for Eval64 and Eval32.
+var ruleCases = []struct {
+	src  string
+	in   map[string]float64
+	want float64
+}{
+	{"0 / 0", nil, nan},
+	{"1 / 0", nil, nan},
+	{"nir / red", map[string]float64{"nir": 1, "red": 0}, nan},
+	{"nir / red", map[string]float64{"nir": 1, "red": math.Copysign(0, -1)}, nan},
+	{"nir / red", map[string]float64{"nir": 0, "red": 0}, nan},
+	{"(nir - red) / (nir + red)", map[string]float64{"nir": 0.5, "red": -0.5}, nan},
+	{"nir / red", map[string]float64{"nir": 0, "red": 2}, 0},
+	{"nir / red", map[string]float64{"nir": 3, "red": inf}, 0},
+	{"nir / red", map[string]float64{"nir": inf, "red": 2}, nan},
+	{"nir + red", map[string]float64{"nir": nan, "red": 2}, nan},
+	{"nir * 0", map[string]float64{"nir": nan}, nan},
+	{"nir * 0", map[string]float64{"nir": inf}, nan},
+	{"nir - nir", map[string]float64{"nir": inf}, nan},
+	{"nir", map[string]float64{"nir": -inf}, nan},
+	{"1 / nir", map[string]float64{"nir": inf}, 0},
+	{"1 / (nir * 1e30 * 1e30 * 1e30 * 1e30 * 1e30 * 1e30 * 1e30 * 1e30 * 1e30 * 1e30 * 1e30)", map[string]float64{"nir": 1}, 0},
+	{"nir * 1e38", map[string]float64{"nir": 1e300}, nan},
+	{"sqrt(nir)", map[string]float64{"nir": -1}, nan},
+	{"sqrt(-1)", nil, nan},
+	{"sqrt(nir)", map[string]float64{"nir": 0}, 0},
+	{"sqrt(nir)", map[string]float64{"nir": 2.25}, 1.5},
+	{"sqrt(nir)", map[string]float64{"nir": inf}, nan},
+	{"min(nir, red)", map[string]float64{"nir": nan, "red": 1}, nan},
+	{"min(nir, red)", map[string]float64{"nir": 1, "red": nan}, nan},
+	{"max(nir, red)", map[string]float64{"nir": nan, "red": 1}, nan},
+	{"max(nir, red)", map[string]float64{"nir": 1, "red": nan}, nan},
+	{"min(nir, red)", map[string]float64{"nir": 1, "red": 2}, 1},
+	{"max(nir, red)", map[string]float64{"nir": 1, "red": 2}, 2},
+	{"min(nir, red)", map[string]float64{"nir": -inf, "red": 2}, nan},
+	{"max(min(nir, 5), 1)", map[string]float64{"nir": inf}, 5},
+	{"clamp(nir, 0, 1)", map[string]float64{"nir": 2}, 1},
+	{"clamp(nir, 0, 1)", map[string]float64{"nir": -2}, 0},
+	{"clamp(nir, 0, 1)", map[string]float64{"nir": 0.25}, 0.25},
+	{"clamp(nir, 1, 0)", map[string]float64{"nir": 0.25}, 0},
+	{"clamp(nir, 0, 1)", map[string]float64{"nir": nan}, nan},
+	{"clamp(nir, red, 1)", map[string]float64{"nir": 0.5, "red": nan}, nan},
+	{"clamp(nir, 0, red)", map[string]float64{"nir": 0.5, "red": nan}, nan},
+	{"clamp(nir, 0, 1)", map[string]float64{"nir": inf}, 1},
+	{"abs(nir)", map[string]float64{"nir": -inf}, nan},
+	{"abs(nir - red)", map[string]float64{"nir": 1, "red": 3}, 2},
+	{"-nir", map[string]float64{"nir": 2}, -2},
+	{"nir - red * 2", map[string]float64{"nir": 1, "red": 3}, -5},
+	{"nir - red - blue", map[string]float64{"nir": 1, "red": 2, "blue": 3}, -4},
+	{"nir / red / blue", map[string]float64{"nir": 8, "red": 2, "blue": 4}, 1},
+	{"-nir * red", map[string]float64{"nir": 2, "red": 3}, -6},
+	{"--nir", map[string]float64{"nir": 2}, 2},
+	{"0 * nir", map[string]float64{"nir": 1}, 0},
+}
+
 // TestNaNRules checks the result rules on hand-made cases.
 func TestNaNRules(t *testing.T) {
-	nan, inf := math.NaN(), math.Inf(1)
-	cases := []struct {
-		src  string
-		in   map[string]float64
-		want float64
-	}{
-		{"0 / 0", nil, nan},
-		{"1 / 0", nil, nan},
-		{"nir / red", map[string]float64{"nir": 1, "red": 0}, nan},
-		{"nir / red", map[string]float64{"nir": 1, "red": math.Copysign(0, -1)}, nan},
-		{"nir / red", map[string]float64{"nir": 0, "red": 0}, nan},
-		{"(nir - red) / (nir + red)", map[string]float64{"nir": 0.5, "red": -0.5}, nan},
-		{"nir / red", map[string]float64{"nir": 0, "red": 2}, 0},
-		{"nir / red", map[string]float64{"nir": 3, "red": inf}, 0},
-		{"nir / red", map[string]float64{"nir": inf, "red": 2}, nan},
-		{"nir + red", map[string]float64{"nir": nan, "red": 2}, nan},
-		{"nir * 0", map[string]float64{"nir": nan}, nan},
-		{"nir * 0", map[string]float64{"nir": inf}, nan},
-		{"nir - nir", map[string]float64{"nir": inf}, nan},
-		{"nir", map[string]float64{"nir": -inf}, nan},
-		{"1 / nir", map[string]float64{"nir": inf}, 0},
-		{"1 / (nir * 1e30 * 1e30 * 1e30 * 1e30 * 1e30 * 1e30 * 1e30 * 1e30 * 1e30 * 1e30 * 1e30)", map[string]float64{"nir": 1}, 0},
-		{"nir * 1e38", map[string]float64{"nir": 1e300}, nan},
-		{"sqrt(nir)", map[string]float64{"nir": -1}, nan},
-		{"sqrt(-1)", nil, nan},
-		{"sqrt(nir)", map[string]float64{"nir": 0}, 0},
-		{"sqrt(nir)", map[string]float64{"nir": 2.25}, 1.5},
-		{"sqrt(nir)", map[string]float64{"nir": inf}, nan},
-		{"min(nir, red)", map[string]float64{"nir": nan, "red": 1}, nan},
-		{"min(nir, red)", map[string]float64{"nir": 1, "red": nan}, nan},
-		{"max(nir, red)", map[string]float64{"nir": nan, "red": 1}, nan},
-		{"max(nir, red)", map[string]float64{"nir": 1, "red": nan}, nan},
-		{"min(nir, red)", map[string]float64{"nir": 1, "red": 2}, 1},
-		{"max(nir, red)", map[string]float64{"nir": 1, "red": 2}, 2},
-		{"min(nir, red)", map[string]float64{"nir": -inf, "red": 2}, nan},
-		{"max(min(nir, 5), 1)", map[string]float64{"nir": inf}, 5},
-		{"clamp(nir, 0, 1)", map[string]float64{"nir": 2}, 1},
-		{"clamp(nir, 0, 1)", map[string]float64{"nir": -2}, 0},
-		{"clamp(nir, 0, 1)", map[string]float64{"nir": 0.25}, 0.25},
-		{"clamp(nir, 1, 0)", map[string]float64{"nir": 0.25}, 0},
-		{"clamp(nir, 0, 1)", map[string]float64{"nir": nan}, nan},
-		{"clamp(nir, red, 1)", map[string]float64{"nir": 0.5, "red": nan}, nan},
-		{"clamp(nir, 0, red)", map[string]float64{"nir": 0.5, "red": nan}, nan},
-		{"clamp(nir, 0, 1)", map[string]float64{"nir": inf}, 1},
-		{"abs(nir)", map[string]float64{"nir": -inf}, nan},
-		{"abs(nir - red)", map[string]float64{"nir": 1, "red": 3}, 2},
-		{"-nir", map[string]float64{"nir": 2}, -2},
-		{"nir - red * 2", map[string]float64{"nir": 1, "red": 3}, -5},
-		{"nir - red - blue", map[string]float64{"nir": 1, "red": 2, "blue": 3}, -4},
-		{"nir / red / blue", map[string]float64{"nir": 8, "red": 2, "blue": 4}, 1},
-		{"-nir * red", map[string]float64{"nir": 2, "red": 3}, -6},
-		{"--nir", map[string]float64{"nir": 2}, 2},
-		{"0 * nir", map[string]float64{"nir": 1}, 0},
-	}
-	for _, c := range cases {
+	for _, c := range ruleCases {
 		got := index.MustParse(c.src).Eval64(px(c.in))
 		if math.IsNaN(c.want) != math.IsNaN(got) || !math.IsNaN(c.want) && got != c.want {
 			t.Errorf("%s with %v = %v, want %v", c.src, c.in, got, c.want)

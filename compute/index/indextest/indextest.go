@@ -95,3 +95,13 @@ func Pixel(planes *[index.NumRoles][]float32, i int) [index.NumRoles]float64 {
 	}
 	return v
 }
+
+// Inputs32 gathers pixel i of planes as Program.Eval32 takes it (input k
+// is role p.Inputs[k]) into dst, which it returns (grown if short).
+func Inputs32(p *index.Program, planes *[index.NumRoles][]float32, i int, dst []float32) []float32 {
+	dst = dst[:0]
+	for _, role := range p.Inputs {
+		dst = append(dst, planes[index.RoleIndex(role)][i])
+	}
+	return dst
+}
