@@ -54,6 +54,13 @@
 // (and so every float32 backend) agrees within the accumulated float32
 // rounding of the formula; package indextest computes that bound.
 //
+// # Generated code
+//
+// Expr.CExpr renders a formula as one C, CUDA or GLSL float expression over
+// helper functions (cn_div, cn_min, ...) that the backend defines with the
+// result rules (CHelpers is C's); it folds constants as Compile does, so
+// the generated code computes what Eval32 computes.
+//
 // # The catalogue
 //
 // The named indices (Catalogue, Lookup, ParseList) take their formulas and

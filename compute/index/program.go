@@ -171,13 +171,7 @@ func (b *builder) lower(e *Expr) val {
 	case KindNeg, KindAbs, KindSqrt:
 		x := b.lower(e.Args[0])
 		if x.isConst() {
-			switch e.Kind {
-			case KindNeg:
-				return konst(-x.c)
-			case KindAbs:
-				return konst(math.Abs(x.c))
-			}
-			return konst(Sqrt64(x.c))
+			return konst(fold1(e.Kind, x.c))
 		}
 		op := map[Kind]Op{KindNeg: OpNeg, KindAbs: OpAbs, KindSqrt: OpSqrt}[e.Kind]
 		return b.unary(op, x.id)
@@ -192,19 +186,7 @@ func (b *builder) lower(e *Expr) val {
 // constant-operand forms.
 func (b *builder) combine(k Kind, x, y val) val {
 	if x.isConst() && y.isConst() {
-		switch k {
-		case KindAdd:
-			return konst(x.c + y.c)
-		case KindSub:
-			return konst(x.c - y.c)
-		case KindMul:
-			return konst(x.c * y.c)
-		case KindDiv:
-			return konst(Div64(x.c, y.c))
-		case KindMin:
-			return konst(Min64(x.c, y.c))
-		}
-		return konst(Max64(x.c, y.c))
+		return konst(fold2(k, x.c, y.c))
 	}
 	if !x.isConst() && !y.isConst() {
 		op := map[Kind]Op{KindAdd: OpAdd, KindSub: OpSub, KindMul: OpMul, KindDiv: OpDiv, KindMin: OpMin, KindMax: OpMax}[k]
