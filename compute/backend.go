@@ -1,6 +1,8 @@
 package compute
 
 import (
+	"canopy/compute/par"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -152,6 +154,37 @@ func New(name string) (Backend, error) {
 	return f(), nil
 }
 
+// AutoOrder is the order `--backend auto` tries: the fastest way to an
+// index for an image that starts and ends in host memory. CUDA with
+// overlapped transfers beats the CPU; the C kernel runs at the memory's
+// speed; a GL device is only preferred to the CPU when it is real hardware.
+var AutoOrder = []string{NameCUDA, NameC, NameGoParallel, NameGo}
+
+// Auto returns a fresh instance of the first available backend of
+// AutoOrder.
+func Auto() (Backend, error) {
+	for _, n := range AutoOrder {
+		b, err := New(n)
+		if err != nil {
+			continue
+		}
+		if b.Info().Available {
+			return b, nil
+		}
+		b.Close()
+	}
+	return nil, errors.New("no backend is available")
+}
+
+// Label names a backend run as "name" or "name:mode", the one spelling of
+// it in charts, tables, JSON and the window.
+func Label(name, mode string) string {
+	if mode == "" {
+		return name
+	}
+	return name + ":" + mode
+}
+
 // Result is one NDVI computation: the index plane, the backend and device
 // that produced it, and what each phase cost.
 type Result struct {
@@ -195,11 +228,93 @@ func Compute(b Backend, in Input, out []float32) (*Result, error) {
 func NewOutput(n int) []float32 {
 	out := make([]float32, n)
 	adviseHuge(out)
-	forRows((n+1<<14-1)>>14, func(blk int) {
+	par.For((n+1<<14-1)>>14, func(blk int) {
 		lo := blk << 14
 		for i := lo; i < min(lo+1<<14, n); i += 1024 {
 			out[i] = 0
 		}
 	})
 	return out
+}
+
+// CheckRun returns an error when in is malformed or out does not hold
+// exactly its pixels; backends call it first in Run.
+func CheckRun(in Input, out []float32) error {
+	if err := in.Check(); err != nil {
+		return err
+	}
+	if len(out) != in.Pixels() {
+		return fmt.Errorf("output holds %d pixels, image has %d", len(out), in.Pixels())
+	}
+	return nil
+}
+
+// SpanKernel computes NDVI over one contiguous span of pixels (out, red and
+// nir have the same length): the shape of the Go and the C kernels, which
+// both run on a par.Pool through RunOnPool.
+type SpanKernel func(out, red, nir []float32, nd Nodata)
+
+// PoolRunner runs a SpanKernel for the CPU backends built on a par.Pool
+// (go-parallel and c): it starts the pool on first use (reported as
+// setup) and times the kernel over the image, one span per worker, as the
+// kernel phase. A run allocates nothing.
+type PoolRunner struct {
+	// Threads is the number of workers (0: GOMAXPROCS).
+	Threads int
+	pool    *par.Pool
+	task    spanTask
+}
+
+type spanTask struct {
+	k   SpanKernel
+	in  Input
+	out []float32
+}
+
+func (s *spanTask) Do(lo, hi int) { s.k(s.out[lo:hi], s.in.Red[lo:hi], s.in.NIR[lo:hi], s.in.Nodata) }
+
+// Workers is the number of workers the runner uses.
+func (r *PoolRunner) Workers() int {
+	if r.pool != nil {
+		return r.pool.Threads()
+	}
+	if r.Threads > 0 {
+		return r.Threads
+	}
+	return par.DefaultThreads()
+}
+
+// Start starts the workers if they are not running and returns how long
+// that took.
+func (r *PoolRunner) Start() time.Duration {
+	if r.pool != nil {
+		return 0
+	}
+	t0 := time.Now()
+	r.pool = par.NewPool(r.Threads)
+	return time.Since(t0)
+}
+
+// Run checks the input and runs k over it on the pool.
+func (r *PoolRunner) Run(k SpanKernel, in Input, out []float32) (Timings, error) {
+	if err := CheckRun(in, out); err != nil {
+		return Timings{}, err
+	}
+	var t Timings
+	t.Setup = r.Start()
+	r.task = spanTask{k, in, out}
+	t0 := time.Now()
+	r.pool.Run(len(out), &r.task)
+	t.Kernel = time.Since(t0)
+	t.Total = t.Kernel
+	r.task = spanTask{}
+	return t, nil
+}
+
+// Close stops the workers; the runner may be started again.
+func (r *PoolRunner) Close() {
+	if r.pool != nil {
+		r.pool.Close()
+		r.pool = nil
+	}
 }

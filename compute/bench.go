@@ -1,6 +1,7 @@
 package compute
 
 import (
+	"canopy/compute/par"
 	"fmt"
 	"runtime"
 	"slices"
@@ -266,20 +267,9 @@ func HostCopyCeiling(bytes int) float64 {
 	for i := range src {
 		src[i] = float32(i)
 	}
-	workers := runtime.GOMAXPROCS(0)
-	block := ((n+workers-1)/workers + 15) &^ 15
 	run := func(c HostCopier) time.Duration {
-		var wg sync.WaitGroup
 		t0 := time.Now()
-		for w := 0; w < workers; w++ {
-			lo, hi := min(w*block, n), min((w+1)*block, n)
-			wg.Add(1)
-			go func() {
-				c(dst[lo:hi], src[lo:hi])
-				wg.Done()
-			}()
-		}
-		wg.Wait()
+		par.Copy(dst, src, 0, c)
 		return time.Since(t0)
 	}
 	copierMu.Lock()
@@ -301,10 +291,10 @@ func HostCopyCeiling(bytes int) float64 {
 // String formats r as one human line.
 func (r BenchResult) String() string {
 	if r.Error != "" && !r.Verified {
-		return fmt.Sprintf("%-12s %6dx%-6d error: %s", r.label(), r.Width, r.Height, r.Error)
+		return fmt.Sprintf("%-12s %6dx%-6d error: %s", r.Label(), r.Width, r.Height, r.Error)
 	}
 	line := fmt.Sprintf("%-12s %6dx%-6d setup %8.2f ms  up %8.3f  kernel %8.3f [%.3f-%.3f]  down %8.3f  total %8.3f ms  kernel %6.1f GB/s = %3.0f%% of %s %.1f GB/s  max err %.2g",
-		r.label(), r.Width, r.Height, r.SetupMS, r.UploadMS, r.KernelMS, r.Kernel.Min, r.Kernel.Max, r.DownloadMS, r.TotalMS, r.KernelGBps, r.KernelPct, r.CeilingKind, r.CeilingGBps, r.MaxAbsErr)
+		r.Label(), r.Width, r.Height, r.SetupMS, r.UploadMS, r.KernelMS, r.Kernel.Min, r.Kernel.Max, r.DownloadMS, r.TotalMS, r.KernelGBps, r.KernelPct, r.CeilingKind, r.CeilingGBps, r.MaxAbsErr)
 	if r.H2DGBps > 0 && r.D2HGBps > 0 && r.UploadGBps > 0 && r.DownloadGBps > 0 {
 		line += fmt.Sprintf("  up %.1f GB/s = %.0f%% of %.1f, down %.1f GB/s = %.0f%% of %.1f",
 			r.UploadGBps, 100*r.UploadGBps/r.H2DGBps, r.H2DGBps, r.DownloadGBps, 100*r.DownloadGBps/r.D2HGBps, r.D2HGBps)
@@ -312,9 +302,5 @@ func (r BenchResult) String() string {
 	return line
 }
 
-func (r BenchResult) label() string {
-	if r.Mode != "" {
-		return r.Backend + ":" + r.Mode
-	}
-	return r.Backend
-}
+// Label is the run's "backend" or "backend:mode".
+func (r BenchResult) Label() string { return Label(r.Backend, r.Mode) }

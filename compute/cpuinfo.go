@@ -2,6 +2,7 @@ package compute
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"runtime"
 	"strings"
@@ -23,4 +24,8 @@ var cpuModel = sync.OnceValue(func() string {
 	return runtime.GOARCH + " CPU"
 })
 
-func hostCPUModel() string { return cpuModel() }
+// CPUName describes the host CPU for a backend's Info.Device: the model,
+// the threads the backend uses, the OS and architecture.
+func CPUName(threads int) string {
+	return fmt.Sprintf("%s (%d threads, %s/%s)", cpuModel(), threads, runtime.GOOS, runtime.GOARCH)
+}

@@ -11,7 +11,7 @@
 // device, zero on the CPU), kernel (the index computation only) and download
 // (device to host). One-time work (context creation, module load, shader
 // compilation, buffer allocation) is done by Setup and reported apart, as the
-// chapter excludes numba's first call. Backends are named go, go-parallel, c,
+// textbook benchmark excludes numba's first call. Backends are named go, go-parallel, c,
 // gl and cuda everywhere (CLI, JSON, GUI).
 //
 // Sub-packages hold what earns its own place: raster I/O (geotiff), colour

@@ -1,11 +1,10 @@
 package compute
 
 import (
+	"canopy/compute/par"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
-	"sync"
 )
 
 // Fake scene kinds.
@@ -22,7 +21,7 @@ func Scenes() []string { return []string{SceneNoise, SceneLandscape} }
 const MaxFakePixels = 1 << 30
 
 // Fake generates a seeded, reproducible pair of float32 bands. "noise" is
-// the chapter's fake image: red uniform in [0.05, 0.40), NIR uniform in
+// the textbook benchmark's fake image: red uniform in [0.05, 0.40), NIR uniform in
 // [0.20, 0.60). "landscape" is land a forester knows: forest stands, fields,
 // bare soil, water and roads with spatial structure, scaled to the image.
 // The same kind, size and seed give identical bytes on every machine.
@@ -44,7 +43,7 @@ func Fake(kind string, w, h int, seed uint64) (red, nir *Band, err error) {
 	src := fmt.Sprintf("fake %s %dx%d seed %d", kind, w, h, seed)
 	red.Source, nir.Source = src+" red", src+" nir"
 	red.Geo, nir.Geo = FakeGeoRef(), FakeGeoRef()
-	forRows(h, func(y int) {
+	par.For(h, func(y int) {
 		row(y, red.Data[y*w:(y+1)*w], nir.Data[y*w:(y+1)*w])
 	})
 	return red, nir, nil
@@ -61,34 +60,6 @@ func FakeGeoRef() *GeoRef {
 		// Version 1.1.0, 3 keys: projected model, pixel-is-area, EPSG:32632.
 		GeoKeyDirectory: []uint16{1, 1, 0, 3, 1024, 0, 1, 1, 1025, 0, 1, 1, 3072, 0, 1, 32632},
 	}
-}
-
-// forRows calls f for every row on all cores; rows are independent, so the
-// result does not depend on the number of cores.
-func forRows(h int, f func(y int)) {
-	workers := min(runtime.GOMAXPROCS(0), h)
-	var wg sync.WaitGroup
-	var next sync.Mutex
-	y := 0
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				next.Lock()
-				lo := y
-				y += 16
-				next.Unlock()
-				if lo >= h {
-					return
-				}
-				for r := lo; r < min(lo+16, h); r++ {
-					f(r)
-				}
-			}
-		}()
-	}
-	wg.Wait()
 }
 
 // uniform32 returns a float32 uniform in [lo, hi), never rounding up to hi.

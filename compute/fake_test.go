@@ -35,7 +35,7 @@ func TestFakeReproducible(t *testing.T) {
 	}
 }
 
-// The noise scene is the chapter's: red uniform in [0.05, 0.40), NIR
+// The noise scene is the textbook's: red uniform in [0.05, 0.40), NIR
 // uniform in [0.20, 0.60), so NDVI spans about -0.33 to 0.85.
 func TestNoiseSceneMatchesChapter(t *testing.T) {
 	const w, h = 1000, 1000
@@ -67,7 +67,7 @@ func TestNoiseSceneMatchesChapter(t *testing.T) {
 		mn, mx = math.Min(mn, v), math.Max(mx, v)
 	}
 	if mn < -0.334 || mn > -0.30 || mx < 0.82 || mx > 0.847 {
-		t.Errorf("NDVI range [%.3f, %.3f], the chapter's is about [-0.33, 0.85]", mn, mx)
+		t.Errorf("NDVI range [%.3f, %.3f], the textbook's is about [-0.33, 0.85]", mn, mx)
 	}
 }
 

@@ -1,10 +1,9 @@
 package compute
 
 import (
+	"canopy/compute/par"
 	"fmt"
 	"math"
-	"runtime"
-	"sync"
 )
 
 // Tolerance is the largest error Verify accepts: float32 rounding of a value
@@ -55,22 +54,8 @@ func Verify(in Input, got []float32) Report {
 	if len(got) != n || in.Check() != nil {
 		return Report{Pixels: n, NaNMismatch: n, Worst: 0}
 	}
-	workers := runtime.GOMAXPROCS(0)
-	if n < 1<<16 {
-		workers = 1
-	}
-	parts := make([]Report, workers)
-	var wg sync.WaitGroup
-	block := (n + workers - 1) / workers
-	for w := 0; w < workers; w++ {
-		lo, hi := w*block, min((w+1)*block, n)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			parts[w] = verifySpan(in, got, lo, hi)
-		}()
-	}
-	wg.Wait()
+	parts := make([]Report, par.Workers(n))
+	parts = parts[:par.Ranges(n, 1<<16, func(w, lo, hi int) { parts[w] = verifySpan(in, got, lo, hi) })]
 	rep := Report{Pixels: n, Worst: -1}
 	for _, p := range parts {
 		if p.NaNMismatch > 0 && rep.NaNMismatch == 0 {

@@ -10,8 +10,8 @@ import (
 	"sync"
 
 	"canopy/compute"
-	"canopy/compute/chart"
-	"canopy/compute/colormap"
+	"canopy/ui/render/chart"
+	"canopy/ui/render/colormap"
 )
 
 // bandsFunc makes the red and NIR bands of a new scene (generating or
@@ -337,12 +337,7 @@ type benchRun struct {
 	mode string
 }
 
-func (r benchRun) label() string {
-	if r.mode != "" {
-		return r.e.name() + ":" + r.mode
-	}
-	return r.e.name()
-}
+func (r benchRun) label() string { return compute.Label(r.e.name(), r.mode) }
 
 func (r benchRun) bench(in compute.Input, out []float32, repeat int) compute.BenchResult {
 	opt := compute.BenchOptions{Repeat: repeat, HostCeiling: hostCeiling(r.e), HostBuffers: r.mode == compute.ModeHost}
@@ -416,19 +411,12 @@ func sortResults(rs []compute.BenchResult) {
 	})
 }
 
-func resultLabel(r compute.BenchResult) string {
-	if r.Mode != "" {
-		return r.Backend + ":" + r.Mode
-	}
-	return r.Backend
-}
-
 // resultLine is one run for the status bar.
 func resultLine(r compute.BenchResult) string {
 	if r.Error != "" && !r.Verified {
-		return fmt.Sprintf("%s: %s", resultLabel(r), r.Error)
+		return fmt.Sprintf("%s: %s", r.Label(), r.Error)
 	}
-	s := fmt.Sprintf("%s, %d×%d: kernel %s", resultLabel(r), r.Width, r.Height, ms(r.KernelMS))
+	s := fmt.Sprintf("%s, %d×%d: kernel %s", r.Label(), r.Width, r.Height, ms(r.KernelMS))
 	if r.GPU {
 		s += fmt.Sprintf(", with transfers %s", ms(r.TotalMS))
 	}
@@ -441,7 +429,7 @@ func compareLine(rs []compute.BenchResult) string {
 	maxErr := 0.0
 	for _, r := range rs {
 		if !r.Verified {
-			bad = append(bad, resultLabel(r)+": "+firstLine(r.Error))
+			bad = append(bad, r.Label()+": "+firstLine(r.Error))
 		}
 		maxErr = max(maxErr, r.MaxAbsErr)
 	}

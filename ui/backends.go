@@ -13,7 +13,6 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"canopy/compute"
-	"canopy/compute/cli"
 )
 
 // backendEntry is one backend in the picker: a radio button with the
@@ -249,7 +248,7 @@ func (w *Window) BackendDetail(name string) string {
 // image that starts and ends in host memory, in the CLI's order, else the
 // first available.
 func (w *Window) autoBackend() *backendEntry {
-	for _, n := range cli.AutoOrder {
+	for _, n := range compute.AutoOrder {
 		for _, e := range w.backends {
 			if e.name() == n && e.info.Available {
 				return e

@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"canopy/compute"
-	"canopy/compute/chart"
 	"canopy/compute/raster"
+	"canopy/ui/render/chart"
 )
 
 // timingChart and sweepChart are the engine's charts, drawn at the size of
@@ -31,7 +31,7 @@ func crossoverText(rs []compute.BenchResult) string {
 	var gpus []string
 	seen := map[string]bool{}
 	for _, r := range rs {
-		if l := chart.Label(r); r.GPU && !seen[l] {
+		if l := r.Label(); r.GPU && !seen[l] {
 			seen[l] = true
 			gpus = append(gpus, l)
 		}

@@ -86,7 +86,7 @@ func (p *chartsPanel) showTimings(rs []compute.BenchResult) {
 		widget.NewLabelWithStyle("Backend", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		head("Setup"), head("Kernel"), head("+ transfers"), head("GB/s"), head("% ceiling"), head("Check"))
 	for _, r := range rs {
-		name := widget.NewLabel(resultLabel(r))
+		name := widget.NewLabel(r.Label())
 		if r.Error != "" && !r.Verified {
 			grid.Add(name)
 			msg := widget.NewLabel(firstLine(r.Error))

@@ -13,7 +13,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
-	"canopy/compute/colormap"
+	"canopy/ui/render/colormap"
 )
 
 // colourPanel picks the ramp and the stretch; the legend it owns is shown

@@ -15,8 +15,8 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"canopy/compute"
-	"canopy/compute/colormap"
 	"canopy/compute/raster"
+	"canopy/ui/render/colormap"
 )
 
 // exportMenuButton is the toolbar's Export button with its menu.

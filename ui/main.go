@@ -18,7 +18,7 @@ import (
 
 	"canopy/assets"
 	"canopy/compute"
-	"canopy/compute/colormap"
+	"canopy/ui/render/colormap"
 )
 
 // AppID is the application's unique id, as in FyneApp.toml.

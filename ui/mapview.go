@@ -13,7 +13,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
-	"canopy/compute/colormap"
+	"canopy/ui/render/colormap"
 )
 
 // Zoom limits, in screen pixels per image pixel.

@@ -8,7 +8,7 @@ import (
 	"fyne.io/fyne/v2/test"
 
 	"canopy/compute"
-	"canopy/compute/colormap"
+	"canopy/ui/render/colormap"
 )
 
 // smallMap returns a map view of a w×h fake landscape, laid out at size.

@@ -11,8 +11,8 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
-	"canopy/compute/colormap"
 	"canopy/compute/stats"
+	"canopy/ui/render/colormap"
 )
 
 // Histogram bins over the NDVI range.
@@ -98,7 +98,7 @@ func (p *statsPanel) show(st *sceneStats) {
 		if !math.IsNaN(c.Share) {
 			share = fmt.Sprintf("%.1f %%", 100*c.Share)
 		}
-		grid.Add(container.NewHBox(swatch(c.Class.Color, 14), widget.NewLabel(c.Class.Name)))
+		grid.Add(container.NewHBox(swatch(colormap.Classes()[c.Index].Color, 14), widget.NewLabel(c.Class.Name)))
 		grid.Add(widget.NewLabel(c.Class.Bounds()))
 		grid.Add(widget.NewLabelWithStyle(share, fyne.TextAlignTrailing, fyne.TextStyle{}))
 		grid.Add(widget.NewLabelWithStyle(area, fyne.TextAlignTrailing, fyne.TextStyle{}))

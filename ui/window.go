@@ -15,7 +15,7 @@ import (
 
 	"canopy/compute"
 	"canopy/compute/backends"
-	"canopy/compute/colormap"
+	"canopy/ui/render/colormap"
 )
 
 // Options say what the window opens on.

@@ -17,8 +17,8 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"canopy/compute"
-	"canopy/compute/colormap"
 	"canopy/compute/raster"
+	"canopy/ui/render/colormap"
 )
 
 // fakeBackend computes with the reference kernel and reports fixed phase

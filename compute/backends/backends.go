@@ -9,6 +9,7 @@ import (
 	_ "canopy/compute/cback"    // c
 	_ "canopy/compute/cudaback" // cuda
 	_ "canopy/compute/glback"   // gl
+	_ "canopy/compute/goback"   // go, go-parallel
 )
 
 // All returns a fresh instance of every registered backend in canonical

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"testing"
 
 	"canopy/compute"
@@ -146,3 +147,20 @@ func Reuse(t *testing.T, b compute.Backend) {
 
 // Describe formats an input's size for messages.
 func Describe(in compute.Input) string { return fmt.Sprintf("%dx%d", in.Width, in.Height) }
+
+// ExpectGPU reports whether CANOPY_EXPECT_GPU is set: on the GPU machine
+// the GPU tests must run, so an unavailable GPU backend is a failure there.
+func ExpectGPU() bool { return os.Getenv("CANOPY_EXPECT_GPU") != "" }
+
+// SkipUnlessGPU skips t with reason when a GPU backend or driver cannot run
+// here, and fails it instead when CANOPY_EXPECT_GPU is set.
+func SkipUnlessGPU(t testing.TB, available bool, reason string) {
+	t.Helper()
+	if available {
+		return
+	}
+	if ExpectGPU() {
+		t.Fatalf("CANOPY_EXPECT_GPU is set but the GPU is not usable: %s", reason)
+	}
+	t.Skipf("no usable GPU here: %s", reason)
+}

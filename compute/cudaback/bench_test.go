@@ -1,6 +1,7 @@
 package cudaback
 
 import (
+	"canopy/compute/computetest"
 	"fmt"
 	"runtime"
 	"slices"
@@ -18,7 +19,7 @@ import (
 
 var benchSizes = []int{2048, 10980}
 
-// benchScene is the chapter's noise image at size², in float32 and as
+// benchScene is the textbook's noise image at size², in float32 and as
 // uint16 counts (reflectance × 10000, as Sentinel-2 L2A stores it).
 type benchScene struct {
 	in       compute.Input
@@ -58,9 +59,8 @@ var (
 func benchGPU(b *testing.B) *Backend {
 	b.Helper()
 	be := sharedBackend()
-	if info := be.Info(); !info.Available {
-		b.Skipf("cuda backend unavailable here: %s", info.Reason)
-	}
+	info := be.Info()
+	computetest.SkipUnlessGPU(b, info.Available, "cuda: "+info.Reason)
 	ceilOnce.Do(func() {
 		var err error
 		if ceil, err = be.Ceilings(10980 * 10980 * 4); err != nil {

@@ -23,7 +23,7 @@ const (
 	// that uploads, kernels and downloads of different chunks run at once.
 	ModeOverlapped = "overlapped"
 	// ModeSequential uploads both bands, runs the kernel and downloads the
-	// result, one after the other (the chapter's way, from pinned memory).
+	// result, one after the other (the textbook way, from pinned memory).
 	ModeSequential = "sequential"
 )
 

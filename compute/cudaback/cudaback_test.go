@@ -16,9 +16,8 @@ import (
 func gpu(t testing.TB) *Backend {
 	t.Helper()
 	b := New()
-	if info := b.Info(); !info.Available {
-		t.Skipf("cuda backend unavailable here: %s", info.Reason)
-	}
+	info := b.Info()
+	computetest.SkipUnlessGPU(t, info.Available, "cuda: "+info.Reason)
 	t.Cleanup(func() { b.Close() })
 	return b
 }
@@ -135,7 +134,7 @@ func TestInfo(t *testing.T) {
 		if info.Reason == "" {
 			t.Fatal("unavailable without a reason")
 		}
-		t.Skipf("cuda backend unavailable here: %s", info.Reason)
+		computetest.SkipUnlessGPU(t, false, "cuda: "+info.Reason)
 	}
 	b := gpu(t)
 	d, err := b.Device()
@@ -612,11 +611,10 @@ func TestCeilings(t *testing.T) {
 // A kernel file named by FatbinEnv that does not exist is a reason, not a
 // crash.
 func TestFatbinOverrideMissing(t *testing.T) {
-	if info := New().Info(); !info.Available {
-		t.Skipf("cuda backend unavailable here: %s", info.Reason)
-	}
-	t.Setenv(FatbinEnv, "/nonexistent/ndvi.fatbin")
 	info := New().Info()
+	computetest.SkipUnlessGPU(t, info.Available, "cuda: "+info.Reason)
+	t.Setenv(FatbinEnv, "/nonexistent/ndvi.fatbin")
+	info = New().Info()
 	if info.Available || !strings.Contains(info.Reason, FatbinEnv) {
 		t.Errorf("with a missing %s file: %+v", FatbinEnv, info)
 	}

@@ -20,7 +20,7 @@
 //     staging buffers (cuMemHostAlloc) that are allocated once per size and
 //     reused, the host copies into and out of them running on all cores
 //     (host memory "staging").
-//   - Transfer modes (compute.Moder). "sequential" is the chapter's way:
+//   - Transfer modes (compute.Moder). "sequential" is the textbook way:
 //     upload both bands, run the kernel, download the result. "overlapped"
 //     (the default) cuts the image into chunks spread over DefaultStreams
 //     streams, so that the upload of one chunk, the kernel of another and

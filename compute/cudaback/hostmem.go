@@ -1,6 +1,7 @@
 package cudaback
 
 import (
+	"canopy/compute/par"
 	"os"
 	"runtime"
 	"slices"
@@ -175,21 +176,5 @@ func (s *state) unpinAll() {
 // copyWorkers is how many goroutines one staging copy uses.
 func copyWorkers() int { return max(1, runtime.GOMAXPROCS(0)/2) }
 
-// parallelCopy copies src into dst on up to workers goroutines, in pieces
-// of at least 512 KiB.
-func parallelCopy(dst, src []byte, workers int) {
-	n := len(src)
-	parts := min(workers, n/(512<<10))
-	if parts <= 1 {
-		copy(dst, src)
-		return
-	}
-	step := (n + parts - 1) / parts
-	step = (step + 63) &^ 63
-	var wg sync.WaitGroup
-	for lo := 0; lo < n; lo += step {
-		hi := min(lo+step, n)
-		wg.Go(func() { copy(dst[lo:hi], src[lo:hi]) })
-	}
-	wg.Wait()
-}
+// parallelCopy copies src into dst on up to workers goroutines.
+func parallelCopy(dst, src []byte, workers int) { par.Copy(dst, src, workers, nil) }

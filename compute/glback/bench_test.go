@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"canopy/compute"
+	"canopy/compute/par"
+	"canopy/native/cpu"
 )
 
 // benchInput returns the noise scene at side², made once per process.
@@ -124,26 +126,24 @@ func BenchmarkMemory(b *testing.B) {
 	}
 }
 
-// BenchmarkCopyWorkers compares the goroutines that fill and empty the
-// staging rings (mapped mode, 10980²), and the copy each uses: Go's copy
-// or AVX2 with streaming stores (the default).
+// BenchmarkCopyWorkers compares the copies that fill and empty the
+// staging rings (one 10980² float32 plane, host memory to host memory):
+// par.Copy on 4, 8 or 16 goroutines with Go's copy or with AVX2 loads and
+// streaming stores (native/cpu, what the rings use).
 func BenchmarkCopyWorkers(b *testing.B) {
-	defer func(w int, c func(dst, src []float32)) { copyWorkers, copyPiece = w, c }(copyWorkers, copyPiece)
-	stream := copyPiece
+	src := make([]float32, 10980*10980)
+	dst := make([]float32, len(src))
 	for _, c := range []string{"stream", "go"} {
+		var fn func(dst, src []float32)
+		if c == "stream" {
+			fn = cpu.Copy
+		}
 		for _, w := range []int{4, 8, 16} {
 			b.Run(fmt.Sprintf("copy=%s/workers=%d", c, w), func(b *testing.B) {
-				copyWorkers = w
-				copyPiece = stream
-				if c == "go" {
-					copyPiece = func(dst, src []float32) { copy(dst, src) }
+				b.SetBytes(int64(8 * len(src)))
+				for b.Loop() {
+					par.Copy(dst, src, w, fn)
 				}
-				g := New()
-				defer g.Close()
-				need(b, g)
-				g.SetMode(ModeMapped)
-				in := input(b, 10980)
-				runBench(b, g, in, make([]float32, in.Pixels()))
 			})
 		}
 	}

@@ -1,38 +1,16 @@
 package stats
 
 import (
+	"canopy/compute/par"
 	"fmt"
 	"math"
 	"runtime"
-	"sync"
-	"sync/atomic"
 
-	"canopy/compute/colormap"
+	"canopy/compute"
 )
 
 // block is the number of pixels a worker takes at a time.
 const block = 1 << 16
-
-// forBlocks calls f(worker, lo, hi) on blocks of [0, n) from all threads
-// and returns the number of workers used.
-func forBlocks(n int, f func(worker, lo, hi int)) int {
-	workers := max(1, min(runtime.GOMAXPROCS(0), (n+block-1)/block))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() {
-			for {
-				lo := int(next.Add(block) - block)
-				if lo >= n {
-					return
-				}
-				f(w, lo, min(lo+block, n))
-			}
-		})
-	}
-	wg.Wait()
-	return workers
-}
 
 // Summary describes the valid (finite) pixels of an NDVI plane.
 type Summary struct {
@@ -152,7 +130,7 @@ func Summarize(ndvi []float32) Summary {
 		return s
 	}
 	parts := make([]moments, runtime.GOMAXPROCS(0))
-	forBlocks(len(ndvi), func(w, lo, hi int) {
+	par.WorkerBlocks(len(ndvi), block, func(w, lo, hi int) {
 		parts[w].merge(blockMoments(ndvi[lo:hi]))
 	})
 	var m moments
@@ -179,7 +157,7 @@ func Histogram(ndvi []float32, bins int, lo, hi float64) []int {
 	}
 	scale := float64(bins) / (hi - lo)
 	parts := make([][]int, runtime.GOMAXPROCS(0))
-	forBlocks(len(ndvi), func(w, a, b int) {
+	par.WorkerBlocks(len(ndvi), block, func(w, a, b int) {
 		h := parts[w]
 		if h == nil {
 			h = make([]int, bins)
@@ -217,18 +195,15 @@ func Edges(bins int, lo, hi float64) []float64 {
 }
 
 // valid returns idx for a finite v and 0 (the slot of NaN) for ±Inf.
-func valid(v float32, idx uint8) uint8 {
-	if v-v != 0 {
-		return 0
-	}
-	return idx
-}
 
-// ClassShare is how much of an NDVI plane falls in one class of
-// colormap.Classes.
+// ClassShare is how much of an NDVI plane falls in one class of a class
+// table (compute.NDVIClasses by default).
 type ClassShare struct {
-	// Class is the class: its name, bounds and colour.
-	Class colormap.Class
+	// Class is the class: its name and bounds.
+	Class compute.Class
+	// Index is the class's place in its table (the pictures colour it by
+	// that).
+	Index int
 	// Pixels is the number of valid pixels in the class.
 	Pixels int
 	// Share is Pixels over all valid pixels, NaN when there is none.
@@ -238,38 +213,52 @@ type ClassShare struct {
 	Hectares float64
 }
 
-// Classes returns, for each class of colormap.Classes in order, the valid
-// pixels of ndvi that fall in it, their share of all valid pixels and,
-// when pixelAreaM2 (the ground area of one pixel in m², from
+// Classes returns, for each class of compute.NDVIClasses in order, the
+// valid pixels of ndvi that fall in it, their share of all valid pixels
+// and, when pixelAreaM2 (the ground area of one pixel in m², from
 // compute.GeoRef.PixelArea) is positive and finite, their area in
 // hectares; pass 0 or NaN when the area is unknown.
 func Classes(ndvi []float32, pixelAreaM2 float64) []ClassShare {
-	table := colormap.Classes()
-	// The classes LUT's palette index is class+1 (0 for NaN), read from
-	// its fast step table.
-	lut, err := colormap.New(colormap.RampClasses, -1, 1)
-	if err != nil {
-		panic("stats: " + err.Error()) // a fixed, known ramp
-	}
+	return ClassesOf(compute.NDVIClasses(), ndvi, pixelAreaM2)
+}
+
+// ClassesOf is Classes for any table of at most 255 contiguous ascending
+// classes.
+func ClassesOf(table []compute.Class, ndvi []float32, pixelAreaM2 float64) []ClassShare {
 	const slots = 256
+	if len(table) == 0 || len(table) >= slots {
+		return nil
+	}
+	upper := make([]float32, len(table)-1)
+	for i := range upper {
+		upper[i] = float32(table[i].Hi)
+	}
 	parts := make([][slots]int, runtime.GOMAXPROCS(0))
-	forBlocks(len(ndvi), func(w, a, b int) {
-		var idx [block]uint8
+	par.WorkerBlocks(len(ndvi), block, func(w, a, b int) {
 		src := ndvi[a:b]
-		lut.Indices(idx[:len(src)], src)
-		// Invalid pixels are counted in slot 0 (NaN's index) and ignored.
-		// Four tallies break the dependency between successive increments
-		// of the same class, the common case in a map.
+		// Invalid pixels are counted in slot 0 and ignored; class i is
+		// slot i+1. Four tallies break the dependency between successive
+		// increments of the same class, the common case in a map.
 		var h [4][slots]int
+		slot := func(v float32) uint8 {
+			if v-v != 0 {
+				return 0
+			}
+			i := 0
+			for i < len(upper) && v >= upper[i] {
+				i++
+			}
+			return uint8(i + 1)
+		}
 		j := 0
 		for ; j+4 <= len(src); j += 4 {
-			h[0][valid(src[j], idx[j])]++
-			h[1][valid(src[j+1], idx[j+1])]++
-			h[2][valid(src[j+2], idx[j+2])]++
-			h[3][valid(src[j+3], idx[j+3])]++
+			h[0][slot(src[j])]++
+			h[1][slot(src[j+1])]++
+			h[2][slot(src[j+2])]++
+			h[3][slot(src[j+3])]++
 		}
 		for ; j < len(src); j++ {
-			h[0][valid(src[j], idx[j])]++
+			h[0][slot(src[j])]++
 		}
 		for i := range slots {
 			parts[w][i] += h[0][i] + h[1][i] + h[2][i] + h[3][i]
@@ -278,7 +267,7 @@ func Classes(ndvi []float32, pixelAreaM2 float64) []ClassShare {
 	out := make([]ClassShare, len(table))
 	valid := 0
 	for i := range out {
-		out[i].Class = table[i]
+		out[i].Class, out[i].Index = table[i], i
 		for _, p := range parts {
 			out[i].Pixels += p[i+1]
 		}

@@ -8,7 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/stat"
 
-	"canopy/compute/colormap"
+	"canopy/ui/render/colormap"
 )
 
 var nan = float32(math.NaN())

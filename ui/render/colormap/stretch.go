@@ -1,11 +1,11 @@
 package colormap
 
 import (
+	"canopy/compute/par"
 	"fmt"
 	"math"
 	"runtime"
 	"strings"
-	"sync"
 )
 
 // Stretch is the NDVI range [Lo, Hi] a continuous ramp spans.
@@ -65,25 +65,6 @@ func widen(lo, hi float64) Stretch {
 	return Stretch{Lo: lo, Hi: hi}
 }
 
-// parallelRanges calls f on contiguous parts of [0, n) on all threads.
-func parallelRanges(n int, f func(part, lo, hi int)) int {
-	parts := runtime.GOMAXPROCS(0)
-	if n < 1<<16 {
-		parts = 1
-	}
-	block := (n + parts - 1) / parts
-	var wg sync.WaitGroup
-	for p := range parts {
-		lo, hi := p*block, min((p+1)*block, n)
-		if lo >= hi {
-			continue
-		}
-		wg.Go(func() { f(p, lo, hi) })
-	}
-	wg.Wait()
-	return parts
-}
-
 // MinMax returns the range of the finite values of ndvi (NaN and ±Inf are
 // left out), widened a little if all values are equal, and false if there
 // is no finite value.
@@ -94,7 +75,7 @@ func MinMax(ndvi []float32) (Stretch, bool) {
 	for i := range los {
 		los[i], his[i] = float32(math.Inf(1)), float32(math.Inf(-1))
 	}
-	parallelRanges(len(ndvi), func(p, a, b int) {
+	par.Ranges(len(ndvi), 1<<16, func(p, a, b int) {
 		lo, hi := los[p], his[p]
 		for _, v := range ndvi[a:b] {
 			if v-v != 0 { // NaN or ±Inf
@@ -138,7 +119,7 @@ func Percentiles(ndvi []float32, pLo, pHi float64) (Stretch, bool) {
 	scale := float32(percentileBins) / float32(mm.Hi-mm.Lo)
 	parts := runtime.GOMAXPROCS(0)
 	hists := make([][]int, parts)
-	parallelRanges(len(ndvi), func(p, a, b int) {
+	par.Ranges(len(ndvi), 1<<16, func(p, a, b int) {
 		h := make([]int, percentileBins)
 		for _, v := range ndvi[a:b] {
 			if v-v != 0 {

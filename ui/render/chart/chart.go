@@ -61,15 +61,6 @@ func BackendColor(label string) color.NRGBA {
 	return spareColors[(h%len(spareColors)+len(spareColors))%len(spareColors)]
 }
 
-// Label returns how charts and tables name a result: "backend" or
-// "backend:mode".
-func Label(r compute.BenchResult) string {
-	if r.Mode != "" {
-		return r.Backend + ":" + r.Mode
-	}
-	return r.Backend
-}
-
 var (
 	parens    = regexp.MustCompile(`\([^)]*\)`)
 	threadsRe = regexp.MustCompile(`\((\d+) threads?`)

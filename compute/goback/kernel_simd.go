@@ -1,8 +1,12 @@
 //go:build goexperiment.simd && amd64
 
-package compute
+package goback
 
-import "simd/archsimd"
+import (
+	"simd/archsimd"
+
+	"canopy/compute"
+)
 
 // With GOEXPERIMENT=simd (Go 1.26's simd/archsimd) on an AVX2 CPU the Go
 // kernel works on 8 pixels at a time: the same operations as Pixel, lane by
@@ -23,7 +27,7 @@ func clearUpper() {
 	}
 }
 
-func ndviSpan(out, red, nir []float32, nd Nodata) {
+func ndviSpan(out, red, nir []float32, nd compute.Nodata) {
 	if haveAVX2 && len(out) >= 8 {
 		k := ndviSpanAVX2(out, red, nir, nd)
 		archsimd.ClearAVXUpperBits()
@@ -32,11 +36,11 @@ func ndviSpan(out, red, nir []float32, nd Nodata) {
 	ndviSpanScalar(out, red, nir, nd)
 }
 
-func ndviSpanAVX2(out, red, nir []float32, nd Nodata) int {
+func ndviSpanAVX2(out, red, nir []float32, nd compute.Nodata) int {
 	n := len(out) &^ 7
 	red, nir = red[:n], nir[:n]
 	zero := archsimd.BroadcastFloat32x8(0)
-	nan := archsimd.BroadcastFloat32x8(NaN32)
+	nan := archsimd.BroadcastFloat32x8(compute.NaN32)
 	if !nd.HasRed && !nd.HasNIR {
 		for i := 0; i < n; i += 8 {
 			r := archsimd.LoadFloat32x8Slice(red[i : i+8])

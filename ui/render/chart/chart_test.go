@@ -114,12 +114,12 @@ func TestTimingsLabels(t *testing.T) {
 	// its row.
 	prevY := math.Inf(1)
 	for i, r := range rs {
-		name, ok := find(texts, Label(r))
+		name, ok := find(texts, r.Label())
 		if !ok {
-			t.Fatalf("row label %q missing", Label(r))
+			t.Fatalf("row label %q missing", r.Label())
 		}
 		if name.Y >= prevY {
-			t.Errorf("row %d %q at y=%g is not below the previous row (y=%g)", i, Label(r), name.Y, prevY)
+			t.Errorf("row %d %q at y=%g is not below the previous row (y=%g)", i, r.Label(), name.Y, prevY)
 		}
 		prevY = name.Y
 		v, ok := find(texts, valueLabel(r))
@@ -127,7 +127,7 @@ func TestTimingsLabels(t *testing.T) {
 			t.Fatalf("value label %q missing", valueLabel(r))
 		}
 		if math.Abs(v.Y-name.Y) > 12 {
-			t.Errorf("value label of %s at y=%g, its row at y=%g", Label(r), v.Y, name.Y)
+			t.Errorf("value label of %s at y=%g, its row at y=%g", r.Label(), v.Y, name.Y)
 		}
 	}
 	for _, want := range []string{

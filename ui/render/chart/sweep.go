@@ -49,7 +49,7 @@ func Crossover(results []compute.BenchResult, gpuBackend string, withTransfers b
 		}
 		px := r.Pixels()
 		switch {
-		case r.GPU && (r.Backend == gpuBackend || Label(r) == gpuBackend):
+		case r.GPU && (r.Backend == gpuBackend || r.Label() == gpuBackend):
 			t := r.KernelMS
 			if withTransfers {
 				t = r.TotalMS
@@ -120,7 +120,7 @@ func drawSweep(dc draw.Canvas, results []compute.BenchResult) error {
 		if !usable(r) {
 			continue
 		}
-		l := Label(r)
+		l := r.Label()
 		s, seen := byLabel[l]
 		if !seen {
 			s = &series{label: l, gpu: r.GPU}

@@ -38,9 +38,9 @@ func finite(v float64) float64 {
 // rowLabel is the y tick label of a result: "backend:mode\ndevice".
 func rowLabel(r compute.BenchResult) string {
 	if d := ShortDevice(r.Device); d != "" {
-		return Label(r) + "\n" + d
+		return r.Label() + "\n" + d
 	}
-	return Label(r)
+	return r.Label()
 }
 
 // valueLabel is the text at the end of a result's bar.

@@ -5,8 +5,8 @@ import (
 	"strings"
 
 	"canopy/compute"
-	"canopy/compute/colormap"
 	"canopy/compute/raster"
+	"canopy/ui/render/colormap"
 )
 
 // parseSpec splits FILE[:BAND].

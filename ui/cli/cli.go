@@ -129,7 +129,7 @@ func cmdBackends(args []string, stdout, stderr io.Writer) error {
 // pickBackend resolves a name (or auto, or name:mode) to a ready backend.
 func pickBackend(name string) (compute.Backend, error) {
 	if name == "auto" || name == "" {
-		return Auto()
+		return compute.Auto()
 	}
 	base, mode, _ := strings.Cut(name, ":")
 	b, err := compute.New(base)
@@ -150,27 +150,6 @@ func pickBackend(name string) (compute.Backend, error) {
 		return nil, fmt.Errorf("backend %s is unavailable: %s", base, info.Reason)
 	}
 	return b, nil
-}
-
-// AutoOrder is the order `--backend auto` tries: the fastest way to NDVI
-// for an image that starts and ends in host memory. CUDA with overlapped
-// transfers beats the CPU; the C kernel runs at the memory's speed; a GL
-// device is only preferred to the CPU when it is real hardware.
-var AutoOrder = []string{compute.NameCUDA, compute.NameC, compute.NameGoParallel, compute.NameGo}
-
-// Auto returns the first available backend of AutoOrder.
-func Auto() (compute.Backend, error) {
-	for _, n := range AutoOrder {
-		b, err := compute.New(n)
-		if err != nil {
-			continue
-		}
-		if b.Info().Available {
-			return b, nil
-		}
-		b.Close()
-	}
-	return nil, errors.New("no backend is available")
 }
 
 // parseSize reads N or NxM.

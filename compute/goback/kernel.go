@@ -1,8 +1,10 @@
-package compute
+package goback
+
+import "canopy/compute"
 
 // ndviSpanScalar is the Go kernel over one span of pixels: Pixel applied to every
 // element, written so that the compiler drops all bounds checks in the loop.
-func ndviSpanScalar(out, red, nir []float32, nd Nodata) {
+func ndviSpanScalar(out, red, nir []float32, nd compute.Nodata) {
 	// In pieces, each after a VZEROUPPER (see clearUpper): the Go runtime's
 	// preemption signal can leave the vector registers' upper halves dirty
 	// in the middle of a long loop.
@@ -16,7 +18,7 @@ func ndviSpanScalar(out, red, nir []float32, nd Nodata) {
 	ndviScalar(out, red, nir, nd)
 }
 
-func ndviScalar(out, red, nir []float32, nd Nodata) {
+func ndviScalar(out, red, nir []float32, nd compute.Nodata) {
 	red = red[:len(out)]
 	nir = nir[:len(out)]
 	if !nd.HasRed && !nd.HasNIR {
@@ -25,13 +27,13 @@ func ndviScalar(out, red, nir []float32, nd Nodata) {
 			s := n + r
 			q := (n - r) / s
 			if s == 0 {
-				q = NaN32
+				q = compute.NaN32
 			}
 			out[i] = q
 		}
 		return
 	}
 	for i := range out {
-		out[i] = Pixel(red[i], nir[i], nd)
+		out[i] = compute.Pixel(red[i], nir[i], nd)
 	}
 }

@@ -218,7 +218,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	sizes := fs.String("size", "2048", "image sizes, N or NxM, comma-separated")
 	list := fs.String("backends", "all", "backends to time: all or a comma list (name or name:mode; gl:host = bands in gl's pinned host buffers)")
 	repeat := fs.Int("repeat", 10, "timed runs per backend and size, after one untimed warm-up")
-	scene := fs.String("scene", compute.SceneNoise, "fake scene: noise (the chapter's) or landscape")
+	scene := fs.String("scene", compute.SceneNoise, "fake scene: noise (uniform random reflectances, the textbook benchmark) or landscape")
 	seed := fs.Uint64("seed", 1, "scene seed")
 	asJSON := fs.Bool("json", false, "one JSON object per backend and size")
 	chartOut := fs.String("chart", "", "write a chart PNG (time vs pixels when several sizes, phases when one)")
@@ -311,7 +311,7 @@ func cmdFake(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("fake", stderr)
 	size := fs.String("size", "", "N or NxM pixels")
 	seed := fs.Uint64("seed", 1, "random seed (same seed, same bytes)")
-	scene := fs.String("scene", compute.SceneLandscape, "noise (the chapter's) or landscape")
+	scene := fs.String("scene", compute.SceneLandscape, "noise (uniform random reflectances) or landscape")
 	redOut := fs.String("red", "", "output red band GeoTIFF")
 	nirOut := fs.String("nir", "", "output NIR band GeoTIFF")
 	if err := parse(fs, args, stdout); err != nil {

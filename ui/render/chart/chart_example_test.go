@@ -2,30 +2,36 @@ package chart_test
 
 import (
 	"fmt"
+	"math"
 	"os"
 
 	"canopy/compute"
-	"canopy/compute/chart"
+	"canopy/ui/render/chart"
 )
 
 // Crossover finds the image size from which the GPU, transfers included,
 // beats the fastest CPU backend.
 func ExampleCrossover() {
+	// Power laws, so that the crossing is known without the code: the CPU
+	// takes 1e-6 ms per pixel, the GPU with transfers 1e-3·√pixels ms;
+	// they meet where √pixels = 1000, at exactly 1 000 000 pixels. The
+	// GPU's kernel alone (1e-5·pixels^0.75 ms) meets the CPU at 10 000
+	// pixels, below the smallest size measured, so it wins from there.
 	var results []compute.BenchResult
 	for _, side := range []int{256, 1024, 4096} {
 		px := float64(side * side)
 		results = append(results,
-			compute.BenchResult{Backend: "c", Width: side, Height: side, KernelMS: 6e-7 * px, TotalMS: 6e-7 * px, Verified: true},
+			compute.BenchResult{Backend: "c", Width: side, Height: side, KernelMS: 1e-6 * px, TotalMS: 1e-6 * px, Verified: true},
 			compute.BenchResult{Backend: "cuda", GPU: true, Width: side, Height: side,
-				KernelMS: 0.008 + 4e-9*px, TotalMS: 0.3 + 2.4e-7*px, Verified: true})
+				KernelMS: 1e-5 * math.Pow(px, 0.75), TotalMS: 1e-3 * math.Sqrt(px), Verified: true})
 	}
 	kernel, _ := chart.Crossover(results, "cuda", false)
 	px, ok := chart.Crossover(results, "cuda", true)
-	fmt.Println("kernel only, the GPU wins from", kernel, "pixels")
-	fmt.Println("with transfers:", px, ok)
+	fmt.Println("kernel only, the GPU wins from", kernel, "pixels (256²)")
+	fmt.Println("with transfers, from", px, "pixels:", ok)
 	// Output:
-	// kernel only, the GPU wins from 65536 pixels
-	// with transfers: 889478 true
+	// kernel only, the GPU wins from 65536 pixels (256²)
+	// with transfers, from 1000000 pixels: true
 }
 
 // WriteCSV puts every phase's median, minimum and maximum in a table.

@@ -6,7 +6,7 @@ import (
 	"math"
 
 	"canopy/compute"
-	"canopy/compute/colormap"
+	"canopy/ui/render/colormap"
 )
 
 // A LUT maps NDVI values to colours; NaN (no data) is transparent.

@@ -1,13 +1,11 @@
 package colormap
 
 import (
+	"canopy/compute/par"
 	"encoding/binary"
 	"fmt"
 	"image"
 	"math"
-	"runtime"
-	"sync"
-	"sync/atomic"
 )
 
 // maxSamples is the largest number of samples per axis RenderView takes
@@ -95,41 +93,30 @@ func (l *LUT) RenderView(dst *image.NRGBA, ndvi []float32, w, h int, x0, y0, zoo
 	if cols[0] == W {
 		cols[3] = W
 	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
-		wg.Go(func() {
-			var rows [maxSamples]int
-			for {
-				c := int(next.Add(1) - 1)
-				y0c := c * rowChunk
-				if y0c >= H {
-					return
-				}
-				for sy := y0c; sy < min(y0c+rowChunk, H); sy++ {
-					n := 0
-					for k := range s {
-						v := math.Floor(y0 + (float64(sy)+(float64(k)+0.5)/float64(s))/zoom)
-						if v >= 0 && v < float64(h) {
-							rows[n] = int(v) * w
-							n++
-						}
-					}
-					o := dst.PixOffset(dst.Rect.Min.X, dst.Rect.Min.Y+sy)
-					line := dst.Pix[o : o+4*W]
-					switch {
-					case n == 0:
-						clear(line)
-					case s == 1:
-						l.pointRow(line, ndvi[rows[0]:rows[0]+w], xs)
-					default:
-						l.meanRow(line, ndvi, w, rows[:n], xs, s, cols)
-					}
+	par.For((H+rowChunk-1)/rowChunk, func(c int) {
+		var rows [maxSamples]int
+		y0c := c * rowChunk
+		for sy := y0c; sy < min(y0c+rowChunk, H); sy++ {
+			n := 0
+			for k := range s {
+				v := math.Floor(y0 + (float64(sy)+(float64(k)+0.5)/float64(s))/zoom)
+				if v >= 0 && v < float64(h) {
+					rows[n] = int(v) * w
+					n++
 				}
 			}
-		})
-	}
-	wg.Wait()
+			o := dst.PixOffset(dst.Rect.Min.X, dst.Rect.Min.Y+sy)
+			line := dst.Pix[o : o+4*W]
+			switch {
+			case n == 0:
+				clear(line)
+			case s == 1:
+				l.pointRow(line, ndvi[rows[0]:rows[0]+w], xs)
+			default:
+				l.meanRow(line, ndvi, w, rows[:n], xs, s, cols)
+			}
+		}
+	})
 }
 
 func clearRows(dst *image.NRGBA, from, to int) {
@@ -284,20 +271,9 @@ func (l *LUT) Indices(dst []uint8, src []float32) {
 // fillIndices writes the palette indices of the w×h plane into pix, row y
 // starting at y*stride, on all threads.
 func (l *LUT) fillIndices(pix []uint8, stride int, ndvi []float32, w, h int) {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
-		wg.Go(func() {
-			for {
-				c := int(next.Add(1) - 1)
-				if c*rowChunk >= h {
-					return
-				}
-				for y := c * rowChunk; y < min((c+1)*rowChunk, h); y++ {
-					l.Indices(pix[y*stride:y*stride+w], ndvi[y*w:y*w+w])
-				}
-			}
-		})
-	}
-	wg.Wait()
+	par.For((h+rowChunk-1)/rowChunk, func(c int) {
+		for y := c * rowChunk; y < min((c+1)*rowChunk, h); y++ {
+			l.Indices(pix[y*stride:y*stride+w], ndvi[y*w:y*w+w])
+		}
+	})
 }

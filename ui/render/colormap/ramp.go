@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"canopy/compute"
 )
 
 // Ramp names, as used by the CLI (--ramp) and the GUI.
@@ -108,26 +110,26 @@ func (r *ramp) at(t float64) color.NRGBA {
 	return color.NRGBA{mix(a.R, b.R), mix(a.G, b.G), mix(a.B, b.B), 0xff}
 }
 
-// Class is one NDVI class: the values in [Lo, Hi) take Color. The first
-// class has Lo = -Inf and the last Hi = +Inf, so every number has a class.
+// Class is one NDVI class (compute.NDVIClasses) with the colour the map,
+// the legend and the statistics all draw it in.
 type Class struct {
-	// Name is the class name shown in legends and statistics.
-	Name string
-	// Lo and Hi bound the class: Lo ≤ v < Hi, compared in float32 as the
-	// NDVI plane is stored.
-	Lo, Hi float64
+	compute.Class
 	// Color is the conventional colour of the class.
 	Color color.NRGBA
 }
 
-// classTable is the single definition of the NDVI classes.
-var classTable = []Class{
-	{Name: "water / none", Lo: math.Inf(-1), Hi: 0, Color: hex("#2c7bb6")},
-	{Name: "bare", Lo: 0, Hi: 0.2, Color: hex("#c2a36b")},
-	{Name: "sparse", Lo: 0.2, Hi: 0.4, Color: hex("#e6f08c")},
-	{Name: "moderate", Lo: 0.4, Hi: 0.6, Color: hex("#74c25c")},
-	{Name: "dense", Lo: 0.6, Hi: math.Inf(1), Color: hex("#1a7335")},
-}
+// classColors are the NDVI classes' colours, in compute.NDVIClasses order.
+var classColors = []color.NRGBA{hex("#2c7bb6"), hex("#c2a36b"), hex("#e6f08c"), hex("#74c25c"), hex("#1a7335")}
+
+// classTable is compute.NDVIClasses with their colours.
+var classTable = func() []Class {
+	cs := compute.NDVIClasses()
+	t := make([]Class, len(cs))
+	for i, c := range cs {
+		t[i] = Class{Class: c, Color: classColors[i]}
+	}
+	return t
+}()
 
 // classUpper holds the float32 upper bounds of all classes but the last.
 var classUpper = func() []float32 {
@@ -138,9 +140,7 @@ var classUpper = func() []float32 {
 	return u
 }()
 
-// Classes returns the NDVI class table (a copy): water/none < 0, bare 0–0.2,
-// sparse 0.2–0.4, moderate 0.4–0.6, dense ≥ 0.6. Each class includes its
-// lower bound: 0.2 is sparse, 0.6 is dense.
+// Classes returns the NDVI class table with colours (a copy).
 func Classes() []Class {
 	c := make([]Class, len(classTable))
 	copy(c, classTable)
@@ -157,18 +157,4 @@ func ClassOf(v float32) int {
 		i++
 	}
 	return i
-}
-
-// Bounds formats the class range for a legend: "< 0", "0 – 0.2", "≥ 0.6".
-func (c Class) Bounds() string {
-	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-	switch {
-	case math.IsInf(c.Lo, -1) && math.IsInf(c.Hi, 1):
-		return "all"
-	case math.IsInf(c.Lo, -1):
-		return "< " + f(c.Hi)
-	case math.IsInf(c.Hi, 1):
-		return "≥ " + f(c.Lo)
-	}
-	return f(c.Lo) + " – " + f(c.Hi)
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"canopy/compute"
-	"canopy/compute/chart"
+	"canopy/ui/render/chart"
 )
 
 // writeChart draws the sweep (time against pixels) when several sizes were

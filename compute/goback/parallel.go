@@ -1,0 +1,47 @@
+package goback
+
+import (
+	"time"
+
+	"canopy/compute"
+)
+
+// GoParallel runs the Go kernel on a pool of goroutines, one per thread,
+// each taking a contiguous block of pixels; built with GOEXPERIMENT=simd on
+// an AVX2 CPU the kernel is 8 lanes wide (see SIMD). A run allocates
+// nothing.
+type GoParallel struct {
+	run compute.PoolRunner
+}
+
+// NewGoParallel returns the go-parallel backend with the given number of
+// workers (0: GOMAXPROCS).
+func NewGoParallel(threads int) *GoParallel {
+	return &GoParallel{run: compute.PoolRunner{Threads: threads}}
+}
+
+// Name implements compute.Backend.
+func (*GoParallel) Name() string { return compute.NameGoParallel }
+
+// Info implements compute.Backend.
+func (p *GoParallel) Info() compute.Info {
+	dev := compute.CPUName(p.run.Workers())
+	if SIMD() {
+		dev += ", AVX2 via simd/archsimd"
+	}
+	return compute.Info{Name: compute.NameGoParallel, Available: true, Device: dev}
+}
+
+// Setup starts the workers (once); sizes need no preparation.
+func (p *GoParallel) Setup(w, h int) (time.Duration, error) { return p.run.Start(), nil }
+
+// Run implements compute.Backend.
+func (p *GoParallel) Run(in compute.Input, out []float32) (compute.Timings, error) {
+	return p.run.Run(ndviSpan, in, out)
+}
+
+// Close stops the workers.
+func (p *GoParallel) Close() error {
+	p.run.Close()
+	return nil
+}
