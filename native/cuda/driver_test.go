@@ -1,8 +1,10 @@
 package cuda
 
 import (
+	"canopy/compute/computetest"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -107,7 +109,7 @@ func TestErrorCode(t *testing.T) {
 func TestDriver(t *testing.T) {
 	d, err := Open()
 	if err != nil {
-		t.Skipf("no usable CUDA driver here: %v", err)
+		computetest.SkipUnlessGPU(t, false, fmt.Sprintf("no usable CUDA driver: %v", err))
 	}
 	defer d.Close()
 	v, err := d.Version()
@@ -116,7 +118,7 @@ func TestDriver(t *testing.T) {
 	}
 	n, err := d.DeviceCount()
 	if err != nil || n < 1 {
-		t.Skipf("no CUDA device: %d, %v", n, err)
+		computetest.SkipUnlessGPU(t, false, fmt.Sprintf("no CUDA device: %d, %v", n, err))
 	}
 	dev, err := d.Device(0)
 	if err != nil {

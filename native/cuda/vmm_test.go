@@ -1,6 +1,8 @@
 package cuda
 
 import (
+	"canopy/compute/computetest"
+	"fmt"
 	"os"
 	"testing"
 )
@@ -11,12 +13,12 @@ import (
 func TestExportable(t *testing.T) {
 	d, err := Open()
 	if err != nil {
-		t.Skipf("no usable CUDA driver here: %v", err)
+		computetest.SkipUnlessGPU(t, false, fmt.Sprintf("no usable CUDA driver: %v", err))
 	}
 	defer d.Close()
 	n, err := d.DeviceCount()
 	if err != nil || n == 0 {
-		t.Skipf("no CUDA device: %d, %v", n, err)
+		computetest.SkipUnlessGPU(t, false, fmt.Sprintf("no CUDA device: %d, %v", n, err))
 	}
 	seen := map[[16]byte]bool{}
 	for i := 0; i < n; i++ {
