@@ -1,0 +1,404 @@
+package scene
+
+import (
+	"archive/tar"
+	"archive/zip"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Limits that keep hostile products from making a read hang or allocate
+// without bound. Real products are far inside them.
+const (
+	// maxXML is the largest metadata file read (MTD_TL.xml with its angle
+	// grids is about 1 MB; STAC items and MTL files a few tens of kB).
+	maxXML = 16 << 20
+	// maxMember is the largest archive member read (a 10980² Sentinel-2
+	// band is about 120 MB; a Landsat SR band about 120 MB).
+	maxMember = 2 << 30
+	// maxInflate is the largest deflated member inflated into memory (zip
+	// members that are not stored cannot be read in place).
+	maxInflate = 1 << 30
+	// maxMembers is the most members an archive index holds.
+	maxMembers = 100000
+)
+
+// container is where a product's files are: a folder, a zip or a tar.
+// Names are slash-separated and relative to the container's root.
+type container interface {
+	// names lists the regular files.
+	names() []string
+	// open returns a member for reading in place, and its size.
+	open(name string) (io.ReaderAt, int64, error)
+	// where names a member in messages ("X.zip!a/b.jp2", "dir/a/b.jp2").
+	where(name string) string
+	close() error
+}
+
+// readSmall reads a whole member of at most limit bytes.
+func readSmall(c container, name string, limit int64) ([]byte, error) {
+	r, n, err := c.open(name)
+	if err != nil {
+		return nil, err
+	}
+	if n > limit {
+		return nil, fmt.Errorf("%s: %d bytes is more than the %d a metadata file may have", c.where(name), n, limit)
+	}
+	b := make([]byte, n)
+	if _, err := r.ReadAt(b, 0); err != nil && !(errors.Is(err, io.EOF) && n == 0) {
+		return nil, fmt.Errorf("%s: %v", c.where(name), err)
+	}
+	return b, nil
+}
+
+// find returns the members whose base name matches the glob pattern,
+// sorted.
+func find(c container, pattern string) []string {
+	var out []string
+	for _, n := range c.names() {
+		if ok, _ := path.Match(pattern, path.Base(n)); ok {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// safeName reports whether an archive member name stays inside the
+// archive: relative, no "..", no backslashes or drive letters.
+func safeName(n string) bool {
+	if n == "" || strings.ContainsAny(n, "\\\x00") || strings.HasPrefix(n, "/") || (len(n) > 1 && n[1] == ':') {
+		return false
+	}
+	for _, part := range strings.Split(n, "/") {
+		if part == ".." {
+			return false
+		}
+	}
+	return true
+}
+
+// dirContainer is a product unpacked in a folder.
+type dirContainer struct {
+	root  string
+	files []string
+	open_ []*os.File
+}
+
+func openDir(root string) (*dirContainer, error) {
+	d := &dirContainer{root: root}
+	err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if len(d.files) >= maxMembers {
+			return fmt.Errorf("more than %d files", maxMembers)
+		}
+		if e.Type().IsRegular() {
+			rel, err := filepath.Rel(root, p)
+			if err != nil {
+				return err
+			}
+			d.files = append(d.files, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", root, unwrapPath(err))
+	}
+	return d, nil
+}
+
+func (d *dirContainer) names() []string { return d.files }
+
+func (d *dirContainer) open(name string) (io.ReaderAt, int64, error) {
+	f, err := os.Open(filepath.Join(d.root, filepath.FromSlash(name)))
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s: %v", d.where(name), unwrapPath(err))
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, fmt.Errorf("%s: %v", d.where(name), unwrapPath(err))
+	}
+	d.open_ = append(d.open_, f)
+	return f, st.Size(), nil
+}
+
+func (d *dirContainer) where(name string) string {
+	return filepath.Join(d.root, filepath.FromSlash(name))
+}
+
+func (d *dirContainer) close() error {
+	for _, f := range d.open_ {
+		f.Close()
+	}
+	d.open_ = nil
+	return nil
+}
+
+// zipContainer reads a zip in place: stored members through a section of
+// the file, deflated ones inflated into memory within limits.
+type zipContainer struct {
+	path string
+	f    *os.File
+	z    *zip.Reader
+	m    map[string]*zip.File
+	list []string
+}
+
+func openZip(p string) (*zipContainer, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", p, unwrapPath(err))
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %v", p, unwrapPath(err))
+	}
+	z, err := zip.NewReader(f, st.Size())
+	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
+		f.Close()
+		return nil, fmt.Errorf("%s: not a readable zip: %v", p, err)
+	}
+	c := &zipContainer{path: p, f: f, z: z, m: map[string]*zip.File{}}
+	if len(z.File) > maxMembers {
+		f.Close()
+		return nil, fmt.Errorf("%s: more than %d members", p, maxMembers)
+	}
+	for _, zf := range z.File {
+		if !safeName(zf.Name) {
+			f.Close()
+			return nil, fmt.Errorf("%s: member %q points outside the archive: refused", p, zf.Name)
+		}
+		if zf.Mode()&fs.ModeSymlink != 0 {
+			f.Close()
+			return nil, fmt.Errorf("%s: member %q is a symbolic link: refused", p, zf.Name)
+		}
+		if zf.FileInfo().IsDir() {
+			continue
+		}
+		n := path.Clean(zf.Name)
+		c.m[n] = zf
+		c.list = append(c.list, n)
+	}
+	return c, nil
+}
+
+func (c *zipContainer) names() []string { return c.list }
+
+func (c *zipContainer) open(name string) (io.ReaderAt, int64, error) {
+	zf, ok := c.m[name]
+	if !ok {
+		return nil, 0, fmt.Errorf("%s: no such member", c.where(name))
+	}
+	size := int64(zf.UncompressedSize64)
+	if zf.UncompressedSize64 > maxMember {
+		return nil, 0, fmt.Errorf("%s: declares %d bytes, more than the %d a band may have: refused", c.where(name), zf.UncompressedSize64, int64(maxMember))
+	}
+	if zf.Method == zip.Store {
+		off, err := zf.DataOffset()
+		if err != nil {
+			return nil, 0, fmt.Errorf("%s: %v", c.where(name), err)
+		}
+		if zf.CompressedSize64 != zf.UncompressedSize64 {
+			return nil, 0, fmt.Errorf("%s: stored member with different compressed and uncompressed sizes", c.where(name))
+		}
+		return io.NewSectionReader(c.f, off, size), size, nil
+	}
+	if size > maxInflate {
+		return nil, 0, fmt.Errorf("%s: a compressed member of %d bytes is more than the %d inflated in memory: unpack the archive", c.where(name), size, int64(maxInflate))
+	}
+	return &inflater{f: zf, size: size, where: c.where(name)}, size, nil
+}
+
+// inflater reads a deflated zip member as an io.ReaderAt: it inflates
+// from the start as far as reads reach and keeps what it inflated, so that
+// reading a header costs a few kilobytes and a whole band its size (within
+// maxInflate). The zip reader fails a member that inflates past its
+// declared size or whose checksum is wrong.
+type inflater struct {
+	f     *zip.File
+	size  int64
+	where string
+	mu    sync.Mutex
+	rc    io.ReadCloser
+	buf   []byte
+	err   error
+}
+
+func (z *inflater) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, fmt.Errorf("%s: negative offset", z.where)
+	}
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	want := min(off+int64(len(p)), z.size)
+	for int64(len(z.buf)) < want && z.err == nil {
+		if z.rc == nil {
+			z.rc, z.err = z.f.Open()
+			if z.err != nil {
+				break
+			}
+		}
+		if cap(z.buf) == 0 {
+			z.buf = make([]byte, 0, min(z.size, max(want, 1<<20)))
+		}
+		if len(z.buf) == cap(z.buf) {
+			nb := make([]byte, len(z.buf), min(z.size, max(want, 2*int64(cap(z.buf)))))
+			copy(nb, z.buf)
+			z.buf = nb
+		}
+		n, err := z.rc.Read(z.buf[len(z.buf):cap(z.buf)])
+		z.buf = z.buf[:len(z.buf)+n]
+		if err == io.EOF && int64(len(z.buf)) != z.size {
+			err = fmt.Errorf("inflates to %d bytes but declares %d", len(z.buf), z.size)
+		}
+		if err != nil && err != io.EOF {
+			z.err = fmt.Errorf("%s: %v", z.where, err)
+			z.rc.Close()
+		}
+		if int64(len(z.buf)) == z.size && z.rc != nil {
+			z.rc.Close()
+		}
+	}
+	if off >= int64(len(z.buf)) {
+		if z.err != nil {
+			return 0, z.err
+		}
+		return 0, io.EOF
+	}
+	n := copy(p, z.buf[off:])
+	if n < len(p) {
+		if z.err != nil {
+			return n, z.err
+		}
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+func (c *zipContainer) where(name string) string { return c.path + "!" + name }
+
+func (c *zipContainer) close() error { return c.f.Close() }
+
+// tarContainer reads an uncompressed tar in place: members are contiguous,
+// so an index of data offsets made in one pass serves every read.
+type tarContainer struct {
+	path string
+	f    *os.File
+	m    map[string][2]int64 // offset, size
+	list []string
+}
+
+// countReader counts what archive/tar consumes, so that after Next the
+// count is the member's data offset; Seek lets tar skip data cheaply.
+type countReader struct {
+	f   *os.File
+	pos int64
+}
+
+func (r *countReader) Read(p []byte) (int, error) {
+	n, err := r.f.Read(p)
+	r.pos += int64(n)
+	return n, err
+}
+
+func (r *countReader) Seek(off int64, whence int) (int64, error) {
+	p, err := r.f.Seek(off, whence)
+	if err == nil {
+		r.pos = p
+	}
+	return p, err
+}
+
+func openTar(p string) (*tarContainer, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", p, unwrapPath(err))
+	}
+	var magic [2]byte
+	if _, err := f.ReadAt(magic[:], 0); err == nil && magic == [2]byte{0x1f, 0x8b} {
+		f.Close()
+		return nil, fmt.Errorf("%s: a gzip-compressed tar cannot be read in place; unpack it (tar xzf) or use the uncompressed .tar", p)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %v", p, err)
+	}
+	c := &tarContainer{path: p, f: f, m: map[string][2]int64{}}
+	cr := &countReader{f: f}
+	tr := tar.NewReader(cr)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("%s: not a readable tar: %v", p, err)
+		}
+		if len(c.list) >= maxMembers {
+			f.Close()
+			return nil, fmt.Errorf("%s: more than %d members", p, maxMembers)
+		}
+		if !safeName(h.Name) {
+			f.Close()
+			return nil, fmt.Errorf("%s: member %q points outside the archive: refused", p, h.Name)
+		}
+		switch h.Typeflag {
+		case tar.TypeReg, tar.TypeRegA:
+		case tar.TypeDir:
+			continue
+		case tar.TypeSymlink, tar.TypeLink:
+			f.Close()
+			return nil, fmt.Errorf("%s: member %q is a link (to %q): refused", p, h.Name, h.Linkname)
+		default:
+			f.Close()
+			return nil, fmt.Errorf("%s: member %q is not a regular file (type %q): refused", p, h.Name, h.Typeflag)
+		}
+		off := cr.pos
+		if h.Size < 0 || off+h.Size > st.Size() {
+			f.Close()
+			return nil, fmt.Errorf("%s: member %q runs past the end of the file (truncated tar)", p, h.Name)
+		}
+		n := path.Clean(h.Name)
+		c.m[n] = [2]int64{off, h.Size}
+		c.list = append(c.list, n)
+	}
+	return c, nil
+}
+
+func (c *tarContainer) names() []string { return c.list }
+
+func (c *tarContainer) open(name string) (io.ReaderAt, int64, error) {
+	e, ok := c.m[name]
+	if !ok {
+		return nil, 0, fmt.Errorf("%s: no such member", c.where(name))
+	}
+	return io.NewSectionReader(c.f, e[0], e[1]), e[1], nil
+}
+
+func (c *tarContainer) where(name string) string { return c.path + "!" + name }
+
+func (c *tarContainer) close() error { return c.f.Close() }
+
+// unwrapPath drops the *PathError wrapper, whose path the message already
+// names.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}

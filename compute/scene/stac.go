@@ -1,0 +1,339 @@
+package scene
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"canopy/compute"
+)
+
+// filesContainer holds a STAC item's or an orthomosaic's files by path.
+type filesContainer struct {
+	files []string
+	open_ []*os.File
+}
+
+func (f *filesContainer) names() []string { return f.files }
+
+func (f *filesContainer) open(name string) (io.ReaderAt, int64, error) {
+	h, err := os.Open(name)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s: %v", name, unwrapPath(err))
+	}
+	st, err := h.Stat()
+	if err == nil && st.IsDir() {
+		err = fmt.Errorf("is a directory")
+	}
+	if err != nil {
+		h.Close()
+		return nil, 0, fmt.Errorf("%s: %v", name, unwrapPath(err))
+	}
+	f.open_ = append(f.open_, h)
+	return h, st.Size(), nil
+}
+
+func (f *filesContainer) where(name string) string { return name }
+
+func (f *filesContainer) close() error {
+	for _, h := range f.open_ {
+		h.Close()
+	}
+	f.open_ = nil
+	return nil
+}
+
+type stacItem struct {
+	Type       string               `json:"type"`
+	ID         string               `json:"id"`
+	Properties map[string]any       `json:"properties"`
+	Assets     map[string]stacAsset `json:"assets"`
+}
+
+type stacAsset struct {
+	Href    string   `json:"href"`
+	Type    string   `json:"type"`
+	Roles   []string `json:"roles"`
+	GSD     float64  `json:"gsd"`
+	EOBands []struct {
+		Name       string `json:"name"`
+		CommonName string `json:"common_name"`
+	} `json:"eo:bands"`
+	RasterBands []struct {
+		NoData     any      `json:"nodata"`
+		Scale      *float64 `json:"scale"`
+		Offset     *float64 `json:"offset"`
+		DataType   string   `json:"data_type"`
+		Resolution float64  `json:"spatial_resolution"`
+	} `json:"raster:bands"`
+	Transform []float64 `json:"proj:transform"`
+	Shape     []int     `json:"proj:shape"`
+	EPSG      *int      `json:"proj:epsg"`
+	Code      string    `json:"proj:code"`
+}
+
+// stacCommon maps eo:bands common names to roles (rededge and nir08 are
+// settled by band name and by the item's other assets).
+var stacCommon = map[string]string{
+	"blue": "blue", "green": "green", "red": "red", "nir": "nir", "nir08": "nir2",
+	"swir16": "swir1", "swir22": "swir2",
+}
+
+// openSTAC reads a STAC item whose assets are local files.
+func openSTAC(p string) (*Scene, error) {
+	fc := &filesContainer{}
+	s := &Scene{Path: p, Kind: KindSTAC, c: fc, CloudShare: math.NaN(), Bands: map[string]*Source{}}
+	fail := func(err error) (*Scene, error) { fc.close(); return nil, err }
+	b, err := readSmall(&filesContainer{}, p, maxXML)
+	if err != nil {
+		return nil, err
+	}
+	var it stacItem
+	if err := json.Unmarshal(b, &it); err != nil {
+		return nil, fmt.Errorf("%s: malformed JSON: %v", p, err)
+	}
+	if it.Type != "Feature" || len(it.Assets) == 0 {
+		return nil, fmt.Errorf("%s: not a STAC item (a GeoJSON Feature with assets)", p)
+	}
+	s.Product = it.ID
+	prop := func(k string) string {
+		switch v := it.Properties[k].(type) {
+		case string:
+			return v
+		case float64:
+			return strconv.FormatFloat(v, 'f', -1, 64)
+		}
+		return ""
+	}
+	s.Sensor = platformName(prop("platform"))
+	if t, err := time.Parse(time.RFC3339Nano, prop("datetime")); err == nil {
+		s.Date = t
+	}
+	if v, err := strconv.ParseFloat(prop("eo:cloud_cover"), 64); err == nil {
+		s.CloudShare = v
+	}
+	s.Tile = prop("s2:mgrs_tile")
+	if s.Tile == "" && prop("mgrs:utm_zone") != "" {
+		s.Tile = fmt.Sprintf("%02s%s%s", prop("mgrs:utm_zone"), prop("mgrs:latitude_band"), prop("mgrs:grid_square"))
+	}
+	if wp, wr := prop("landsat:wrs_path"), prop("landsat:wrs_row"); wp != "" {
+		pp, _ := strconv.Atoi(wp)
+		rr, _ := strconv.Atoi(wr)
+		s.PathRow = fmt.Sprintf("%03d%03d", pp, rr)
+	}
+	s.Baseline = prop("s2:processing_baseline")
+	epsg := 0
+	if v, err := strconv.Atoi(prop("proj:epsg")); err == nil {
+		epsg = v
+	} else if m := epsgCode.FindStringSubmatch(prop("proj:code")); m != nil {
+		epsg, _ = strconv.Atoi(m[1])
+	}
+	hasNIR := false
+	for k, a := range it.Assets {
+		if k == "nir" || (len(a.EOBands) > 0 && a.EOBands[0].CommonName == "nir") {
+			hasNIR = true
+		}
+	}
+	dir := filepath.Dir(p)
+	var finest *Source
+	keys := make([]string, 0, len(it.Assets))
+	for k := range it.Assets {
+		keys = append(keys, k)
+	}
+	// Plain keys before their "-jp2" twins, so GeoTIFFs win.
+	sortKeys(keys)
+	for _, k := range keys {
+		a := it.Assets[k]
+		role := ""
+		switch {
+		case contains(Roles, strings.TrimSuffix(k, "-jp2")):
+			role = strings.TrimSuffix(k, "-jp2")
+		case k == "scl" || k == "qa_pixel" || k == "qa_radsat":
+			role = k
+		case len(a.EOBands) == 1:
+			cn, name := a.EOBands[0].CommonName, a.EOBands[0].Name
+			role = stacCommon[cn]
+			if cn == "nir08" && !hasNIR {
+				role = "nir"
+			}
+			if r := s2Roles[normBand(name)]; cn == "rededge" && r != "" {
+				role = r
+			}
+		}
+		if role == "" || s.Bands[role] != nil || (role == "scl" && s.Mask.Source != nil) {
+			continue
+		}
+		src, err := stacSource(fc, dir, k, a, role, epsg)
+		if err != nil {
+			return fail(fmt.Errorf("%s: %v", p, err))
+		}
+		if epsg == 0 && src.epsg != 0 {
+			epsg = src.epsg
+		}
+		switch role {
+		case "scl":
+			s.Mask = Mask{Kind: "scl", Source: src, Classes: SCLMasked, Buffered: sclBuffered, Description: "SCL classes 0 no data, 1 saturated or defective, 3 cloud shadow, 8-9 cloud medium and high probability, 10 thin cirrus"}
+			continue
+		case "qa_pixel":
+			s.Mask.Kind, s.Mask.Source, s.Mask.Bits, s.Mask.Buffered = "qa_pixel", src, QAPixelMasked, qaBuffered
+			s.Mask.Description = "QA_PIXEL bits 0 fill, 1 dilated cloud, 2 cirrus, 3 cloud, 4 cloud shadow" + s.Mask.Description
+			continue
+		case "qa_radsat":
+			s.Mask.Saturation = src
+			s.Mask.Description += "; QA_RADSAT saturation of the bands used"
+			continue
+		}
+		s.Bands[role] = src
+		if finest == nil || src.Resolution < finest.Resolution {
+			finest = src
+		}
+	}
+	if finest == nil {
+		return fail(fmt.Errorf("%s: no asset with a band role (eo:bands common_name blue, green, red, nir, ...)", p))
+	}
+	if s.Mask.Kind == "" {
+		s.Mask.Description = "no scl or qa_pixel asset: nothing masked"
+	}
+	if plat := strings.ToLower(prop("platform")); strings.HasPrefix(plat, "landsat") {
+		roles := landsatTM
+		if strings.HasSuffix(plat, "8") || strings.HasSuffix(plat, "9") {
+			roles = landsatOLI
+		}
+		for n, role := range roles {
+			if b := s.Bands[role]; b != nil {
+				b.QABit = n - 1
+			}
+		}
+	}
+	s.CRS = CRS{EPSG: epsg, Name: crsName(epsg)}
+	s.Grid = Grid{Width: finest.Width, Height: finest.Height, Resolution: finest.Resolution, Geo: finest.geo}
+	return s, nil
+}
+
+// sortKeys orders asset keys alphabetically with each "-jp2" key after its
+// plain twin.
+func sortKeys(k []string) {
+	for i := 1; i < len(k); i++ {
+		for j := i; j > 0 && keyLess(k[j], k[j-1]); j-- {
+			k[j], k[j-1] = k[j-1], k[j]
+		}
+	}
+}
+
+func keyLess(a, b string) bool {
+	ja, jb := strings.HasSuffix(a, "-jp2"), strings.HasSuffix(b, "-jp2")
+	if ja != jb {
+		return jb
+	}
+	return a < b
+}
+
+// stacSource makes a band source of an asset, reading its file's header.
+func stacSource(fc *filesContainer, dir, key string, a stacAsset, role string, epsg int) (*Source, error) {
+	href := a.Href
+	if strings.HasPrefix(href, "file://") {
+		href = strings.TrimPrefix(href, "file://")
+	} else if i := strings.Index(href, "://"); i > 0 {
+		return nil, fmt.Errorf("asset %s is remote (%s): download the files and point the item at them", key, href)
+	}
+	if !filepath.IsAbs(href) {
+		href = filepath.Join(dir, filepath.FromSlash(href))
+	}
+	name := key
+	if len(a.EOBands) == 1 && a.EOBands[0].Name != "" {
+		name = a.EOBands[0].Name
+	}
+	src := &Source{Role: role, Name: name, File: href, Band: 1, Radiometry: compute.Identity(), QABit: -1}
+	lower := strings.ToLower(href)
+	switch {
+	case strings.HasSuffix(lower, ".jp2") || strings.HasSuffix(lower, ".j2k") || strings.Contains(a.Type, "jp2"):
+		src.Format = "jp2"
+	default:
+		src.Format = "tiff"
+	}
+	if len(a.RasterBands) > 0 {
+		rb := a.RasterBands[0]
+		if rb.Scale != nil {
+			src.Radiometry.Scale = *rb.Scale
+		}
+		if rb.Offset != nil {
+			src.Radiometry.Offset = *rb.Offset
+		}
+		switch v := rb.NoData.(type) {
+		case float64:
+			src.NoData, src.HasNoData = v, true
+		case string:
+			if f, err := strconv.ParseFloat(v, 64); err == nil {
+				src.NoData, src.HasNoData = f, true
+			}
+		}
+		src.Resolution = rb.Resolution
+	}
+	if src.Resolution == 0 {
+		src.Resolution = a.GSD
+	}
+	if a.EPSG != nil {
+		src.epsg = *a.EPSG
+	} else if m := epsgCode.FindStringSubmatch(a.Code); m != nil {
+		src.epsg, _ = strconv.Atoi(m[1])
+	}
+	if src.epsg == 0 {
+		src.epsg = epsg
+	}
+	if len(a.Transform) >= 6 && a.Transform[1] == 0 && a.Transform[3] == 0 && a.Transform[0] > 0 && a.Transform[4] == -a.Transform[0] && src.epsg != 0 {
+		src.geo = northUp(src.epsg, a.Transform[2], a.Transform[5], a.Transform[0])
+		if src.Resolution == 0 {
+			src.Resolution = a.Transform[0]
+		}
+	}
+	s := &Scene{c: fc}
+	fc.files = append(fc.files, href)
+	switch src.Format {
+	case "jp2":
+		if len(a.Shape) == 2 {
+			src.Width, src.Height = a.Shape[1], a.Shape[0]
+		}
+		if src.geo == nil || src.Width == 0 {
+			return nil, fmt.Errorf("asset %s is JPEG 2000 without proj:transform and proj:shape: its grid is unknown", key)
+		}
+		if err := s.checkJP2(src); err != nil {
+			return nil, err
+		}
+	default:
+		geo := src.geo
+		if err := s.checkTIFF(src); err != nil {
+			return nil, err
+		}
+		if geo != nil && src.geo.Valid() && !geo.SameGrid(src.geo) {
+			return nil, fmt.Errorf("asset %s: proj:transform does not match the GeoTIFF's own georeferencing", key)
+		}
+		if src.epsg == 0 {
+			src.epsg = epsgOf(src.geo)
+		}
+	}
+	if src.Resolution == 0 {
+		return nil, fmt.Errorf("asset %s: no resolution (raster:bands spatial_resolution, gsd or a transform)", key)
+	}
+	return src, nil
+}
+
+// platformName writes STAC platform names as people do: "sentinel-2a" ->
+// "Sentinel-2A", "landsat-8" -> "Landsat 8".
+func platformName(p string) string {
+	l := strings.ToLower(p)
+	switch {
+	case strings.HasPrefix(l, "sentinel-2") && len(l) == 11:
+		return "Sentinel-2" + strings.ToUpper(l[10:])
+	case strings.HasPrefix(l, "landsat-") || strings.HasPrefix(l, "landsat_"):
+		return "Landsat " + l[8:]
+	case p == "":
+		return "unknown"
+	}
+	return p
+}
