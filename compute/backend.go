@@ -311,6 +311,10 @@ func (r *PoolRunner) Run(k SpanKernel, in Input, out []float32) (Timings, error)
 	return t, nil
 }
 
+// RunTask runs t over [0, n) on the pool, one span per worker (Start
+// first).
+func (r *PoolRunner) RunTask(n int, t par.Task) { r.pool.Run(n, t) }
+
 // Close stops the workers; the runner may be started again.
 func (r *PoolRunner) Close() {
 	if r.pool != nil {

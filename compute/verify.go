@@ -25,11 +25,19 @@ type Report struct {
 	// Worst is the index of the pixel with the largest error or the first
 	// NaN mismatch, -1 when all agree exactly.
 	Worst int `json:"worst"`
+	// Tol is the tolerance OK applies (0: Tolerance).
+	Tol float64 `json:"tolerance,omitempty"`
 }
 
 // OK reports whether the result matches within Tolerance with NaN in
 // exactly the same pixels.
-func (r Report) OK() bool { return r.NaNMismatch == 0 && r.MaxAbsErr <= Tolerance }
+func (r Report) OK() bool {
+	tol := r.Tol
+	if tol == 0 {
+		tol = Tolerance
+	}
+	return r.NaNMismatch == 0 && r.MaxAbsErr <= tol
+}
 
 // String describes the report for a user: "verified: max error 5.96e-08".
 func (r Report) String() string {

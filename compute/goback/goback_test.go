@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"canopy/compute"
+	"canopy/compute/computetest"
 )
 
 func TestGoParallelAllocatesNothing(t *testing.T) {
@@ -16,4 +17,13 @@ func TestGoParallelAllocatesNothing(t *testing.T) {
 	if a := testing.AllocsPerRun(20, func() { p.Run(in, out) }); a != 0 {
 		t.Fatalf("go-parallel allocates %v times per run", a)
 	}
+}
+
+// Both Go backends run every engine conformance job exactly as the float32
+// definition says.
+func TestJobs(t *testing.T) {
+	t.Run("go", func(t *testing.T) { computetest.RunJobs(t, &goBackend{}, true) })
+	p := NewGoParallel(3)
+	defer p.Close()
+	t.Run("go-parallel", func(t *testing.T) { computetest.RunJobs(t, p, true) })
 }

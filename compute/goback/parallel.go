@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"canopy/compute"
+	"canopy/compute/internal/vec"
 )
 
 // GoParallel runs the Go kernel on a pool of goroutines, one per thread,
@@ -11,7 +12,8 @@ import (
 // an AVX2 CPU the kernel is 8 lanes wide (see SIMD). A run allocates
 // nothing.
 type GoParallel struct {
-	run compute.PoolRunner
+	run  compute.PoolRunner
+	prog blockProgram
 }
 
 // NewGoParallel returns the go-parallel backend with the given number of
@@ -25,10 +27,7 @@ func (*GoParallel) Name() string { return compute.NameGoParallel }
 
 // Info implements compute.Backend.
 func (p *GoParallel) Info() compute.Info {
-	dev := compute.CPUName(p.run.Workers())
-	if SIMD() {
-		dev += ", AVX2 via simd/archsimd"
-	}
+	dev := compute.CPUName(p.run.Workers()) + ", " + vec.Kernel() + " block kernels"
 	return compute.Info{Name: compute.NameGoParallel, Available: true, Device: dev}
 }
 

@@ -1,0 +1,310 @@
+package compute
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"canopy/compute/index"
+	"canopy/compute/par"
+)
+
+// Job is one run of the index engine: bands as stored in, one float32 plane
+// per index out. Every backend runs any Job (Engine); several indices in one
+// job read (or upload) the bands once, and their common subexpressions are
+// computed once (index.Compile).
+//
+// Result rules, the same on every backend: a pixel is NaN in every output
+// where any band the program reads is nodata (its stored value equals the
+// band's NoData, or is NaN in a float band) or the mask is set; elsewhere
+// each band is converted to a physical float32 value with its Radiometry
+// ((DN + Add) * Scale + Offset, three roundings) and the program runs as
+// index.Program.Eval32 defines it.
+type Job struct {
+	Width, Height int
+	// Bands are the program's inputs: Bands[k] has role Program.Inputs[k].
+	Bands []BandInput
+	// Mask is nil or Width*Height bytes; a non-zero byte masks the pixel.
+	Mask []uint8
+	// Names and Exprs are the indices, one per output, as the user named
+	// them ("ndvi", or the formula for a custom expression).
+	Names []string
+	Exprs []*index.Expr
+	// Program is Exprs compiled together.
+	Program *index.Program
+	// Out holds one Width*Height plane per index.
+	Out [][]float32
+	// Mode is the backend's mode for this run ("" for its default): a
+	// per-run argument, never state of the backend.
+	Mode string
+}
+
+// Engine is implemented by every backend: it runs any Job and reports the
+// phases as Timings (Setup set when the run had to set up, for example to
+// compile the job's program for the device).
+type Engine interface {
+	RunJob(j *Job) (Timings, error)
+}
+
+// MissingRoleError is a job whose index needs a band that was not given.
+type MissingRoleError struct {
+	Index, Role string
+	Given       []string
+}
+
+func (e *MissingRoleError) Error() string {
+	given := "none"
+	if len(e.Given) > 0 {
+		given = strings.Join(e.Given, ", ")
+	}
+	return fmt.Sprintf("index %s needs the %s band, which was not given (bands given: %s)", e.Index, e.Role, given)
+}
+
+// NewJob compiles the indices (names[i] is exprs[i]'s name) and picks
+// their bands by role from bands, in the program's order; it allocates the
+// output planes (NewOutput). A role an index needs and bands lack is a
+// *MissingRoleError; bands of different sizes are an error naming both.
+// Bands no index uses are left out of the job.
+func NewJob(bands []BandInput, mask []uint8, names []string, exprs []*index.Expr) (*Job, error) {
+	j, err := PlanJob(bands, mask, names, exprs)
+	if err != nil {
+		return nil, err
+	}
+	j.Out = make([][]float32, len(exprs))
+	for i := range j.Out {
+		j.Out[i] = NewOutput(j.Pixels())
+	}
+	return j, nil
+}
+
+// PlanJob is NewJob without the output planes (Out is nil): for callers
+// that bring their own (a block pipeline, a GPU backend's host buffers).
+func PlanJob(bands []BandInput, mask []uint8, names []string, exprs []*index.Expr) (*Job, error) {
+	if len(exprs) == 0 {
+		return nil, errors.New("no index to compute")
+	}
+	if len(names) != len(exprs) {
+		return nil, fmt.Errorf("%d index names for %d formulas", len(names), len(exprs))
+	}
+	given := make([]string, 0, len(bands))
+	for _, b := range bands {
+		given = append(given, b.Role)
+	}
+	for i, e := range exprs {
+		for _, r := range e.Roles() {
+			if !slices.Contains(given, r) {
+				return nil, &MissingRoleError{Index: names[i], Role: r, Given: given}
+			}
+		}
+	}
+	p, err := index.Compile(exprs)
+	if err != nil {
+		return nil, err
+	}
+	j := &Job{Mask: mask, Names: names, Exprs: exprs, Program: p}
+	for _, role := range p.Inputs {
+		k := slices.IndexFunc(bands, func(b BandInput) bool { return b.Role == role })
+		j.Bands = append(j.Bands, bands[k])
+	}
+	if len(j.Bands) == 0 {
+		// A formula of constants only still has a size: the first band's.
+		if len(bands) == 0 {
+			return nil, errors.New("no band given")
+		}
+		j.Width, j.Height = bands[0].Plane.Width, bands[0].Plane.Height
+	} else {
+		j.Width, j.Height = j.Bands[0].Plane.Width, j.Bands[0].Plane.Height
+	}
+	for _, b := range j.Bands {
+		if err := b.Plane.Check(); err != nil {
+			return nil, fmt.Errorf("%s band %s: %w", b.Role, b.Source, err)
+		}
+		if b.Plane.Width != j.Width || b.Plane.Height != j.Height {
+			f := j.Bands[0]
+			return nil, fmt.Errorf("band size mismatch: %s %s is %dx%d, %s %s is %dx%d",
+				f.Role, f.Source, f.Plane.Width, f.Plane.Height, b.Role, b.Source, b.Plane.Width, b.Plane.Height)
+		}
+	}
+	if mask != nil && len(mask) != j.Pixels() {
+		return nil, fmt.Errorf("mask holds %d pixels, image has %d", len(mask), j.Pixels())
+	}
+	return j, nil
+}
+
+// Pixels returns Width*Height.
+func (j *Job) Pixels() int { return j.Width * j.Height }
+
+// Check returns an error when the job is malformed: backends call it first.
+func (j *Job) Check() error {
+	if j == nil || j.Program == nil {
+		return errors.New("job has no program")
+	}
+	if j.Width <= 0 || j.Height <= 0 {
+		return fmt.Errorf("image size %dx%d: both sides must be positive", j.Width, j.Height)
+	}
+	if len(j.Bands) != len(j.Program.Inputs) {
+		return fmt.Errorf("job has %d bands, its program reads %d", len(j.Bands), len(j.Program.Inputs))
+	}
+	for k, b := range j.Bands {
+		if b.Role != j.Program.Inputs[k] {
+			return fmt.Errorf("job band %d is %s, its program reads %s there", k, b.Role, j.Program.Inputs[k])
+		}
+		if err := b.Plane.Check(); err != nil {
+			return fmt.Errorf("%s band: %w", b.Role, err)
+		}
+		if b.Plane.Width != j.Width || b.Plane.Height != j.Height {
+			return fmt.Errorf("%s band is %dx%d, job is %dx%d", b.Role, b.Plane.Width, b.Plane.Height, j.Width, j.Height)
+		}
+	}
+	if j.Mask != nil && len(j.Mask) != j.Pixels() {
+		return fmt.Errorf("mask holds %d pixels, image has %d", len(j.Mask), j.Pixels())
+	}
+	if len(j.Out) != len(j.Program.Outputs) {
+		return fmt.Errorf("job has %d output planes for %d indices", len(j.Out), len(j.Program.Outputs))
+	}
+	for i, o := range j.Out {
+		if len(o) != j.Pixels() {
+			return fmt.Errorf("output %d holds %d pixels, image has %d", i, len(o), j.Pixels())
+		}
+	}
+	return nil
+}
+
+// Bytes is what one run reads and writes: every band's stored bytes, the
+// mask, and every output plane, for bandwidth figures.
+func (j *Job) Bytes() int {
+	n := len(j.Mask) + 4*len(j.Out)*j.Pixels()
+	for _, b := range j.Bands {
+		n += len(b.Plane.Data)
+	}
+	return n
+}
+
+// Value32 is input k of pixel i as every float32 backend sees it: the
+// physical value in float32 (three roundings), NaN where the band is
+// nodata there. The mask is not applied.
+func (j *Job) Value32(k, i int) float32 {
+	b := &j.Bands[k]
+	dn := b.Plane.At(i)
+	if math.IsNaN(dn) || (b.HasNoData && dn == b.NoData) {
+		return NaN32
+	}
+	r := b.Radiometry
+	if r.IsIdentity() {
+		return float32(dn)
+	}
+	v := float32(dn) + float32(r.Add)
+	v = v * float32(r.Scale)
+	return v + float32(r.Offset)
+}
+
+// Value64 is input k of pixel i in float64: the truth's view of the band.
+func (j *Job) Value64(k, i int) float64 {
+	b := &j.Bands[k]
+	dn := b.Plane.At(i)
+	if math.IsNaN(dn) || (b.HasNoData && dn == b.NoData) {
+		return math.NaN()
+	}
+	return b.Radiometry.Apply64(dn)
+}
+
+// Masked reports whether pixel i is masked.
+func (j *Job) Masked(i int) bool { return j.Mask != nil && j.Mask[i] != 0 }
+
+// Reference64 is the float64 truth of output o at pixel i: index.Expr.Eval64
+// over the bands' float64 physical values, NaN where masked.
+func (j *Job) Reference64(o, i int) float64 {
+	if j.Masked(i) {
+		return math.NaN()
+	}
+	var v [index.NumRoles]float64
+	for k, role := range j.Program.Inputs {
+		v[index.RoleIndex(role)] = j.Value64(k, i)
+	}
+	return j.Exprs[o].Eval64(&v)
+}
+
+// RunJob runs j on b, which must implement Engine.
+func RunJob(b Backend, j *Job) (Timings, error) {
+	e, ok := b.(Engine)
+	if !ok {
+		return Timings{}, fmt.Errorf("backend %s cannot run index jobs", b.Name())
+	}
+	if err := j.Check(); err != nil {
+		return Timings{}, err
+	}
+	t, err := e.RunJob(j)
+	if err != nil {
+		return t, fmt.Errorf("%s: %w", b.Name(), err)
+	}
+	return t, nil
+}
+
+// JobTolerance is the largest error VerifyJob accepts, relative to
+// max(1, |ref|): a catalogue index is a handful of float32 operations on
+// reflectances, each rounding by at most 6e-8 relative, and EVI's
+// denominator can amplify that tenfold; a real mistake is far larger.
+const JobTolerance = 1e-5
+
+// VerifyJob compares every output of j with the float64 truth
+// (Reference64), pixel by pixel on all cores, one Report per output; a
+// report is OK with NaN in exactly the same pixels and errors within
+// JobTolerance. It allocates no image-sized memory.
+func VerifyJob(j *Job) []Report {
+	reps := make([]Report, len(j.Out))
+	n := j.Pixels()
+	for o := range j.Out {
+		got := j.Out[o]
+		if len(got) != n {
+			reps[o] = Report{Pixels: n, NaNMismatch: n}
+			continue
+		}
+		parts := make([]Report, par.Workers(n))
+		parts = parts[:par.Ranges(n, 1<<14, func(w, lo, hi int) {
+			rep := Report{Worst: -1}
+			for i := lo; i < hi; i++ {
+				ref := j.Reference64(o, i)
+				g := float64(got[i])
+				rn, gn := math.IsNaN(ref), math.IsNaN(g)
+				if rn {
+					rep.NaN++
+				}
+				if rn != gn {
+					if rep.NaNMismatch == 0 {
+						rep.Worst = i
+					}
+					rep.NaNMismatch++
+					continue
+				}
+				if rn {
+					continue
+				}
+				e := math.Abs(g-ref) / math.Max(1, math.Abs(ref))
+				if e > rep.MaxAbsErr {
+					rep.MaxAbsErr = e
+					if rep.NaNMismatch == 0 {
+						rep.Worst = i
+					}
+				}
+			}
+			parts[w] = rep
+		})]
+		rep := Report{Pixels: n, Worst: -1}
+		for _, p := range parts {
+			if p.NaNMismatch > 0 && rep.NaNMismatch == 0 {
+				rep.Worst = p.Worst
+			}
+			if rep.NaNMismatch == 0 && p.NaNMismatch == 0 && p.MaxAbsErr > rep.MaxAbsErr {
+				rep.Worst = p.Worst
+			}
+			rep.MaxAbsErr = math.Max(rep.MaxAbsErr, p.MaxAbsErr)
+			rep.NaNMismatch += p.NaNMismatch
+			rep.NaN += p.NaN
+		}
+		rep.Tol = JobTolerance
+		reps[o] = rep
+	}
+	return reps
+}
