@@ -203,7 +203,7 @@ func (c *zipContainer) open(name string) (io.ReaderAt, int64, error) {
 	}
 	size := int64(zf.UncompressedSize64)
 	if zf.UncompressedSize64 > maxMember {
-		return nil, 0, fmt.Errorf("%s: declares %d bytes, more than the %d a band may have: refused", c.where(name), zf.UncompressedSize64, int64(maxMember))
+		return nil, 0, fmt.Errorf("%s: declares %d bytes, more than the %d Canopy reads from one member: refused", c.where(name), zf.UncompressedSize64, int64(maxMember))
 	}
 	if zf.Method == zip.Store {
 		off, err := zf.DataOffset()
