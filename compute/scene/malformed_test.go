@@ -105,7 +105,9 @@ func TestMalformed(t *testing.T) {
 			return malformedSAFE(t, func(s string) { os.Remove(mtd(s)) })
 		}, "without MTD_MSIL2A.xml"},
 		{"MTD of another product", func(t *testing.T) string {
-			return malformedSAFE(t, func(s string) { write(mtd(s), `<?xml version="1.0"?><n1:Level-1C_User_Product xmlns:n1="x"><a/></n1:Level-1C_User_Product>`) })
+			return malformedSAFE(t, func(s string) {
+				write(mtd(s), `<?xml version="1.0"?><n1:Level-1C_User_Product xmlns:n1="x"><a/></n1:Level-1C_User_Product>`)
+			})
 		}, "not a Level-2A product metadata file"},
 		{"MTD without quantification", func(t *testing.T) string {
 			return malformedSAFE(t, func(s string) {
@@ -179,8 +181,12 @@ func TestMalformed(t *testing.T) {
 			write(p, "PK\x03\x04 but not really")
 			return p
 		}, "not a readable zip"},
-		{"tar with a symlink", func(t *testing.T) string { return tarWith(t, &tar.Header{Name: "evil", Typeflag: tar.TypeSymlink, Linkname: "/etc/passwd"}) }, "is a link"},
-		{"tar with a hard link", func(t *testing.T) string { return tarWith(t, &tar.Header{Name: "evil", Typeflag: tar.TypeLink, Linkname: "x"}) }, "is a link"},
+		{"tar with a symlink", func(t *testing.T) string {
+			return tarWith(t, &tar.Header{Name: "evil", Typeflag: tar.TypeSymlink, Linkname: "/etc/passwd"})
+		}, "is a link"},
+		{"tar with a hard link", func(t *testing.T) string {
+			return tarWith(t, &tar.Header{Name: "evil", Typeflag: tar.TypeLink, Linkname: "x"})
+		}, "is a link"},
 		{"tar member named ../", func(t *testing.T) string {
 			return tarWith(t, &tar.Header{Name: "../evil", Typeflag: tar.TypeReg, Size: 1, Mode: 0o644})
 		}, "points outside the archive"},
