@@ -52,13 +52,13 @@ func (in Input) Check() error {
 }
 
 // PairInput checks that red and nir can be combined (same size and, when both
-// are georeferenced, the same grid) and returns the kernel input.
+// are georeferenced, the same grid in the same CRS) and returns the kernel input.
 func PairInput(red, nir *Band) (Input, error) {
 	if red.Width != nir.Width || red.Height != nir.Height {
 		return Input{}, fmt.Errorf("band size mismatch: red %s is %dx%d, nir %s is %dx%d", red.Source, red.Width, red.Height, nir.Source, nir.Width, nir.Height)
 	}
-	if red.Geo.Valid() && nir.Geo.Valid() && !red.Geo.SameGrid(nir.Geo) {
-		return Input{}, fmt.Errorf("band grid mismatch: red %s and nir %s are not on the same georeferenced grid", red.Source, nir.Source)
+	if why := red.Geo.Mismatch(nir.Geo); why != "" {
+		return Input{}, fmt.Errorf("band grid mismatch: red %s and nir %s %s", red.Source, nir.Source, why)
 	}
 	in := Input{Width: red.Width, Height: red.Height, Red: red.Data, NIR: nir.Data}
 	if red.HasNoData && !math.IsNaN(red.NoData) {

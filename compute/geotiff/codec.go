@@ -1,11 +1,13 @@
 package geotiff
 
 import (
-	"bytes"
+	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"sync/atomic"
+	"time"
 
 	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/zstd"
@@ -15,61 +17,200 @@ import (
 // errShort reports compressed data that ends before the chunk is complete.
 var errShort = errors.New("compressed data ends early")
 
-// decoder decompresses chunks; one per worker goroutine.
-type decoder struct {
-	comp int
-	br   bytes.Reader
-	fr   io.ReadCloser // reused DEFLATE reader
-	zd   *zstd.Decoder // shared, safe for concurrent DecodeAll
+// errTime reports decoding that ran past the time budget; errStopped a
+// worker stopping because another failed; errRead a failed read of the
+// file itself.
+var (
+	errTime    = errors.New("time budget exceeded")
+	errStopped = errors.New("stopped")
+	errRead    = errors.New("read failed")
+)
+
+const (
+	// blockBytes is how many decoded bytes a worker handles at a time
+	// (at least one row).
+	blockBytes = 256 << 10
+	// inBytes is a worker's read buffer over the compressed data.
+	inBytes = 64 << 10
+	// zstdMinWindow and zstdMaxWindow bound the ZSTD window a chunk may
+	// declare: at least 8 MiB (libtiff's default levels use 4 MiB), at
+	// most 64 MiB.
+	zstdMinWindow = 8 << 20
+	zstdMaxWindow = 64 << 20
+)
+
+// workerConfig is what every decoding worker of one read needs.
+type workerConfig struct {
+	block  int    // bytes of a row block buffer
+	window uint64 // ZSTD window limit
+	memory int64  // estimate of one worker's memory
 }
 
-// decompress expands src into dst, which it fills completely.
-func (d *decoder) decompress(dst, src []byte) error {
-	switch d.comp {
-	case compNone:
-		if len(src) < len(dst) {
-			return errShort
+func (f *File) workerConfig() workerConfig {
+	c := workerConfig{block: max(blockBytes, f.rowBytes)}
+	c.memory = int64(c.block) + inBytes
+	if f.pred == 3 {
+		c.memory += int64(f.rowBytes)
+	}
+	switch f.comp {
+	case compZSTD:
+		w := uint64(zstdMinWindow)
+		for w < uint64(f.chunkNeed(0)) && w < zstdMaxWindow {
+			w *= 2
 		}
-		copy(dst, src)
-		return nil
-	case compPackBits:
-		return unpackBits(dst, src)
+		c.window = w
+		c.memory += int64(w) + 1<<20
+	case compAdobeDflt, compDeflate:
+		c.memory += 64 << 10
 	case compLZW:
-		d.br.Reset(src)
-		r := lzw.NewReader(&d.br, lzw.MSB, 8)
-		defer r.Close()
-		return readFull(r, dst)
+		c.memory += 32 << 10
+	}
+	return c
+}
+
+// worker is one decoding goroutine's buffers and decompressors.
+type worker struct {
+	f        *File
+	cfg      workerConfig
+	deadline time.Time
+	failed   *atomic.Bool
+	br       *bufio.Reader
+	fr       io.ReadCloser // reused DEFLATE reader
+	zd       *zstd.Decoder // this worker's streaming ZSTD decoder
+	pb       packBits
+	buf, tmp []byte
+	conv     convFunc // for the file's byte order
+	leConv   convFunc // for rows the float predictor left little-endian
+}
+
+func (f *File) newWorker(cfg workerConfig, deadline time.Time, failed *atomic.Bool) (*worker, error) {
+	w := &worker{f: f, cfg: cfg, deadline: deadline, failed: failed,
+		buf: make([]byte, cfg.block), conv: converter(f.typ, f.be), leConv: converter(f.typ, false)}
+	if f.comp != compNone {
+		w.br = bufio.NewReaderSize(nil, inBytes)
+	}
+	if f.pred == 3 {
+		w.tmp = make([]byte, f.rowBytes)
+	}
+	if f.comp == compZSTD {
+		zd, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
+			zstd.WithDecoderMaxWindow(cfg.window), zstd.WithDecoderMaxMemory(max(cfg.window, uint64(f.chunkNeed(0)))))
+		if err != nil {
+			return nil, err
+		}
+		w.zd = zd
+	}
+	return w, nil
+}
+
+func (w *worker) close() {
+	if w.zd != nil {
+		w.zd.Close()
+	}
+}
+
+// reader returns the decoded bytes of chunk ci as a stream.
+func (w *worker) reader(ci int) (io.Reader, error) {
+	f := w.f
+	w.br.Reset(io.NewSectionReader(f.r, int64(f.offsets[ci]), int64(f.counts[ci])))
+	switch f.comp {
+	case compPackBits:
+		w.pb = packBits{r: w.br}
+		return &w.pb, nil
+	case compLZW:
+		return lzw.NewReader(w.br, lzw.MSB, 8), nil
 	case compAdobeDflt, compDeflate:
 		// A zlib stream: a 2-byte header, raw DEFLATE, an Adler-32 trailer.
 		// Only the chunk's bytes are needed, so the raw stream is inflated
 		// and the trailer (past the data) is not checked, as libtiff does.
-		if len(src) < 2 || (uint16(src[0])<<8|uint16(src[1]))%31 != 0 || src[0]&0x0f != 8 {
-			return errors.New("not a zlib stream")
+		var h [2]byte
+		if _, err := io.ReadFull(w.br, h[:]); err != nil {
+			return nil, errShort
 		}
-		if src[1]&0x20 != 0 {
-			return errors.New("zlib stream needs a preset dictionary")
+		if (uint16(h[0])<<8|uint16(h[1]))%31 != 0 || h[0]&0x0f != 8 {
+			return nil, errors.New("not a zlib stream")
 		}
-		d.br.Reset(src[2:])
-		if d.fr == nil {
-			d.fr = flate.NewReader(&d.br)
-		} else if err := d.fr.(flate.Resetter).Reset(&d.br, nil); err != nil {
-			return err
+		if h[1]&0x20 != 0 {
+			return nil, errors.New("zlib stream needs a preset dictionary")
 		}
-		return readFull(d.fr, dst)
+		if w.fr == nil {
+			w.fr = flate.NewReader(w.br)
+		} else if err := w.fr.(flate.Resetter).Reset(w.br, nil); err != nil {
+			return nil, err
+		}
+		return w.fr, nil
 	case compZSTD:
-		out, err := d.zd.DecodeAll(src, dst[:0])
-		if err != nil {
+		if err := w.zd.Reset(w.br); err != nil {
+			return nil, err
+		}
+		return w.zd, nil
+	}
+	return nil, fmt.Errorf("unsupported compression %s", compressionName(f.comp))
+}
+
+// chunk decodes the vw×vh pixels the image shows of chunk ci, whose top
+// left is (x0, y0), into the targets, a block of rows at a time.
+func (w *worker) chunk(ci int, tl []target, x0, y0, vw, vh int) error {
+	f := w.f
+	rb := f.rowBytes
+	sppChunk := f.rowBytes / (f.cw * f.typ.Size())
+	size := f.typ.Size()
+	pixBytes := sppChunk * size
+	vis := vw * pixBytes
+	rows := max(1, len(w.buf)/rb) // rows per block
+	conv := w.conv
+	if f.pred == 3 {
+		conv = w.leConv
+	}
+	var rd io.Reader
+	if f.comp != compNone {
+		var err error
+		if rd, err = w.reader(ci); err != nil {
 			return err
 		}
-		if len(out) < len(dst) {
-			return errShort
-		}
-		if &out[0] != &dst[0] {
-			copy(dst, out)
-		}
-		return nil
 	}
-	return fmt.Errorf("unsupported compression %s", compressionName(d.comp))
+	for r0 := 0; r0 < vh; r0 += rows {
+		if w.failed.Load() {
+			return errStopped
+		}
+		if time.Now().After(w.deadline) {
+			return errTime
+		}
+		m := min(rows, vh-r0)
+		stride := rb
+		switch {
+		case f.comp != compNone:
+			if err := readFull(rd, w.buf[:m*rb]); err != nil {
+				return err
+			}
+		case 2*vis < rb:
+			// Uncompressed and mostly outside the image: read only the
+			// part of each row the image shows.
+			stride = vis
+			for j := range m {
+				if err := f.readAt(w.buf[j*vis:][:vis], f.offsets[ci]+uint64((r0+j)*rb)); err != nil {
+					return fmt.Errorf("%w: %w", errRead, err)
+				}
+			}
+		default:
+			if err := f.readAt(w.buf[:m*rb], f.offsets[ci]+uint64(r0*rb)); err != nil {
+				return fmt.Errorf("%w: %w", errRead, err)
+			}
+		}
+		for j := range m {
+			row := w.buf[j*stride:][:stride]
+			switch f.pred {
+			case 2:
+				undoHorizontal(row, f.cw*sppChunk, sppChunk, size, f.be)
+			case 3:
+				undoFloatPredictor(row, w.tmp, f.cw*sppChunk, sppChunk, size)
+			}
+			for _, t := range tl {
+				conv(t.plane[(y0+r0+j)*f.width+x0:][:vw], row[t.offset:], pixBytes)
+			}
+		}
+	}
+	return nil
 }
 
 func readFull(r io.Reader, dst []byte) error {
@@ -80,37 +221,55 @@ func readFull(r io.Reader, dst []byte) error {
 	return err
 }
 
-// unpackBits decodes PackBits data into dst, which it fills completely.
-func unpackBits(dst, src []byte) error {
-	o := 0
-	for o < len(dst) {
-		if len(src) == 0 {
-			return errShort
-		}
-		n := int(int8(src[0]))
-		src = src[1:]
+// packBits decodes a PackBits stream: a header byte n, then n+1 literal
+// bytes (n >= 0) or one byte repeated 1-n times (n in -127..-1); -128 is
+// skipped.
+type packBits struct {
+	r    *bufio.Reader
+	lit  int  // literal bytes left in the current run
+	rep  int  // repeats left in the current run
+	fill byte // the repeated byte
+}
+
+func (p *packBits) Read(dst []byte) (int, error) {
+	n := 0
+	for n < len(dst) {
 		switch {
-		case n >= 0:
-			n++
-			if n > len(src) {
-				return errShort
+		case p.lit > 0:
+			k, err := io.ReadFull(p.r, dst[n:n+min(p.lit, len(dst)-n)])
+			n += k
+			p.lit -= k
+			if err != nil {
+				return n, io.ErrUnexpectedEOF
 			}
-			n = min(n, len(dst)-o)
-			copy(dst[o:], src[:n])
-			src = src[n:]
-			o += n
-		case n != -128:
-			if len(src) == 0 {
-				return errShort
+		case p.rep > 0:
+			k := min(p.rep, len(dst)-n)
+			for i := range k {
+				dst[n+i] = p.fill
 			}
-			b := src[0]
-			src = src[1:]
-			for end := min(o+1-n, len(dst)); o < end; o++ {
-				dst[o] = b
+			n += k
+			p.rep -= k
+		default:
+			h, err := p.r.ReadByte()
+			if err != nil {
+				if n > 0 {
+					return n, nil
+				}
+				return 0, io.EOF
+			}
+			switch c := int(int8(h)); {
+			case c >= 0:
+				p.lit = c + 1
+			case c != -128:
+				b, err := p.r.ReadByte()
+				if err != nil {
+					return n, io.ErrUnexpectedEOF
+				}
+				p.rep, p.fill = 1-c, b
 			}
 		}
 	}
-	return nil
+	return n, nil
 }
 
 // undoHorizontal reverses predictor 2 in place: each sample of a row was

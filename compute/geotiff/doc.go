@@ -11,12 +11,26 @@
 // WebP, LERC, JPEG 2000, LZMA, CCITT) are refused with an error naming them.
 //
 // Open reads and validates the image file directory (IFD) without touching
-// pixel data: every offset and byte count is checked against the file length,
-// IFD chains are bounded and loops detected, chunk counts must match the
-// image geometry, and a file cannot claim more pixels than its compressed
-// data could hold, so a hostile file fails fast instead of making the reader
-// allocate gigabytes. File.ReadBand then decodes the strips or tiles on all
-// cores, each worker converting its chunk straight into the float32 plane.
+// pixel data, and opens regular files only (a FIFO, device or directory is
+// an error at once, never a wait). Every offset and byte count is checked
+// against the file length, IFD chains are bounded and loops detected,
+// chunk counts must match the image geometry, and the work a file asks
+// for must be what its data can honestly need: the image cannot claim
+// more pixels than its compressed bytes could hold, with every byte of the
+// file counted once however many strips or tiles point at it; decoding
+// each distinct chunk once down to the last row the image shows must stay
+// within the same bound and within a small multiple of the image's own
+// samples. So a 40 KB file cannot make the reader allocate gigabytes, and
+// a 1×1 image in one huge tile costs a row, not a tile. Errors say what is
+// wrong in a user's words first ("the file ends early; it may be
+// incomplete"), the technical detail after, on one line of bounded length.
+//
+// File.ReadBands decodes on all cores, as many workers as a 256 MiB
+// working-memory budget allows, each decoding its chunks row by row
+// straight into the float32 planes. Chunks that share the very same bytes
+// are decoded once and copied. Decoding stops with an error past a time
+// budget (10 s plus 1 s per 16 MiB to decode) that honest files never
+// reach.
 //
 // Georeferencing (ModelPixelScale, ModelTiepoint, ModelTransformation, the
 // GeoKey directory and its double and ASCII parameters) is kept verbatim in a

@@ -343,3 +343,67 @@ func TestSparseMatchesGDAL(t *testing.T) {
 		})
 	}
 }
+
+// TestGeoreferencingAsGDALPlacesIt checks that the transform we derive
+// from the tags is GDAL's geotransform for files GDAL georeferenced
+// (PixelIsPoint included: GDAL shifts its tiepoint by half a pixel), that
+// a PixelIsArea and a PixelIsPoint file GDAL places identically are on
+// the same grid to us, and that identical numbers in two CRSs are not.
+func TestGeoreferencingAsGDALPlacesIt(t *testing.T) {
+	needGDAL(t)
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "plain.tif")
+	if err := WriteBands(plain, 30, 20, synth[uint16](30, 20, 1, 3), nil, WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ullr := []string{"-a_ullr", "600000", "5300000", "600300", "5299800"}
+	geos := map[string]*compute.GeoRef{}
+	for name, args := range map[string][]string{
+		"area":     append([]string{"-a_srs", "EPSG:32633", "-mo", "AREA_OR_POINT=Area"}, ullr...),
+		"point":    append([]string{"-a_srs", "EPSG:32633", "-mo", "AREA_OR_POINT=Point"}, ullr...),
+		"zone34":   append([]string{"-a_srs", "EPSG:32634"}, ullr...),
+		"wgs84":    {"-a_srs", "EPSG:4326", "-a_ullr", "13.5", "53.25", "13.53", "53.23", "-mo", "AREA_OR_POINT=Point"},
+		"userdef":  append([]string{"-a_srs", "+proj=tmerc +lat_0=0 +lon_0=15 +k=0.9996 +x_0=500000 +y_0=0 +ellps=GRS80 +units=m +no_defs"}, ullr...),
+		"userdef2": append([]string{"-a_srs", "+proj=tmerc +lat_0=0 +lon_0=16 +k=0.9996 +x_0=500000 +y_0=0 +ellps=GRS80 +units=m +no_defs"}, ullr...),
+	} {
+		p := filepath.Join(dir, name+".tif")
+		gdal(t, "gdal_translate", append(append([]string{"-q"}, args...), plain, p)...)
+		f, err := Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		geos[name] = f.Geo()
+		f.Close()
+		want := gdalInfoJSON(t, p).GeoTransform
+		got, ok := f.Geo().Affine()
+		if !ok || len(want) != 6 {
+			t.Fatalf("%s: no transform (%v, GDAL %v)", name, ok, want)
+		}
+		for i := range got {
+			if math.Abs(got[i]-want[i]) > 1e-9*math.Max(1, math.Abs(want[i])) {
+				t.Errorf("%s: transform %v, GDAL says %v", name, got, want)
+				break
+			}
+		}
+	}
+	for _, n := range []string{"userdef", "userdef2"} {
+		if name := geos[n].CRSName(); !strings.HasPrefix(name, "a user-defined projected CRS") {
+			t.Fatalf("%s: GDAL wrote %s, the test needs a user-defined CRS", n, name)
+		}
+	}
+	if !geos["point"].PixelIsPoint() || geos["area"].PixelIsPoint() {
+		t.Fatal("AREA_OR_POINT did not reach the raster type GeoKey")
+	}
+	if why := geos["area"].Mismatch(geos["point"]); why != "" {
+		t.Errorf("PixelIsArea and PixelIsPoint files GDAL places identically: %s", why)
+	}
+	if why := geos["area"].Mismatch(geos["zone34"]); !strings.Contains(why, "different coordinate reference systems (EPSG:32633 and EPSG:32634)") {
+		t.Errorf("same numbers in UTM 33N and 34N: %q", why)
+	}
+	if why := geos["userdef"].Mismatch(geos["userdef2"]); !strings.Contains(why, "different coordinate reference systems") {
+		t.Errorf("user-defined CRSs with different central meridians: %q", why)
+	}
+	if why := geos["userdef"].Mismatch(geos["userdef"]); why != "" {
+		t.Errorf("a user-defined CRS against itself: %q", why)
+	}
+}

@@ -230,9 +230,11 @@ func TestMalformed(t *testing.T) {
 			ft.set(tagStripOffsets, typeLong, offs...)
 			ft.set(tagStripByteCounts, typeLong, counts...)
 			return ft.bytes()
-		}, "image claims 60000x60000 pixels in 1 bands but stores only 45000 bytes of DEFLATE (8) data", false},
+		}, "the image claims 60000x60000 pixels in 1 band but the file holds only 12 bytes of DEFLATE (8) data", false},
 		{"huge tile, tiny data", func() []byte {
 			ft := validTiles()
+			ft.set(tagImageWidth, typeLong, 8192)
+			ft.set(tagImageLength, typeLong, 8192)
 			ft.set(tagTileWidth, typeLong, 8192)
 			ft.set(tagTileLength, typeLong, 8192)
 			ft.set(tagTileOffsets, typeLong, 8)
@@ -267,7 +269,7 @@ func TestMalformed(t *testing.T) {
 			ft := validTiles()
 			ft.set(tagTileOffsets, typeLong, 8, 8, 8, 1<<20)
 			return ft.bytes()
-		}, "tile 3 (", false},
+		}, "the file ends early; it may be incomplete (tile 3, ", false},
 		{"short strip", func() []byte {
 			ft := validStrip(false)
 			ft.set(tagStripByteCounts, typeLong, 11)
@@ -278,7 +280,7 @@ func TestMalformed(t *testing.T) {
 			ft.set(tagModelPixelScale, typeDouble, 0, 0, 0)
 			b := ft.bytes()
 			return b[:len(b)-8]
-		}, "ModelPixelScale values (24 bytes at offset", false},
+		}, "ModelPixelScale values, 24 bytes at offset", false},
 		{"unknown field type", func() []byte {
 			ft := validStrip(false)
 			ft.entries[tagImageWidth] = wentry{tagImageWidth, 99, 1, []byte{4, 0}}

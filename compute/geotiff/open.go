@@ -1,17 +1,20 @@
 package geotiff
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"math/bits"
-	"os"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"canopy/compute"
+	"canopy/compute/internal/infile"
 )
 
 // Limits that keep hostile files from making the reader hang or allocate
@@ -31,6 +34,38 @@ const (
 	slackBytes = 64 << 20
 	// chunkSlack is the same allowance for one strip or tile.
 	chunkSlack = 1 << 20
+	// maxChunks is the most strips or tiles one image may have: an image
+	// of 1-row strips 4 million rows high. The offset and byte count
+	// arrays then take 64 MiB.
+	maxChunks = 1 << 22
+	// maxRowBytes is the longest row of one strip or tile: workers decode
+	// a chunk row by row, so this bounds a worker's buffers.
+	maxRowBytes = 64 << 20
+	// overDecode and workSlack bound the decoding work, the decoded bytes
+	// of every distinct strip or tile down to the last row the image
+	// shows: at most overDecode times the image's own samples plus
+	// workSlack. Tiles wider than the image must be decoded in full
+	// rows; a file whose tiles are far larger than its image is refused.
+	overDecode = 8
+	workSlack  = 256 << 20
+	// workBudget is the working memory (row buffers, read buffers,
+	// decompressor windows) all decoding workers together may take; fewer
+	// workers run when one needs more.
+	workBudget = 256 << 20
+	// maxASCII is the longest GeoAsciiParams or GDAL_NODATA text read
+	// (real ones hold a few hundred bytes).
+	maxASCII = 1 << 20
+	// maxErrorLine is the longest error message detail (the file name
+	// comes on top).
+	maxErrorLine = 300
+)
+
+// The time budget for decoding: timeBase plus one second per minRate bytes
+// of decoding work. Honest files decode many times faster even on two busy
+// cores; the budget stops what the other limits did not foresee.
+var (
+	timeBase = 10 * time.Second
+	minRate  = int64(16 << 20)
 )
 
 // File is an open TIFF or GeoTIFF whose first image has been read and
@@ -54,6 +89,10 @@ type File struct {
 	cw, ch             int // chunk (tile or strip) size in pixels
 	across, down       int // chunks per row and per column of one plane
 	offsets, counts    []uint64
+	rowBytes           int     // one decoded row of a chunk
+	byPlace            []int32 // chunks by (offset, byte count); sparse ones last
+	stored             uint64  // bytes of chunk data, each byte counted once
+	work               uint64  // bytes to decode, each distinct chunk once
 
 	geo       *compute.GeoRef
 	nodata    float64
@@ -69,21 +108,11 @@ type entry struct {
 
 // Open opens the TIFF file at path and reads and validates its first image
 // file directory, without reading pixel data. Close the File when done.
+// Only regular files are opened (a FIFO, device or directory is an error
+// at once, never a wait).
 func Open(path string) (*File, error) {
-	fh, err := os.Open(path)
+	fh, st, err := infile.Open(path)
 	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	st, err := fh.Stat()
-	if err == nil && st.IsDir() {
-		err = errors.New("is a directory")
-	}
-	if err != nil {
-		fh.Close()
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	f, err := NewReader(fh, st.Size(), path)
@@ -100,9 +129,38 @@ func Open(path string) (*File, error) {
 func NewReader(r io.ReaderAt, size int64, name string) (*File, error) {
 	f := &File{name: name, r: r, size: size}
 	if err := f.parse(); err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
+		return nil, fmt.Errorf("read %s: %w", name, capped{err})
 	}
 	return f, nil
+}
+
+// capped shortens an error's message to maxErrorLine bytes, so that a
+// hostile file cannot turn one line into a megabyte.
+type capped struct{ err error }
+
+func (c capped) Error() string {
+	m := c.err.Error()
+	if len(m) <= maxErrorLine {
+		return m
+	}
+	cut := maxErrorLine
+	for cut > 0 && m[cut]&0xc0 == 0x80 {
+		cut--
+	}
+	return m[:cut] + "…"
+}
+
+func (c capped) Unwrap() error { return c.err }
+
+// truncated is the error for data past the end of the file: in a user's
+// words first, the technical detail after.
+func truncated(format string, args ...any) error {
+	return fmt.Errorf("the file ends early; it may be incomplete (%s)", fmt.Sprintf(format, args...))
+}
+
+// damaged is the error for a file whose structure cannot be right.
+func damaged(what, format string, args ...any) error {
+	return fmt.Errorf("the file is damaged: %s (%s)", what, fmt.Sprintf(format, args...))
 }
 
 // Close closes the underlying file when the File was made by Open.
@@ -162,7 +220,7 @@ func (f *File) NoData() (float64, bool) { return f.nodata, f.hasNoData }
 
 func (f *File) readAt(p []byte, off uint64) error {
 	if off > uint64(f.size) || uint64(len(p)) > uint64(f.size)-off {
-		return fmt.Errorf("%d bytes at offset %d run past the end of the file (%d bytes)", len(p), off, f.size)
+		return truncated("%d bytes at offset %d run past the end of the file, %d bytes", len(p), off, f.size)
 	}
 	n, err := f.r.ReadAt(p, int64(off))
 	if n == len(p) {
@@ -212,10 +270,10 @@ func (f *File) parse() error {
 	seen := map[uint64]bool{}
 	for off := first; off != 0; f.ifds++ {
 		if f.ifds == maxIFDs {
-			return fmt.Errorf("IFD chain longer than %d images", maxIFDs)
+			return damaged("its list of images goes on past "+strconv.Itoa(maxIFDs), "IFD chain longer than %d", maxIFDs)
 		}
 		if seen[off] {
-			return fmt.Errorf("IFD chain loops back to offset %d", off)
+			return damaged("its list of images loops back on itself", "IFD chain loops back to offset %d", off)
 		}
 		seen[off] = true
 		var next uint64
@@ -240,8 +298,11 @@ func (f *File) readIFD(off uint64, want bool) ([]entry, uint64, error) {
 	if f.big {
 		countSize, entrySize, nextSize = 8, 20, 8
 	}
-	if off < 8 || off >= uint64(f.size) {
-		return nil, 0, fmt.Errorf("IFD offset %d is outside the file (%d bytes)", off, f.size)
+	if off < 8 {
+		return nil, 0, damaged("an image directory points into the file header", "IFD offset %d", off)
+	}
+	if off >= uint64(f.size) {
+		return nil, 0, truncated("IFD offset %d is outside the file, %d bytes", off, f.size)
 	}
 	var cb [8]byte
 	if err := f.readAt(cb[:countSize], off); err != nil {
@@ -254,14 +315,14 @@ func (f *File) readIFD(off uint64, want bool) ([]entry, uint64, error) {
 		n = uint64(f.order.Uint16(cb[:]))
 	}
 	if n == 0 {
-		return nil, 0, fmt.Errorf("IFD at offset %d has no entries", off)
+		return nil, 0, damaged("an image directory is empty", "IFD at offset %d has no entries", off)
 	}
 	if n > maxEntries {
-		return nil, 0, fmt.Errorf("IFD at offset %d claims %d entries (at most %d)", off, n, maxEntries)
+		return nil, 0, damaged("an image directory is impossibly long", "IFD at offset %d claims %d entries, at most %d", off, n, maxEntries)
 	}
 	body := int(n)*entrySize + nextSize
 	if uint64(body) > uint64(f.size)-off-uint64(countSize) {
-		return nil, 0, fmt.Errorf("IFD at offset %d (%d entries) runs past the end of the file (%d bytes)", off, n, f.size)
+		return nil, 0, truncated("IFD at offset %d with %d entries runs past the end of the file, %d bytes", off, n, f.size)
 	}
 	var buf []byte
 	var next uint64
@@ -338,7 +399,7 @@ func (f *File) data(e entry) ([]byte, error) {
 		return nil, fmt.Errorf("%s has unknown field type %d", tagName(e.tag), e.typ)
 	}
 	if e.count > uint64(f.size) {
-		return nil, fmt.Errorf("%s claims %d values, more than the file (%d bytes) holds", tagName(e.tag), e.count, f.size)
+		return nil, damaged("a tag claims more values than the file holds", "%s claims %d values, the file has %d bytes", tagName(e.tag), e.count, f.size)
 	}
 	n := e.count * uint64(ts)
 	inline := uint64(4)
@@ -355,7 +416,7 @@ func (f *File) data(e entry) ([]byte, error) {
 		off = uint64(f.order.Uint32(e.raw[:]))
 	}
 	if off > uint64(f.size) || n > uint64(f.size)-off {
-		return nil, fmt.Errorf("%s values (%d bytes at offset %d) run past the end of the file (%d bytes)", tagName(e.tag), n, off, f.size)
+		return nil, truncated("%s values, %d bytes at offset %d, run past the end of the file, %d bytes", tagName(e.tag), n, off, f.size)
 	}
 	buf := make([]byte, n)
 	if err := f.readAt(buf, off); err != nil {
@@ -636,6 +697,10 @@ func (f *File) image(entries []entry) error {
 	if hi != 0 || cb > maxChunkBytes {
 		return fmt.Errorf("%s of %dx%d pixels with %d samples of %s is too large to decode", what, f.cw, f.ch, sppChunk, typ)
 	}
+	if rb := uint64(f.cw) * uint64(sppChunk*typ.Size()); rb > maxRowBytes {
+		return fmt.Errorf("%ss %d pixels wide with %d samples of %s have rows of %d bytes, more than the %d MiB a row may have", what, f.cw, sppChunk, typ, rb, maxRowBytes>>20)
+	}
+	f.rowBytes = f.cw * sppChunk * typ.Size()
 	f.across = (f.width + f.cw - 1) / f.cw
 	f.down = (f.height + f.ch - 1) / f.ch
 	planes := 1
@@ -646,39 +711,111 @@ func (f *File) image(entries []entry) error {
 	if nChunks > uint64(f.size) {
 		return fmt.Errorf("image needs %d %ss, more than the file (%d bytes) could hold", nChunks, what, f.size)
 	}
+	if nChunks > maxChunks {
+		return fmt.Errorf("image needs %d %ss, more than the %d an image may have", nChunks, what, maxChunks)
+	}
 	if f.offsets, err = t.chunkArray(offTag, int(nChunks)); err != nil {
 		return err
 	}
 	if f.counts, err = t.chunkArray(cntTag, int(nChunks)); err != nil {
 		return err
 	}
-	var stored uint64
 	for i, off := range f.offsets {
 		n := f.counts[i]
 		if n == 0 {
 			continue // sparse: filled with nodata (or 0), as GDAL does
 		}
 		if off > uint64(f.size) || n > uint64(f.size)-off {
-			return fmt.Errorf("%s %d (%d bytes at offset %d) runs past the end of the file (%d bytes)", what, i, n, off, f.size)
+			return truncated("%s %d, %d bytes at offset %d, runs past the end of the file, %d bytes", what, i, n, off, f.size)
 		}
-		need := uint64(f.chunkNeed(i))
-		if f.comp == compNone && n < need {
-			return fmt.Errorf("%s %d holds %d bytes, needs %d", what, i, n, need)
+		if full := uint64(f.chunkNeed(i)); f.comp == compNone && n < full {
+			return truncated("uncompressed %s %d holds %d bytes, needs %d", what, i, n, full)
 		}
-		if need > chunkSlack && n*uint64(maxRatio(f.comp)) < need-chunkSlack {
-			return fmt.Errorf("%s %d claims %d decoded bytes from only %d bytes of %s data", what, i, need, n, compressionName(f.comp))
+		if need := f.decodeBytes(i); need > chunkSlack && n*uint64(maxRatio(f.comp)) < need-chunkSlack {
+			return fmt.Errorf("the file is damaged or a decompression bomb: %s %d claims %d decoded bytes from only %d bytes of %s data", what, i, need, n, compressionName(f.comp))
 		}
-		stored += n
 	}
+	f.sortChunks()
 	need := uint64(f.width) * uint64(f.height) * uint64(max(4, f.spp*typ.Size()))
-	if need > slackBytes && stored*uint64(maxRatio(f.comp)) < need-slackBytes {
-		return fmt.Errorf("image claims %dx%d pixels in %d bands but stores only %d bytes of %s data", f.width, f.height, f.spp, stored, compressionName(f.comp))
+	if need > slackBytes && f.stored*uint64(maxRatio(f.comp)) < need-slackBytes {
+		return fmt.Errorf("the file is damaged or a decompression bomb: the image claims %dx%d pixels in %d band%s but the file holds only %d bytes of %s data, too little for that", f.width, f.height, f.spp, plural(f.spp), f.stored, compressionName(f.comp))
+	}
+	if f.work > workSlack && f.stored*uint64(maxRatio(f.comp)) < f.work-workSlack {
+		return fmt.Errorf("the file is damaged or a decompression bomb: its %ss would decode to %d bytes from only %d distinct bytes of %s data (%ss overlap)", what, f.work, f.stored, compressionName(f.comp), what)
+	}
+	if samples := uint64(f.width) * uint64(f.height) * uint64(f.spp*typ.Size()); f.work > overDecode*samples+workSlack {
+		return fmt.Errorf("the file is damaged or hostile: its %ss of %dx%d pixels would decode %d bytes for an image of %dx%d pixels", what, f.cw, f.ch, f.work, f.width, f.height)
 	}
 	return f.georef(t)
 }
 
-// chunkNeed is the number of decoded bytes chunk i must provide: a full
-// tile, or the rows of a strip that lie in the image.
+// visible returns where chunk i lies in its plane: its top-left pixel and
+// how much of it the image shows.
+func (f *File) visible(i int) (x0, y0, vw, vh int) {
+	c := i % (f.across * f.down)
+	x0, y0 = (c%f.across)*f.cw, (c/f.across)*f.ch
+	return x0, y0, min(f.cw, f.width-x0), min(f.ch, f.height-y0)
+}
+
+// decodeBytes is what decoding chunk i costs: its full rows down to the
+// last one the image shows (rows below the image are never decoded).
+func (f *File) decodeBytes(i int) uint64 {
+	_, _, _, vh := f.visible(i)
+	return uint64(f.rowBytes) * uint64(vh)
+}
+
+// sortChunks orders the chunks by where their bytes are, counts the bytes
+// they store with every byte counted once (chunks may share or overlap
+// bytes), and the decoding work with every distinct chunk (offset and
+// byte count) counted once: chunks that point at the same bytes are
+// decoded once and copied (GDAL and libtiff accept such files; some
+// writers point every empty tile at one), and chunks that merely overlap
+// each cost their decoding, bounded by the work limits.
+func (f *File) sortChunks() {
+	f.byPlace = make([]int32, len(f.offsets))
+	for i := range f.byPlace {
+		f.byPlace[i] = int32(i)
+	}
+	key := func(i int32) (sparse bool, off, n uint64) { return f.counts[i] == 0, f.offsets[i], f.counts[i] }
+	slices.SortFunc(f.byPlace, func(a, b int32) int {
+		sa, oa, na := key(a)
+		sb, ob, nb := key(b)
+		switch {
+		case sa != sb:
+			if sa {
+				return 1
+			}
+			return -1
+		case oa != ob:
+			return cmp.Compare(oa, ob)
+		case na != nb:
+			return cmp.Compare(na, nb)
+		}
+		return cmp.Compare(a, b)
+	})
+	var end uint64 // of the bytes counted so far
+	for k := 0; k < len(f.byPlace); {
+		i := f.byPlace[k]
+		off, n := f.offsets[i], f.counts[i]
+		if n == 0 {
+			break
+		}
+		if off+n > end {
+			f.stored += off + n - max(off, end)
+			end = off + n
+		}
+		// The group of chunks with these very bytes is decoded down to
+		// the deepest row any of them shows.
+		var deepest uint64
+		for ; k < len(f.byPlace) && f.offsets[f.byPlace[k]] == off && f.counts[f.byPlace[k]] == n; k++ {
+			deepest = max(deepest, f.decodeBytes(int(f.byPlace[k])))
+		}
+		f.work += deepest
+	}
+}
+
+// chunkNeed is the number of decoded bytes chunk i holds when complete: a
+// full tile, or the rows of a strip that lie in the image.
 func (f *File) chunkNeed(i int) int {
 	sppChunk := 1
 	if !f.planar {
@@ -722,6 +859,9 @@ func (f *File) georef(t tags) error {
 		found = true
 	}
 	if e, ok := t.m[tagGeoASCIIParams]; ok {
+		if e.count > maxASCII {
+			return fmt.Errorf("GeoAsciiParams is %d bytes long; real files hold a few hundred", e.count)
+		}
 		s, err := f.ascii(e)
 		if err != nil {
 			return err
@@ -729,17 +869,23 @@ func (f *File) georef(t tags) error {
 		g.GeoASCIIParams, found = s, true
 	}
 	if found {
+		if err := g.Check(); err != nil {
+			return err
+		}
 		f.geo = g
 	}
 	if e, ok := t.m[tagGDALNoData]; ok {
+		if e.count > maxASCII {
+			return fmt.Errorf("GDAL_NODATA is %d bytes long, not a number", e.count)
+		}
 		s, err := f.ascii(e)
 		if err != nil {
 			return err
 		}
 		s = strings.TrimSpace(s)
 		v, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			return fmt.Errorf("GDAL_NODATA %q is not a number", s)
+		if err != nil && !errors.Is(err, strconv.ErrRange) {
+			return fmt.Errorf("GDAL_NODATA %s is not a number", compute.Excerpt(s, 40))
 		}
 		f.nodata, f.hasNoData = v, true
 	}

@@ -8,9 +8,8 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
-
-	"github.com/klauspost/compress/zstd"
 
 	"canopy/compute"
 )
@@ -77,22 +76,30 @@ func (f *File) ReadBandsInto(dst [][]float32, bands ...int) ([]*compute.Band, er
 		band.Source = fmt.Sprintf("%s:%d", f.name, b)
 		out[i] = band
 	}
-	// Which chunks to decode and which bands each one feeds.
-	type target struct {
-		plane  []float32
-		offset int // byte offset of the sample within a pixel
+	if err := f.decode(out, bands); err != nil {
+		return nil, err
 	}
+	return out, nil
+}
+
+// target is a plane a chunk's samples go to.
+type target struct {
+	plane  []float32
+	offset int // byte offset of the sample within a pixel
+}
+
+// decode fills the bands' planes. Jobs are groups of chunks with the very
+// same bytes in the file, taken in file order: each group is decoded once
+// (twice or three times when only edge tiles share it) and copied to its
+// other places. Workers decode chunks row by row straight into the
+// planes, so a worker's memory is a few rows whatever the chunk size, and
+// rows below the image are never decoded.
+func (f *File) decode(out []*compute.Band, bands []int) error {
 	perPlane := f.across * f.down
-	var jobs []int
-	var targets [][]target // by plane index (planar) or one list (chunky)
+	var targets [][]target // by plane (planar) or one list (chunky)
 	if f.planar {
 		targets = make([][]target, f.spp)
 		for i, b := range bands {
-			if len(targets[b-1]) == 0 {
-				for c := 0; c < perPlane; c++ {
-					jobs = append(jobs, (b-1)*perPlane+c)
-				}
-			}
 			targets[b-1] = append(targets[b-1], target{out[i].Data, 0})
 		}
 	} else {
@@ -100,34 +107,31 @@ func (f *File) ReadBandsInto(dst [][]float32, bands ...int) ([]*compute.Band, er
 		for i, b := range bands {
 			targets[0] = append(targets[0], target{out[i].Data, (b - 1) * f.typ.Size()})
 		}
-		jobs = make([]int, perPlane)
-		for c := range jobs {
-			jobs[c] = c
+	}
+	planeOf := func(ci int) int {
+		if f.planar {
+			return ci / perPlane
 		}
+		return 0
 	}
-
-	size := f.typ.Size()
-	sppChunk := 1
-	if !f.planar {
-		sppChunk = f.spp
-	}
-	rowSamples := f.cw * sppChunk
-	rowBytes := rowSamples * size
-	pixBytes := sppChunk * size
-	fileConv := converter(f.typ, f.be)
-	leConv := converter(f.typ, false)
-
-	workers := min(runtime.GOMAXPROCS(0), len(jobs))
-	var zd *zstd.Decoder
-	if f.comp == compZSTD {
-		var err error
-		zd, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(workers),
-			zstd.WithDecoderMaxMemory(uint64(max(f.chunkNeed(0), 8<<20))), zstd.WithDecodeAllCapLimit(true))
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", f.name, err)
+	// The chunks to decode, in file order, and where each group of
+	// chunks with the same bytes starts.
+	var ord, starts []int32
+	for _, ci := range f.byPlace {
+		if len(targets[planeOf(int(ci))]) == 0 {
+			continue
 		}
-		defer zd.Close()
+		if k := len(ord); k == 0 || f.counts[ci] == 0 || f.offsets[ci] != f.offsets[ord[k-1]] || f.counts[ci] != f.counts[ord[k-1]] {
+			starts = append(starts, int32(k))
+		}
+		ord = append(ord, ci)
 	}
+	starts = append(starts, int32(len(ord)))
+	jobs := len(starts) - 1
+
+	cfg := f.workerConfig()
+	workers := max(1, min(runtime.GOMAXPROCS(0), jobs, int(workBudget/cfg.memory)))
+	deadline := time.Now().Add(f.TimeBudget())
 	var (
 		next   atomic.Int64
 		failed atomic.Bool
@@ -136,10 +140,6 @@ func (f *File) ReadBandsInto(dst [][]float32, bands ...int) ([]*compute.Band, er
 		firstI = -1
 		wg     sync.WaitGroup
 	)
-	what := "strip"
-	if f.tiled {
-		what = "tile"
-	}
 	fail := func(i int, err error) {
 		errMu.Lock()
 		if first == nil || i < firstI {
@@ -156,27 +156,24 @@ func (f *File) ReadBandsInto(dst [][]float32, bands ...int) ([]*compute.Band, er
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			dec := &decoder{comp: f.comp, zd: zd}
-			var comp, buf, tmp []byte
+			w, err := f.newWorker(cfg, deadline, &failed)
+			if err != nil {
+				fail(0, fmt.Errorf("read %s: %w", f.name, err))
+				return
+			}
+			defer w.close()
+			type placed struct{ x0, y0, vw, vh, plane int }
+			var reps []placed
 			for !failed.Load() {
 				j := int(next.Add(1)) - 1
-				if j >= len(jobs) {
+				if j >= jobs {
 					return
 				}
-				ci := jobs[j]
-				plane, c := 0, ci
-				if f.planar {
-					plane, c = ci/perPlane, ci%perPlane
-				}
-				x0, y0 := (c%f.across)*f.cw, (c/f.across)*f.ch
-				vw, vh := min(f.cw, f.width-x0), min(f.ch, f.height-y0)
-				tl := targets[0]
-				if f.planar {
-					tl = targets[plane]
-				}
-				n := f.counts[ci]
-				if n == 0 {
-					for _, t := range tl {
+				group := ord[starts[j]:starts[j+1]]
+				if f.counts[group[0]] == 0 {
+					ci := int(group[0])
+					x0, y0, vw, vh := f.visible(ci)
+					for _, t := range targets[planeOf(ci)] {
 						for r := range vh {
 							row := t.plane[(y0+r)*f.width+x0:][:vw]
 							for k := range row {
@@ -186,59 +183,80 @@ func (f *File) ReadBandsInto(dst [][]float32, bands ...int) ([]*compute.Band, er
 					}
 					continue
 				}
-				need := f.chunkNeed(ci)
-				if cap(buf) < need {
-					buf = make([]byte, need)
-				}
-				buf = buf[:need]
-				if f.comp == compNone {
-					if err := f.readAt(buf, f.offsets[ci]); err != nil {
-						fail(ci, fmt.Errorf("read %s: %s %d: %w", f.name, what, ci, err))
-						return
-					}
-				} else {
-					if uint64(cap(comp)) < n {
-						comp = make([]byte, n)
-					}
-					comp = comp[:n]
-					if err := f.readAt(comp, f.offsets[ci]); err != nil {
-						fail(ci, fmt.Errorf("read %s: %s %d: %w", f.name, what, ci, err))
-						return
-					}
-					if err := dec.decompress(buf, comp); err != nil {
-						if errors.Is(err, errShort) {
-							err = fmt.Errorf("%s data ends before the %s's %d bytes (corrupt or truncated)", compressionName(f.comp), what, need)
-						} else {
-							err = fmt.Errorf("%s data is corrupt: %w", compressionName(f.comp), err)
+				// Largest visible part first: the others are then mostly
+				// its top-left corner, copied instead of decoded.
+				slices.SortFunc(group, func(a, b int32) int {
+					_, _, wa, ha := f.visible(int(a))
+					_, _, wb, hb := f.visible(int(b))
+					return cmp.Compare(wb*hb, wa*ha)
+				})
+				reps = reps[:0]
+				for _, c32 := range group {
+					ci := int(c32)
+					x0, y0, vw, vh := f.visible(ci)
+					p := planeOf(ci)
+					copied := false
+					for _, r := range reps {
+						if r.vw >= vw && r.vh >= vh {
+							for _, t := range targets[p] {
+								src := t.plane
+								if f.planar {
+									src = targets[r.plane][0].plane
+								}
+								for y := range vh {
+									copy(t.plane[(y0+y)*f.width+x0:][:vw], src[(r.y0+y)*f.width+r.x0:][:vw])
+								}
+							}
+							copied = true
+							break
 						}
-						fail(ci, fmt.Errorf("read %s: %s %d: %w", f.name, what, ci, err))
+					}
+					if copied {
+						continue
+					}
+					if err := w.chunk(ci, targets[p], x0, y0, vw, vh); err != nil {
+						if err != errStopped {
+							fail(ci, fmt.Errorf("read %s: %w", f.name, capped{f.chunkError(ci, vh, err)}))
+						}
 						return
 					}
-				}
-				conv := fileConv
-				switch f.pred {
-				case 2:
-					undoHorizontal(buf, rowSamples, sppChunk, size, f.be)
-				case 3:
-					if cap(tmp) < rowBytes {
-						tmp = make([]byte, rowBytes)
-					}
-					undoFloatPredictor(buf, tmp, rowSamples, sppChunk, size)
-					conv = leConv
-				}
-				for _, t := range tl {
-					for r := range vh {
-						conv(t.plane[(y0+r)*f.width+x0:][:vw], buf[r*rowBytes+t.offset:], pixBytes)
-					}
+					reps = append(reps, placed{x0, y0, vw, vh, p})
 				}
 			}
 		}()
 	}
 	wg.Wait()
-	if first != nil {
-		return nil, first
+	return first
+}
+
+// chunkWord is "tile" or "strip".
+func (f *File) chunkWord() string {
+	if f.tiled {
+		return "tile"
 	}
-	return out, nil
+	return "strip"
+}
+
+// chunkError puts a decoding error in a user's words, the detail after.
+func (f *File) chunkError(ci, vh int, err error) error {
+	what := f.chunkWord()
+	switch {
+	case errors.Is(err, errShort):
+		return fmt.Errorf("the image data is damaged or incomplete (%s %d: %s data ends before the %s's %d bytes)", what, ci, compressionName(f.comp), what, f.rowBytes*vh)
+	case errors.Is(err, errTime):
+		return fmt.Errorf("decoding took longer than %v, the limit for an image this size; the file may be damaged or hostile (stopped in %s %d)", f.TimeBudget().Round(time.Second), what, ci)
+	case errors.Is(err, errRead):
+		return fmt.Errorf("%s %d: %w", what, ci, err)
+	}
+	return fmt.Errorf("the image data is damaged (%s %d: %s data is corrupt: %v)", what, ci, compressionName(f.comp), err)
+}
+
+// TimeBudget is how long decoding the image may take before ReadBands
+// gives up: 10 s plus a second for every 16 MiB to decode. Honest files
+// decode many times faster; the budget stops what the other limits did not
+// foresee.
+func (f *File) TimeBudget() time.Duration {
+	return timeBase + time.Duration(f.work/uint64(minRate))*time.Second
 }
 
 // checkOverlap refuses destination planes that share memory, which would
@@ -279,4 +297,12 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
+}
+
+// Memory estimates the bytes ReadBands of that many bands takes: their
+// float32 planes and the decoding workers' buffers.
+func (f *File) Memory(bands int) int64 {
+	cfg := f.workerConfig()
+	workers := max(1, min(int64(runtime.GOMAXPROCS(0)), workBudget/cfg.memory))
+	return int64(bands)*int64(f.width)*int64(f.height)*4 + workers*cfg.memory
 }

@@ -1,7 +1,9 @@
 package raster
 
 import (
+	"bufio"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"image"
@@ -16,6 +18,7 @@ import (
 
 	"canopy/compute"
 	"canopy/compute/geotiff"
+	"canopy/compute/internal/infile"
 )
 
 // ParseSpec splits a band spec "FILE[:B]" into the file path and the band
@@ -71,17 +74,13 @@ const (
 	kindPNG
 )
 
-func sniff(path string) (kind, error) {
-	f, err := os.Open(path)
-	if err != nil {
+// sniff reads the first bytes of f.
+func sniff(f *os.File) (kind, error) {
+	var h [8]byte
+	n, err := f.ReadAt(h[:], 0)
+	if err != nil && err != io.EOF {
 		return kindUnknown, err
 	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.IsDir() {
-		return kindUnknown, errors.New("is a directory")
-	}
-	var h [8]byte
-	n, _ := io.ReadFull(f, h[:])
 	b := h[:n]
 	switch {
 	case bytes.HasPrefix(b, []byte("II*\x00")), bytes.HasPrefix(b, []byte("MM\x00*")),
@@ -91,6 +90,34 @@ func sniff(path string) (kind, error) {
 		return kindPNG, nil
 	}
 	return kindUnknown, nil
+}
+
+// opened is a file opened for reading, its kind known.
+type opened struct {
+	path string
+	f    *os.File
+	size int64
+	kind kind
+}
+
+// open opens path (a regular file only: a FIFO, device or directory is an
+// error at once) and sniffs what it is. The file is opened once; every
+// later read goes through the same handle.
+func open(path string) (*opened, error) {
+	f, st, err := infile.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	k, err := sniff(f)
+	if err != nil {
+		f.Close()
+		return nil, openError(path, err)
+	}
+	if k == kindUnknown {
+		f.Close()
+		return nil, notRaster(path)
+	}
+	return &opened{path: path, f: f, size: st.Size(), kind: k}, nil
 }
 
 // openError turns an os error into "read FILE: reason".
@@ -104,25 +131,22 @@ func openError(path string, err error) error {
 
 // Count returns the number of bands in the file at path (1 for PNG).
 func Count(path string) (int, error) {
-	k, err := sniff(path)
+	o, err := open(path)
 	if err != nil {
-		return 0, openError(path, err)
+		return 0, err
 	}
-	switch k {
-	case kindTIFF:
-		f, err := geotiff.Open(path)
-		if err != nil {
-			return 0, err
-		}
-		defer f.Close()
-		return f.Bands(), nil
-	case kindPNG:
-		if _, err := pngConfig(path); err != nil {
+	defer o.f.Close()
+	if o.kind == kindPNG {
+		if _, err := pngHeader(o); err != nil {
 			return 0, err
 		}
 		return 1, nil
 	}
-	return 0, notRaster(path)
+	f, err := geotiff.NewReader(o.f, o.size, path)
+	if err != nil {
+		return 0, err
+	}
+	return f.Bands(), nil
 }
 
 func notRaster(path string) error {
@@ -149,7 +173,9 @@ func Load(spec string) (*compute.Band, error) {
 type header struct {
 	path string
 	band int           // 1-based
+	file *os.File      // the open file
 	tif  *geotiff.File // nil for a PNG
+	png  pngInfo
 	w, h int
 }
 
@@ -160,42 +186,39 @@ func openHeader(spec string) (*header, error) {
 	if err != nil {
 		return nil, err
 	}
-	k, err := sniff(path)
+	o, err := open(path)
 	if err != nil {
-		return nil, openError(path, err)
+		return nil, err
 	}
-	switch k {
+	h := &header{path: path, band: band, file: o.f}
+	switch o.kind {
 	case kindTIFF:
-		f, err := geotiff.Open(path)
+		f, err := geotiff.NewReader(o.f, o.size, path)
 		if err != nil {
+			o.f.Close()
 			return nil, err
 		}
 		if band == 0 {
 			if f.Bands() != 1 {
-				f.Close()
+				o.f.Close()
 				return nil, fmt.Errorf("read %s: the file has %d bands; pick one as %s:B (B from 1 to %d)", path, f.Bands(), path, f.Bands())
 			}
-			band = 1
+			h.band = 1
 		}
-		h := &header{path: path, band: band, tif: f, w: f.Width(), h: f.Height()}
-		if err := h.check(band); err != nil {
-			f.Close()
+		h.tif, h.w, h.h = f, f.Width(), f.Height()
+	default:
+		h.band = max(band, 1)
+		if h.png, err = pngHeader(o); err != nil {
+			o.f.Close()
 			return nil, err
 		}
-		return h, nil
-	case kindPNG:
-		h := &header{path: path, band: max(band, 1)}
-		if err := h.check(band); err != nil {
-			return nil, err
-		}
-		cfg, err := pngConfig(path)
-		if err != nil {
-			return nil, err
-		}
-		h.w, h.h = cfg.Width, cfg.Height
-		return h, nil
+		h.w, h.h = h.png.Width, h.png.Height
 	}
-	return nil, notRaster(path)
+	if err := h.check(h.band); err != nil {
+		h.close()
+		return nil, err
+	}
+	return h, nil
 }
 
 // check reports a band (1-based; 0 stands for 1) the file does not have,
@@ -221,9 +244,18 @@ func (h *header) check(band int) error {
 func (h *header) source(b int) string { return fmt.Sprintf("%s:%d", h.path, b) }
 
 func (h *header) close() {
-	if h != nil && h.tif != nil {
-		h.tif.Close()
+	if h != nil && h.file != nil {
+		h.file.Close()
+		h.file = nil
 	}
+}
+
+// memory is what decoding bands (band numbers) of the file takes.
+func (h *header) memory(bands int) int64 {
+	if h.tif != nil {
+		return h.tif.Memory(bands)
+	}
+	return h.png.memory()
 }
 
 // read decodes bands of the file in one pass, band i into planes[i] when
@@ -240,7 +272,7 @@ func (h *header) read(planes [][]float32, bands ...int) ([]*compute.Band, error)
 		}
 		return nil
 	}
-	b, err := decodePNG(h.path, h.w, h.h, plane(0))
+	b, err := decodePNG(h.path, h.file, h.w, h.h, plane(0))
 	if err != nil {
 		return nil, err
 	}
@@ -262,45 +294,84 @@ func (h *header) read(planes [][]float32, bands ...int) ([]*compute.Band, error)
 	return out, nil
 }
 
-// pngConfig reads a PNG's header and checks it is a grayscale image whose
-// size its data could plausibly hold.
-func pngConfig(path string) (image.Config, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return image.Config{}, openError(path, err)
-	}
-	defer f.Close()
-	cfg, err := png.DecodeConfig(f)
-	if err != nil {
-		return cfg, fmt.Errorf("read %s: %w", path, err)
-	}
-	if cfg.ColorModel != color.GrayModel && cfg.ColorModel != color.Gray16Model {
-		return cfg, fmt.Errorf("read %s: only 8- or 16-bit grayscale PNGs load as a band; this one is in colour", path)
-	}
-	st, err := f.Stat()
-	if err != nil {
-		return cfg, openError(path, err)
-	}
-	// DEFLATE expands at most 1032:1; refuse sizes the file cannot hold.
-	if int64(cfg.Width)*int64(cfg.Height)*2 > st.Size()*1100+(1<<20) {
-		return cfg, fmt.Errorf("read %s: PNG claims %dx%d pixels in only %d bytes", path, cfg.Width, cfg.Height, st.Size())
-	}
-	return cfg, nil
+// PNGMemory is the most memory decoding one PNG band may take (the
+// decoded image and its float32 plane): PNG is for small bands, large
+// rasters come as tiled GeoTIFFs.
+const PNGMemory = 1 << 30
+
+// pngInfo is what a PNG's chunks say before anything is decoded.
+type pngInfo struct {
+	image.Config
+	bytesPerPixel int
+	idat          int64 // bytes of compressed image data
 }
 
-// decodePNG decodes an 8- or 16-bit grayscale PNG whose header said w×h
-// as a band without georeferencing, into plane when it is not nil (it must
-// hold w*h pixels, all of which are written).
-func decodePNG(path string, w, h int, plane []float32) (*compute.Band, error) {
+// memory is what decoding takes: the image as image/png holds it and the
+// float32 plane.
+func (p pngInfo) memory() int64 {
+	return int64(p.Width) * int64(p.Height) * int64(p.bytesPerPixel+4)
+}
+
+// pngHeader reads a PNG's header and checks it is a grayscale image whose
+// size its compressed data could hold and whose decoding fits in
+// PNGMemory, before anything is decoded.
+func pngHeader(o *opened) (pngInfo, error) {
+	var p pngInfo
+	cfg, err := png.DecodeConfig(io.NewSectionReader(o.f, 0, o.size))
+	if err != nil {
+		return p, fmt.Errorf("read %s: %w", o.path, err)
+	}
+	p.Config = cfg
+	switch cfg.ColorModel {
+	case color.GrayModel:
+		p.bytesPerPixel = 1
+	case color.Gray16Model:
+		p.bytesPerPixel = 2
+	default:
+		return p, fmt.Errorf("read %s: only 8- or 16-bit grayscale PNGs load as a band; this one is in colour", o.path)
+	}
+	// Sum the IDAT chunks: other chunks (text, padding) hold no pixels.
+	br := bufio.NewReaderSize(io.NewSectionReader(o.f, 8, o.size-8), 64<<10)
+	var hdr [8]byte
+	for {
+		if _, err := io.ReadFull(br, hdr[:]); err != nil {
+			break // the decoder reports a truncated file
+		}
+		n := int64(binary.BigEndian.Uint32(hdr[:4]))
+		typ := string(hdr[4:])
+		if typ == "IDAT" {
+			p.idat += n
+		}
+		if typ == "IEND" {
+			break
+		}
+		if _, err := br.Discard(int(min(n+4, o.size))); err != nil {
+			break
+		}
+	}
+	raw := int64(cfg.Width)*int64(cfg.Height)*int64(p.bytesPerPixel) + int64(cfg.Height)
+	// DEFLATE expands at most 1032:1; refuse sizes the data cannot hold.
+	if raw > p.idat*1100+(1<<20) {
+		return p, fmt.Errorf("read %s: the PNG claims %dx%d pixels but holds only %d bytes of image data, too little for that (damaged, or a decompression bomb)", o.path, cfg.Width, cfg.Height, p.idat)
+	}
+	if m := p.memory(); m > PNGMemory {
+		return p, fmt.Errorf("read %s: the PNG is %dx%d pixels; decoding it would take %s of memory, more than the %s a PNG band may use (convert it to a tiled GeoTIFF: gdal_translate -co TILED=YES -co COMPRESS=DEFLATE in.png out.tif)", o.path, cfg.Width, cfg.Height, Bytes(m), Bytes(PNGMemory))
+	}
+	return p, nil
+}
+
+// decodePNG decodes the 8- or 16-bit grayscale PNG in f whose header said
+// w×h as a band without georeferencing, into plane when it is not nil (it
+// must hold w*h pixels, all of which are written).
+func decodePNG(path string, f *os.File, w, h int, plane []float32) (*compute.Band, error) {
 	if plane != nil && len(plane) != w*h {
 		return nil, fmt.Errorf("read %s: destination holds %d pixels, band is %dx%d", path, len(plane), w, h)
 	}
-	f, err := os.Open(path)
+	st, err := f.Stat()
 	if err != nil {
 		return nil, openError(path, err)
 	}
-	defer f.Close()
-	img, err := png.Decode(f)
+	img, err := png.Decode(bufio.NewReaderSize(io.NewSectionReader(f, 0, st.Size()), 256<<10))
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}

@@ -241,7 +241,7 @@ func TestHostilePNG(t *testing.T) {
 	if err := os.WriteFile(p, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Load(p); err == nil || !strings.Contains(err.Error(), "PNG claims 100000x100000 pixels in only") {
+	if _, err := Load(p); err == nil || !strings.Contains(err.Error(), "the PNG claims 100000x100000 pixels but holds only") {
 		t.Errorf("Load of a tiny PNG claiming 100000² pixels: %v", err)
 	}
 	trunc := filepath.Join(dir, "trunc.png")
