@@ -29,6 +29,7 @@ const (
 	tagGeoKeyDirectory  = 34735
 	tagGeoDoubleParams  = 34736
 	tagGeoASCIIParams   = 34737
+	tagGDALMetadata     = 42112
 	tagGDALNoData       = 42113
 )
 

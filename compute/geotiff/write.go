@@ -3,6 +3,7 @@ package geotiff
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"runtime"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/klauspost/compress/zlib"
@@ -62,6 +64,30 @@ type WriteOptions struct {
 	// NoData is written as the GDAL_NODATA tag ("nan", "0", "-9999");
 	// empty writes no tag. Write fills it from the band.
 	NoData string
+	// Descriptions are the bands' descriptions ("ndvi", "evi"), written
+	// as GDAL writes them (GDAL_METADATA DESCRIPTION items), so that GDAL
+	// and QGIS name each band; empty entries are left out.
+	Descriptions []string
+}
+
+// gdalMetadata renders band descriptions as GDAL's GDAL_METADATA XML.
+func gdalMetadata(desc []string) string {
+	var b strings.Builder
+	for i, d := range desc {
+		if d == "" {
+			continue
+		}
+		// GDAL escapes item values twice (CPLEscapeString, then its XML
+		// writer) and unescapes them twice on reading: do as it does.
+		var once, esc strings.Builder
+		xml.EscapeText(&once, []byte(d))
+		xml.EscapeText(&esc, []byte(once.String()))
+		fmt.Fprintf(&b, "  <Item name=\"DESCRIPTION\" sample=\"%d\" role=\"description\">%s</Item>\n", i, esc.String())
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	return "<GDALMetadata>\n" + b.String() + "</GDALMetadata>"
 }
 
 // FormatNoData formats a nodata value as GDAL writes GDAL_NODATA ("nan",
@@ -471,6 +497,9 @@ func encode[T Sample](w io.WriterAt, width, height int, bands [][]T, geo *comput
 		if geo.GeoASCIIParams != "" {
 			ascii(tagGeoASCIIParams, geo.GeoASCIIParams)
 		}
+	}
+	if md := gdalMetadata(opt.Descriptions); md != "" {
+		ascii(tagGDALMetadata, md)
 	}
 	if opt.NoData != "" {
 		ascii(tagGDALNoData, opt.NoData)
