@@ -114,13 +114,32 @@ func Write(path string, b *compute.Band, opt WriteOptions) error {
 	if b == nil {
 		return fmt.Errorf("write %s: no band", path)
 	}
+	return WriteBands(path, b.Width, b.Height, [][]float32{b.Data}, b.Geo, bandNoData(b, opt))
+}
+
+// WriteBandTo encodes b as Write does, into w instead of a named file: an
+// outfile.Writer, whose run decides when the file is put in place.
+func WriteBandTo(w io.WriterAt, b *compute.Band, opt WriteOptions) error {
+	if b == nil {
+		return errors.New("no band")
+	}
+	opt = bandNoData(b, opt)
+	bands := [][]float32{b.Data}
+	if err := checkWrite(b.Width, b.Height, bands, &opt); err != nil {
+		return err
+	}
+	return encode(w, b.Width, b.Height, bands, b.Geo, opt)
+}
+
+// bandNoData fills opt.NoData from the band when it is not set.
+func bandNoData(b *compute.Band, opt WriteOptions) WriteOptions {
 	if opt.NoData == "" {
 		opt.NoData = "nan"
 		if b.HasNoData {
 			opt.NoData = FormatNoData(b.NoData)
 		}
 	}
-	return WriteBands(path, b.Width, b.Height, [][]float32{b.Data}, b.Geo, opt)
+	return opt
 }
 
 // WriteBands stores bands (each width*height samples, row-major) as one
@@ -135,6 +154,19 @@ func WriteBands[T Sample](path string, width, height int, bands [][]T, geo *comp
 }
 
 func writeBands[T Sample](path string, width, height int, bands [][]T, geo *compute.GeoRef, opt WriteOptions) error {
+	if err := checkWrite(width, height, bands, &opt); err != nil {
+		return err
+	}
+	return compute.WriteFileAtomic(path, func(f *os.File) error {
+		if err := encode(f, width, height, bands, geo, opt); err != nil {
+			return err
+		}
+		return f.Sync()
+	})
+}
+
+// checkWrite validates what is to be written and fills opt's defaults.
+func checkWrite[T Sample](width, height int, bands [][]T, opt *WriteOptions) error {
 	if width <= 0 || height <= 0 || uint64(width)*uint64(height) > maxPixels {
 		return fmt.Errorf("image size %dx%d is not a usable size", width, height)
 	}
@@ -157,12 +189,7 @@ func writeBands[T Sample](path string, width, height int, bands [][]T, geo *comp
 	default:
 		return fmt.Errorf("unknown compression %v", opt.Compression)
 	}
-	return compute.WriteFileAtomic(path, func(f *os.File) error {
-		if err := encode(f, width, height, bands, geo, opt); err != nil {
-			return err
-		}
-		return f.Sync()
-	})
+	return nil
 }
 
 // typeOf returns the SampleType of T.

@@ -8,9 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 )
 
 // pngChunk appends one PNG chunk (length, type, data, CRC).
@@ -72,30 +70,6 @@ func TestPNGLimits(t *testing.T) {
 	}
 	if n, err := Estimate(small); err != nil || n.Memory != 300*200*6 || n.Large() {
 		t.Errorf("estimate of a 300x200 16-bit PNG: %+v %v", n, err)
-	}
-}
-
-func TestNonRegularInputs(t *testing.T) {
-	dir := t.TempDir()
-	fifo := filepath.Join(dir, "red.tif")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-		t.Skip("mkfifo:", err)
-	}
-	done := make(chan error, 1)
-	go func() {
-		_, _, err := LoadPair(fifo, "/dev/zero")
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		if err == nil || !strings.Contains(err.Error(), "read "+fifo+": is a named pipe (FIFO), not a file") || !strings.Contains(err.Error(), "read /dev/zero: is a device, not a file") {
-			t.Errorf("FIFO and device: %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("LoadPair blocked on a FIFO")
-	}
-	if _, err := Count(fifo); err == nil || !strings.Contains(err.Error(), "named pipe") {
-		t.Errorf("Count of a FIFO: %v", err)
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"canopy/compute"
 	"canopy/compute/geotiff"
 	"canopy/compute/internal/infile"
+	"canopy/compute/outfile"
 )
 
 // ParseSpec splits a band spec "FILE[:B]" into the file path and the band
@@ -557,9 +558,27 @@ func overlap(a, b []float32) bool {
 
 // WriteGeoTIFF writes b as a single-band float32 GeoTIFF (tiled, DEFLATE
 // with the floating-point predictor, BigTIFF past 4 GiB) carrying b.Geo's
-// georeferencing and GDAL_NODATA (the band's nodata, or nan). It writes a
-// temporary file in the same directory and renames it, so a failure never
-// destroys an existing file at path.
+// georeferencing and GDAL_NODATA (the band's nodata, or nan), through an
+// outfile.Set of its own: a temporary file in the same directory renamed
+// into place, so a failure never destroys an existing file at path; a
+// symbolic link, device, FIFO or directory at path is refused; a replaced
+// file keeps its mode. A run with several outputs or with inputs to
+// protect makes its own outfile.Set and calls EncodeGeoTIFF.
 func WriteGeoTIFF(path string, b *compute.Band) error {
-	return geotiff.Write(path, b, geotiff.WriteOptions{})
+	s := outfile.NewSet()
+	defer s.Abort()
+	w, err := s.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := EncodeGeoTIFF(w, b); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return s.Commit()
+}
+
+// EncodeGeoTIFF encodes b as WriteGeoTIFF does into w, an output of an
+// outfile.Set (or any io.WriterAt).
+func EncodeGeoTIFF(w io.WriterAt, b *compute.Band) error {
+	return geotiff.WriteBandTo(w, b, geotiff.WriteOptions{})
 }
