@@ -166,8 +166,13 @@ func ceilInt(v float64) int {
 // rows [ys, ye) into acc: row r − ys at offset (r − ys)·stride, stride ≥
 // window width + 2. After a prefix sum along each row, cell i of a row
 // holds the integral of the winding number over that cell: its exact
-// covered fraction for a valid polygon.
-func (s *shape) accumulate(acc []float64, stride, ys, ye int) {
+// covered fraction for a valid polygon. When lo and hi are given (one per
+// row, lo filled with the window width and hi with 0 beforehand), they
+// receive the span of cells [lo, hi) the row's edges touch: left of it the
+// running sum is 0, right of it the row's edges have all been passed and
+// it is 0 again (edges clipped at the right border extend hi to the
+// border).
+func (s *shape) accumulate(acc []float64, stride, ys, ye int, lo, hi []int) {
 	fys, fye := float64(ys), float64(ye)
 	cw := float64(s.c1 - s.c0)
 	for _, e := range s.edges {
@@ -194,6 +199,12 @@ func (s *shape) accumulate(acc []float64, stride, ys, ye int) {
 			}
 			off := (r - ys) * stride
 			span(acc[off:off+stride], xa, xb, (t1-t0)*e.dir, cw)
+			if lo != nil {
+				l := int(math.Max(0, math.Floor(math.Min(xa, xb))))
+				h := int(math.Min(cw, math.Ceil(math.Max(xa, xb))+1))
+				lo[r-ys] = min(lo[r-ys], l)
+				hi[r-ys] = max(hi[r-ys], h)
+			}
 		}
 	}
 }
@@ -294,7 +305,7 @@ func Coverage(g orb.Geometry, gt [6]float64, width, height int) (*CoverageGrid, 
 	cw, ch := s.c1-s.c0, s.r1-s.r0
 	stride := cw + 2
 	acc := make([]float64, ch*stride)
-	s.accumulate(acc, stride, s.r0, s.r1)
+	s.accumulate(acc, stride, s.r0, s.r1, nil, nil)
 	out := &CoverageGrid{X0: s.c0, Y0: s.r0, W: cw, H: ch, Frac: make([]float64, cw*ch)}
 	for r := 0; r < ch; r++ {
 		var sum float64
@@ -310,10 +321,10 @@ func Coverage(g orb.Geometry, gt [6]float64, width, height int) (*CoverageGrid, 
 // clampCover turns an accumulated winding integral into a fraction:
 // |v| capped at 1 (the absolute value keeps both lobes of a
 // self-intersecting ring; the cap keeps overlapping parts from counting
-// twice).
+// twice), and within 1e-12 of 0 or 1 rounded to it, as Compute does.
 func clampCover(v float64) float64 {
 	v = math.Abs(v)
-	if v > 1 {
+	if v > 1-1e-12 {
 		return 1
 	}
 	if v < 1e-12 {

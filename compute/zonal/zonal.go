@@ -194,7 +194,7 @@ type standState struct {
 	shape  shape
 	area   float64 // polygon area in pixels (signed sum of rings)
 	pixels float64
-	samp   samples
+	samp   *samples // nil until the stand's first rows
 }
 
 // Compute returns the coverage-weighted statistics of every stand over the
@@ -390,8 +390,9 @@ func Compute(src Blocks, gt [6]float64, stands []Stand, opt Options) ([]Result, 
 
 // worker holds one goroutine's scratch buffers.
 type worker struct {
-	acc []float64
-	sc  sortScratch
+	acc    []float64
+	lo, hi []int
+	sc     sortScratch
 }
 
 // collect adds the stand's pixels in block rows [by0, by1) (data holds
@@ -409,36 +410,63 @@ func (wk *worker) collect(s *standState, data []float32, w, by0, by1 int) {
 		wk.acc = make([]float64, n)
 	}
 	acc := wk.acc[:n]
-	sh.accumulate(acc, stride, rs, re)
+	nr := re - rs
+	if cap(wk.lo) < nr {
+		wk.lo, wk.hi = make([]int, nr), make([]int, nr)
+	}
+	lo, hi := wk.lo[:nr], wk.hi[:nr]
+	for i := range lo {
+		lo[i], hi[i] = cw, 0
+	}
+	sh.accumulate(acc, stride, rs, re, lo, hi)
+	if s.samp == nil {
+		s.samp = getSamples()
+		if est := int(s.area) + 16; cap(s.samp.inner) < est {
+			s.samp.inner = make([]uint32, 0, est)
+		}
+	}
+	samp := s.samp
+	inner, ek, ew := samp.inner, samp.edgeK, samp.edgeW
 	pixels := s.pixels
 	for r := rs; r < re; r++ {
-		row := acc[(r-rs)*stride : (r-rs+1)*stride]
-		vals := data[(r-by0)*w+sh.c0 : (r-by0)*w+sh.c1]
+		l, h := lo[r-rs], hi[r-rs]
+		if l >= h {
+			continue
+		}
+		row := acc[(r-rs)*stride+l : (r-rs+1)*stride]
+		vals := data[(r-by0)*w+sh.c0+l : (r-by0)*w+sh.c0+h]
 		var sum float64
 		for c, v := range vals {
 			sum += row[c]
-			row[c] = 0
 			cov := math.Abs(sum)
 			if cov < 1e-12 {
 				continue
 			}
-			if cov > 1 {
-				cov = 1
-			}
-			pixels += cov
-			if v != v {
+			if cov > 1-1e-12 { // interior (rounding of the running sum aside)
+				pixels++
+				if v == v {
+					inner = append(inner, floatKey(v))
+				}
 				continue
 			}
-			s.samp.add(v, cov)
+			pixels += cov
+			if v == v {
+				ek = append(ek, floatKey(v))
+				ew = append(ew, cov)
+			}
 		}
-		row[cw], row[cw+1] = 0, 0
+		clear(row[:min(len(row), h-l+1)])
 	}
+	samp.inner, samp.edgeK, samp.edgeW = inner, ek, ew
 	s.pixels = pixels
 }
 
 // finish summarises a stand whose last row has been read and frees its
 // samples.
 func (wk *worker) finish(s *standState, r *Result, breakKeys []uint32, pixHa float64) {
+	if s.samp == nil {
+		s.samp = getSamples()
+	}
 	s.samp.sort(&wk.sc)
 	sum := s.samp.summarise(breakKeys)
 	r.Pixels = s.pixels
@@ -448,7 +476,8 @@ func (wk *worker) finish(s *standState, r *Result, breakKeys []uint32, pixHa flo
 	for i := range r.ClassHa {
 		r.ClassHa[i] = sum.class[i] * pixHa
 	}
-	s.samp = samples{}
+	putSamples(s.samp)
+	s.samp = nil
 	// The scratch grows to the largest stand; let a huge one go.
 	if cap(wk.sc.keys) > 1<<22 {
 		wk.sc = sortScratch{}
