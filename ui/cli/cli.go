@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -31,14 +32,21 @@ func (e usageError) Error() string { return e.msg }
 func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
 
 const usage = `usage:
-  canopy                                   open the GUI on a generated scene
-  canopy gui [--red F[:B]] [--nir F[:B]]   open the GUI with bands loaded
-  canopy backends [--json]                 each backend: available or why not, device
-  canopy compute --red F[:B] --nir F[:B] [--backend NAME|auto] [--nodata V]
-                 [--tif OUT.tif] [--png OUT.png] [--ramp NAME] [--stretch minmax] [--legend] [--json]
-  canopy bench [--size N[,N...]] [--backends all|a,b] [--repeat K] [--scene noise|landscape] [--json] [--chart OUT.png]
+  canopy                                   open the window on a generated scene
+  canopy gui [INPUT] [--index NAME]        open the window with data loaded
+  canopy backends [--json]                 each backend: available or why not, device, kernel
+  canopy indices [--json]                  the index catalogue: name, formula, roles, range
+  canopy scene PATH [--json]               what a product holds: sensor, date, tile, CRS, bands, cloud share
+  canopy compute INPUT [--index NAME[,NAME...] | --expr EXPR] [--backend NAME[:MODE]|auto]
+                 [--mask auto|none] [--mask-buffer PX] [--nodata V]
+                 [--tif OUT.tif] [--png OUT.png] [--ramp NAME] [--stretch MODE] [--legend] [--json]
+  canopy bench [--size N[,N...]] [--backends all|a,b] [--index NAME[,NAME...]] [--repeat K] [--scene noise|landscape] [--json] [--chart OUT.png]
   canopy fake --size N[xM] [--seed S] [--scene noise|landscape] --red R.tif --nir N.tif
-F:B selects band B (1-based) of a multi-band file. Backends: go, go-parallel, c, gl, cuda.`
+INPUT is --red F[:B] --nir F[:B] (shorthand), --band ROLE=F[:B] (repeatable), or --scene PATH
+(a Sentinel-2 L2A .SAFE folder or .zip, a Landsat Collection 2 Level-2 folder or .tar, a STAC
+item .json, an orthomosaic GeoTIFF). F:B selects band B (1-based) of a multi-band file.
+Roles: blue green red rededge1 rededge2 rededge3 nir nir2 swir1 swir2. Backends: go, go-parallel, c, gl, cuda.
+Exit status: 0 success, 1 a failed run, 2 bad usage.`
 
 // Run executes the command line args (without the program name) and
 // returns the exit status.
@@ -53,6 +61,10 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		err = cmdBackends(args[1:], stdout, stderr)
 	case "compute":
 		err = cmdCompute(args[1:], stdout, stderr)
+	case "indices":
+		err = cmdIndices(args[1:], stdout, stderr)
+	case "scene":
+		err = cmdScene(args[1:], stdout, stderr)
 	case "bench":
 		err = cmdBench(args[1:], stdout, stderr)
 	case "fake":
@@ -61,7 +73,7 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, usage)
 		return ExitOK
 	default:
-		err = usagef("unknown command %q (commands: gui, backends, compute, bench, fake)", args[0])
+		err = usagef("unknown command %q (commands: gui, backends, indices, scene, compute, bench, fake)", args[0])
 	}
 	var ue usageError
 	switch {
@@ -126,30 +138,34 @@ func cmdBackends(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// pickBackend resolves a name (or auto, or name:mode) to a ready backend.
-func pickBackend(name string) (compute.Backend, error) {
+// pickBackend resolves a name (or auto, or name:mode) to a ready backend
+// and the mode to run it in (a per-run argument; "" for its default).
+func pickBackend(name string) (compute.Backend, string, error) {
 	if name == "auto" || name == "" {
-		return compute.Auto()
+		b, err := compute.Auto()
+		return b, "", err
 	}
 	base, mode, _ := strings.Cut(name, ":")
 	b, err := compute.New(base)
 	if err != nil {
-		return nil, usageError{err.Error()}
+		return nil, "", usageError{err.Error()}
 	}
 	if mode != "" {
 		m, ok := b.(compute.Moder)
 		if !ok {
-			return nil, usagef("backend %s has no modes (asked for %q)", base, mode)
+			b.Close()
+			return nil, "", usagef("backend %s has no modes (asked for %q)", base, mode)
 		}
-		if err := m.SetMode(mode); err != nil {
-			return nil, usageError{err.Error()}
+		if !slices.Contains(m.Modes(), mode) {
+			b.Close()
+			return nil, "", usagef("backend %s has no mode %q (modes: %s)", base, mode, strings.Join(m.Modes(), ", "))
 		}
 	}
 	if info := b.Info(); !info.Available {
 		b.Close()
-		return nil, fmt.Errorf("backend %s is unavailable: %s", base, info.Reason)
+		return nil, "", fmt.Errorf("backend %s is unavailable: %s", base, info.Reason)
 	}
-	return b, nil
+	return b, mode, nil
 }
 
 // parseSize reads N or NxM.

@@ -2,55 +2,91 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"time"
 
 	"canopy/compute"
 	"canopy/compute/backends"
+	"canopy/compute/geotiff"
 )
 
 // computeReport is the JSON `canopy compute --json` prints.
 type computeReport struct {
-	Backend    string  `json:"backend"`
-	Mode       string  `json:"mode,omitempty"`
-	Device     string  `json:"device"`
-	Red        string  `json:"red"`
-	NIR        string  `json:"nir"`
-	Width      int     `json:"width"`
-	Height     int     `json:"height"`
-	LoadMS     float64 `json:"load_ms"`
-	SetupMS    float64 `json:"setup_ms"`
-	UploadMS   float64 `json:"upload_ms"`
-	KernelMS   float64 `json:"kernel_ms"`
-	DownloadMS float64 `json:"download_ms"`
-	TotalMS    float64 `json:"total_ms"`
-	// HostBuffers: the bands were decoded into the backend's own pinned
-	// host memory and the NDVI came back into it (gl).
-	HostBuffers bool    `json:"host_buffers,omitempty"`
-	Verified    bool    `json:"verified"`
-	MaxAbsErr   float64 `json:"max_abs_err"`
-	NaN         int     `json:"nan_pixels"`
-	Tif         string  `json:"tif,omitempty"`
-	PNG         string  `json:"png,omitempty"`
+	Backend string `json:"backend"`
+	Mode    string `json:"mode,omitempty"`
+	Device  string `json:"device"`
+	// Index names the indices computed, comma-separated ("ndvi", "ndvi,evi",
+	// or the formula of --expr); Indices has one entry each.
+	Index   string        `json:"index"`
+	Indices []indexReport `json:"indices"`
+	// Bands are the files (or product bands) by role.
+	Bands      map[string]string `json:"bands"`
+	Scene      string            `json:"scene,omitempty"`
+	Width      int               `json:"width"`
+	Height     int               `json:"height"`
+	LoadMS     float64           `json:"load_ms"`
+	SetupMS    float64           `json:"setup_ms"`
+	UploadMS   float64           `json:"upload_ms"`
+	KernelMS   float64           `json:"kernel_ms"`
+	DownloadMS float64           `json:"download_ms"`
+	TotalMS    float64           `json:"total_ms"`
+	Verified   bool              `json:"verified"`
+	MaxAbsErr  float64           `json:"max_abs_err"`
+	// NaN is the NaN pixels of the first index; Masked the pixels the
+	// product's mask removed.
+	NaN    int `json:"nan_pixels"`
+	Masked int `json:"masked_pixels"`
+	// DigitalNumbers is true when the bands are integers with no radiometry
+	// known (plain files): index values are then those of the raw numbers.
+	DigitalNumbers bool     `json:"digital_numbers,omitempty"`
+	Tif            string   `json:"tif,omitempty"`
+	PNG            []string `json:"png,omitempty"`
+}
+
+// indexReport is one index of a compute run.
+type indexReport struct {
+	Name      string  `json:"name"`
+	Verified  bool    `json:"verified"`
+	MaxAbsErr float64 `json:"max_abs_err"`
+	NaN       int     `json:"nan_pixels"`
 }
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
+// pngPaths names one PNG per index: the path as given for one index, the
+// index name before the extension for several ("map-ndvi.png").
+func pngPaths(path string, names []string) []string {
+	if path == "" {
+		return nil
+	}
+	if len(names) == 1 {
+		return []string{path}
+	}
+	ext := filepath.Ext(path)
+	var out []string
+	for _, n := range names {
+		out = append(out, strings.TrimSuffix(path, ext)+"-"+n+ext)
+	}
+	return out
+}
+
 func cmdCompute(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("compute", stderr)
-	red := fs.String("red", "", "red band, FILE[:BAND]")
-	nir := fs.String("nir", "", "near-infrared band, FILE[:BAND]")
+	var in inputFlags
+	in.register(fs)
+	var ix indexFlags
+	ix.register(fs, "indices to compute")
 	backend := fs.String("backend", "auto", "go, go-parallel, c, gl, cuda[:mode] or auto")
-	nodata := fs.String("nodata", "", "nodata value for both bands (overrides the files' GDAL_NODATA)")
-	tif := fs.String("tif", "", "write NDVI as a float32 GeoTIFF")
-	png := fs.String("png", "", "write the coloured map as PNG")
+	tif := fs.String("tif", "", "write the indices as a float32 GeoTIFF, one band per index (named after it)")
+	png := fs.String("png", "", "write the coloured map as PNG (with several indices, one file each: OUT-NAME.png)")
 	ramp := fs.String("ramp", "rdylgn", "colour ramp for --png: rdylgn, viridis, classes")
-	stretch := fs.String("stretch", "full", "colour stretch for --png: full ([-1, 1]), minmax, percentile")
+	stretch := fs.String("stretch", "full", "colour stretch for --png: full (the index's range), minmax, percentile")
 	legend := fs.Bool("legend", false, "draw the legend beside the PNG map")
 	title := fs.String("title", "", "title above the PNG map")
 	noVerify := fs.Bool("no-verify", false, "skip the check against the float64 reference")
@@ -58,104 +94,128 @@ func cmdCompute(args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args, stdout); err != nil {
 		return err
 	}
-	if *red == "" || *nir == "" {
-		return usagef("--red and --nir are both required")
+	if err := in.check(); err != nil {
+		return err
 	}
-	var ndv float64
-	if *nodata != "" {
-		v, err := strconv.ParseFloat(*nodata, 64)
-		if err != nil {
-			return usagef("bad --nodata %q: not a number", *nodata)
-		}
-		ndv = v
+	sel, err := ix.parse()
+	if err != nil {
+		return err
 	}
 	if err := checkPNGOptions(*ramp, *stretch); err != nil {
 		return err
 	}
-	for _, out := range []string{*tif, *png} {
-		for _, in := range []string{*red, *nir} {
-			if p, _, err := parseSpec(in); err == nil && sameFile(out, p) {
+	pngs := pngPaths(*png, sel.names)
+	outs := append([]string{*tif}, pngs...)
+	for i, o := range outs {
+		if o == "" {
+			continue
+		}
+		for _, p := range in.inputFiles() {
+			if sameFile(o, p) {
 				return usagef("refusing to overwrite input %s with an output", p)
 			}
 		}
+		for _, o2 := range outs[i+1:] {
+			if sameFile(o, o2) {
+				return usagef("two outputs name the same file %s", o)
+			}
+		}
 	}
-	b, err := pickBackend(*backend)
+	b, mode, err := pickBackend(*backend)
 	if err != nil {
 		return err
 	}
 	defer b.Close()
 
 	t0 := time.Now()
-	rb, nb, out, err := loadPair(*red, *nir, b)
-	if err != nil {
-		return err
-	}
-	if *nodata != "" {
-		rb.NoData, rb.HasNoData = ndv, true
-		nb.NoData, nb.HasNoData = ndv, true
-	}
-	in, err := compute.PairInput(rb, nb)
+	l, err := in.load(sel.roles(), sel.names)
 	if err != nil {
 		return err
 	}
 	load := time.Since(t0)
 	t1 := time.Now()
-	hostBuffers := out != nil
-	if !hostBuffers {
-		out = compute.NewOutput(in.Pixels())
+	j, err := compute.NewJob(l.bands, l.mask, sel.names, sel.exprs)
+	if err != nil {
+		var mr *compute.MissingRoleError
+		if errors.As(err, &mr) {
+			return usageError{err.Error()}
+		}
+		return err
 	}
+	j.Mode = mode
 	alloc := time.Since(t1)
-	setup, err := b.Setup(in.Width, in.Height)
+	t, err := compute.RunJob(b, j)
 	if err != nil {
-		return fmt.Errorf("%s setup: %w", b.Name(), err)
+		return err
 	}
-	setup += alloc
-	t, err := b.Run(in, out)
-	if err != nil {
-		return fmt.Errorf("%s: %w", b.Name(), err)
+	rep := computeReport{Backend: b.Name(), Mode: mode, Device: b.Info().Device, Index: strings.Join(sel.names, ","),
+		Bands: map[string]string{}, Width: j.Width, Height: j.Height, LoadMS: ms(load), SetupMS: ms(alloc + t.Setup),
+		UploadMS: ms(t.Upload), KernelMS: ms(t.Kernel), DownloadMS: ms(t.Download), TotalMS: ms(t.Total),
+		Masked: l.masked(), DigitalNumbers: l.raw}
+	for _, band := range l.bands {
+		rep.Bands[band.Role] = band.Source
 	}
-	rep := computeReport{Backend: b.Name(), Device: b.Info().Device, Red: *red, NIR: *nir, Width: in.Width, Height: in.Height,
-		LoadMS: ms(load), SetupMS: ms(setup + t.Setup), UploadMS: ms(t.Upload), KernelMS: ms(t.Kernel), DownloadMS: ms(t.Download), TotalMS: ms(t.Total),
-		HostBuffers: hostBuffers}
-	if m, ok := b.(compute.Moder); ok {
-		rep.Mode = m.Mode()
+	if l.scene != nil {
+		rep.Scene = in.scene
 	}
 	if !*noVerify {
-		v := compute.Verify(in, out)
-		rep.Verified, rep.MaxAbsErr, rep.NaN = v.OK(), v.MaxAbsErr, v.NaN
-		if err := v.Err(b.Name()); err != nil {
-			return err
+		rep.Verified = true
+		for o, v := range compute.VerifyJob(j) {
+			rep.Indices = append(rep.Indices, indexReport{Name: sel.names[o], Verified: v.OK(), MaxAbsErr: v.MaxAbsErr, NaN: v.NaN})
+			rep.Verified = rep.Verified && v.OK()
+			rep.MaxAbsErr = math.Max(rep.MaxAbsErr, v.MaxAbsErr)
+			if o == 0 {
+				rep.NaN = v.NaN
+			}
+			if err := v.Err(b.Name() + " " + sel.names[o]); err != nil {
+				return err
+			}
+		}
+	} else {
+		for o := range j.Out {
+			rep.Indices = append(rep.Indices, indexReport{Name: sel.names[o]})
 		}
 	}
-	// The NDVI takes the georeferencing of the red band (both are on the
-	// same grid, PairInput checked).
-	res := &compute.Band{Width: in.Width, Height: in.Height, Data: out, Geo: rb.Geo, NoData: math.NaN(), HasNoData: true, Source: "ndvi"}
 	if *tif != "" {
-		if err := writeTIF(*tif, res); err != nil {
+		if err := geotiff.WriteBands(*tif, j.Width, j.Height, j.Out, l.geo, geotiff.WriteOptions{NoData: "nan", Descriptions: sel.names}); err != nil {
 			return err
 		}
 		rep.Tif = *tif
 	}
-	if *png != "" {
-		if err := writePNG(*png, res, *ramp, *stretch, *legend, *title); err != nil {
+	for o, p := range pngs {
+		lo, hi := -1.0, 1.0
+		if c := sel.cat[o]; c != nil {
+			lo, hi = c.Range[0], c.Range[1]
+		}
+		t := *title
+		if t == "" && len(sel.names) > 1 {
+			t = sel.names[o]
+		}
+		res := &compute.Band{Width: j.Width, Height: j.Height, Data: j.Out[o], Geo: l.geo, NoData: math.NaN(), HasNoData: true, Source: sel.names[o]}
+		if err := writePNG(p, res, *ramp, *stretch, *legend, t, lo, hi); err != nil {
 			return err
 		}
-		rep.PNG = *png
+		rep.PNG = append(rep.PNG, p)
 	}
 	if *asJSON {
 		return json.NewEncoder(stdout).Encode(rep)
 	}
-	fmt.Fprintf(stdout, "%s on %s: %dx%d, load %.1f ms, setup %.1f ms, upload %.3f ms, kernel %.3f ms, download %.3f ms, total %.3f ms\n",
-		rep.Backend, rep.Device, rep.Width, rep.Height, rep.LoadMS, rep.SetupMS, rep.UploadMS, rep.KernelMS, rep.DownloadMS, rep.TotalMS)
-	if rep.HostBuffers {
-		fmt.Fprintf(stdout, "bands decoded into %s's pinned host buffers: transfers by DMA alone\n", rep.Backend)
+	fmt.Fprintf(stdout, "%s of %dx%d on %s (%s): load %.1f ms, setup %.1f ms, upload %.3f ms, kernel %.3f ms, download %.3f ms, total %.3f ms\n",
+		rep.Index, rep.Width, rep.Height, compute.Label(rep.Backend, rep.Mode), rep.Device, rep.LoadMS, rep.SetupMS, rep.UploadMS, rep.KernelMS, rep.DownloadMS, rep.TotalMS)
+	if rep.DigitalNumbers {
+		fmt.Fprintln(stdout, "note: the bands are integers with no radiometry known; the index is computed on the raw digital numbers")
+	}
+	if rep.Masked > 0 {
+		fmt.Fprintf(stdout, "masked: %d pixels (%.1f%%)\n", rep.Masked, 100*float64(rep.Masked)/float64(j.Pixels()))
 	}
 	if *noVerify {
 		fmt.Fprintln(stdout, "not verified (--no-verify)")
 	} else {
-		fmt.Fprintf(stdout, "verified: max error %.3g, %d NaN pixels\n", rep.MaxAbsErr, rep.NaN)
+		for _, r := range rep.Indices {
+			fmt.Fprintf(stdout, "%s verified: max error %.3g, %d NaN pixels\n", r.Name, r.MaxAbsErr, r.NaN)
+		}
 	}
-	for _, p := range []string{rep.Tif, rep.PNG} {
+	for _, p := range append([]string{rep.Tif}, rep.PNG...) {
 		if p != "" {
 			fmt.Fprintf(stdout, "wrote %s\n", p)
 		}
