@@ -1,10 +1,13 @@
-// Package cback is the `c` backend: Canopy's C kernel (native/cpu) called
-// through cgo, vectorised for the host CPU, one block per core on a
-// par.Pool. Importing the package registers it with compute.
+// Package cback is the `c` backend: Canopy's C kernels (native/cpu) called
+// through cgo, vectorised for the host CPU, one span per core on a
+// par.Pool: the block interpreter that runs any index job (RunJob) and the
+// fused NDVI kernel of the two-band path (Run). Importing the package
+// registers it with compute.
 package cback
 
 import (
 	"fmt"
+	"sync"
 	"time"
 
 	"canopy/compute"
@@ -16,9 +19,12 @@ func init() {
 	compute.RegisterHostCopier(cpu.Copy)
 }
 
-// Backend runs the C kernel on a pool of threads.
+// Backend runs the C kernels on a pool of threads.
 type Backend struct {
 	run compute.PoolRunner
+	// mu serialises RunJob, which keeps one job's task.
+	mu   sync.Mutex
+	task jobTask
 }
 
 // New returns the c backend using threads OS threads (0: all cores).
@@ -30,7 +36,7 @@ func (*Backend) Name() string { return compute.NameC }
 // Info implements compute.Backend.
 func (b *Backend) Info() compute.Info {
 	return compute.Info{Name: compute.NameC, Available: true,
-		Device: fmt.Sprintf("C %s kernel, %d threads", cpu.ISA(), b.run.Workers())}
+		Device: fmt.Sprintf("C %s kernels, %d threads", cpu.ProgramISA(), b.run.Workers())}
 }
 
 // Setup starts the worker pool (once).

@@ -1,11 +1,15 @@
-// Package cpu is the cgo bridge to Canopy's C NDVI kernel (ndvi.c): compiled
-// with -O3, vectorised with AVX2 or SSE2 picked at run time on x86-64 (plain
-// C elsewhere), writing with streaming stores. One call runs on one thread;
-// the c backend spreads blocks over its worker pool.
+// Package cpu is the cgo bridge to Canopy's C kernels: the block
+// interpreter that runs any compiled index program (program.c, Program) and
+// the fused NDVI kernel (ndvi.c), compiled with -O3, vectorised with AVX2
+// (and SSE2 for NDVI) picked at run time on x86-64, plain C elsewhere. The
+// code is compiled as ISO C11, in which GCC does not fuse a multiply and an
+// add (-ffp-contract=off, which cgo does not let a package ask for by name),
+// so that every operation rounds as the Go definition does. One call runs on
+// one thread; the c backend spreads spans over its worker pool.
 package cpu
 
 /*
-#cgo CFLAGS: -O3 -std=gnu11
+#cgo CFLAGS: -O3 -std=c11
 #include "ndvi.h"
 */
 import "C"
