@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -42,12 +43,14 @@ func phaseOf(ds []time.Duration) Phase {
 // line `canopy bench --json` prints.
 type BenchResult struct {
 	Backend string `json:"backend"`
-	Mode    string `json:"mode,omitempty"`
-	Device  string `json:"device"`
-	GPU     bool   `json:"gpu"`
-	Width   int    `json:"width"`
-	Height  int    `json:"height"`
-	Repeat  int    `json:"repeat"`
+	// Index names the indices of the run ("ndvi", "ndvi,evi").
+	Index  string `json:"index"`
+	Mode   string `json:"mode,omitempty"`
+	Device string `json:"device"`
+	GPU    bool   `json:"gpu"`
+	Width  int    `json:"width"`
+	Height int    `json:"height"`
+	Repeat int    `json:"repeat"`
 	// Batch is the number of runs averaged into each of the Repeat samples
 	// (1 unless a run is shorter than MinSample).
 	Batch int `json:"batch"`
@@ -124,7 +127,7 @@ type BenchOptions struct {
 // the output against the float64 reference. out must hold in.Pixels().
 func Bench(b Backend, in Input, out []float32, opt BenchOptions) BenchResult {
 	info := b.Info()
-	res := BenchResult{Backend: b.Name(), Device: info.Device, GPU: info.GPU, Width: in.Width, Height: in.Height, Repeat: max(opt.Repeat, 1)}
+	res := BenchResult{Backend: b.Name(), Device: info.Device, GPU: info.GPU, Width: in.Width, Height: in.Height, Repeat: max(opt.Repeat, 1), Index: "ndvi"}
 	if m, ok := b.(Moder); ok {
 		res.Mode = m.Mode()
 	}
@@ -154,20 +157,70 @@ func Bench(b Backend, in Input, out []float32, opt BenchOptions) BenchResult {
 		in.Red, in.NIR, out = red, nir, o
 		res.HostBuffers, res.Mode = true, ModeHost
 	}
+	timeRuns(&res, func() (Timings, error) { return b.Run(in, out) })
+	if res.Error != "" {
+		return res
+	}
+	res.bandwidths(float64(in.Pixels())*BytesPerPixel, float64(in.Pixels())*8, float64(in.Pixels())*4)
+	res.ceilings(b, info, opt, in.Pixels()*4)
+	rep := Verify(in, out)
+	res.Verified, res.MaxAbsErr, res.NaNMismatch = rep.OK(), rep.MaxAbsErr, rep.NaNMismatch
+	if !rep.OK() && res.Error == "" {
+		res.Error = rep.String()
+	}
+	return res
+}
+
+// BenchJob times b on an index job as Bench does (warm-up with the setup
+// timed apart, Repeat timed runs, medians with their spread), with the
+// bandwidths of the bytes the job really moves (Job.Bytes: bands as stored,
+// the mask, the outputs), the ceiling measured in the same run, and every
+// output verified against the float64 truth. The job's Mode is the mode.
+func BenchJob(b Backend, j *Job, opt BenchOptions) BenchResult {
+	info := b.Info()
+	res := BenchResult{Backend: b.Name(), Mode: j.Mode, Device: info.Device, GPU: info.GPU, Width: j.Width, Height: j.Height,
+		Repeat: max(opt.Repeat, 1), Index: strings.Join(j.Names, ",")}
+	if !info.Available {
+		res.Error = info.Reason
+		return res
+	}
+	timeRuns(&res, func() (Timings, error) { return RunJob(b, j) })
+	if res.Error != "" {
+		return res
+	}
+	in := j.Bytes() - 4*len(j.Out)*j.Pixels()
+	res.bandwidths(float64(j.Bytes()), float64(in), float64(4*len(j.Out)*j.Pixels()))
+	res.ceilings(b, info, opt, min(j.Bytes()/3, 1<<30))
+	res.Verified = true
+	for _, rep := range VerifyJob(j) {
+		res.Verified = res.Verified && rep.OK()
+		res.MaxAbsErr = max(res.MaxAbsErr, rep.MaxAbsErr)
+		res.NaNMismatch += rep.NaNMismatch
+		if !rep.OK() && res.Error == "" {
+			res.Error = rep.String()
+		}
+	}
+	return res
+}
+
+// timeRuns is the timing protocol of Bench and BenchJob: one warm-up run
+// (its setup counted), more untimed runs for MinWarmup, then Repeat timed
+// samples, each the mean of enough runs to last MinSample.
+func timeRuns(res *BenchResult, run func() (Timings, error)) {
 	// Warm-up: first-call costs (page faults on out, JIT, caches) stay out.
-	w, err := b.Run(in, out)
+	w, err := run()
 	if err != nil {
 		res.Error = err.Error()
-		return res
+		return
 	}
 	res.SetupMS += float64(w.Setup) / 1e6
 	// More warm-up until the runs have gone on for MinWarmup: a machine
 	// just busy generating the scene and measuring the ceiling needs a
 	// moment (clocks, caches, the kernel's memory housekeeping) to settle.
 	for t0 := time.Now(); time.Since(t0) < MinWarmup; {
-		if _, err := b.Run(in, out); err != nil {
+		if _, err := run(); err != nil {
 			res.Error = err.Error()
-			return res
+			return
 		}
 	}
 	// Each timed sample is the mean of Batch runs, Batch chosen so that a
@@ -185,10 +238,10 @@ func Bench(b Backend, in Input, out []float32, opt BenchOptions) BenchResult {
 	for range res.Repeat {
 		var sum Timings
 		for range batch {
-			t, err := b.Run(in, out)
+			t, err := run()
 			if err != nil {
 				res.Error = err.Error()
-				return res
+				return
 			}
 			sum.Upload, sum.Kernel, sum.Download, sum.Total = sum.Upload+t.Upload, sum.Kernel+t.Kernel, sum.Download+t.Download, sum.Total+t.Total
 		}
@@ -197,23 +250,32 @@ func Bench(b Backend, in Input, out []float32, opt BenchOptions) BenchResult {
 	}
 	res.Upload, res.Kernel, res.Download, res.Total = phaseOf(up), phaseOf(k), phaseOf(down), phaseOf(tot)
 	res.UploadMS, res.KernelMS, res.DownloadMS, res.TotalMS = res.Upload.Median, res.Kernel.Median, res.Download.Median, res.Total.Median
-	bytes := float64(in.Pixels()) * BytesPerPixel
+}
+
+// bandwidths fills the GB/s figures from the bytes the kernel touches and
+// (GPU) the bytes each transfer moves.
+func (res *BenchResult) bandwidths(kernelBytes, upBytes, downBytes float64) {
 	if res.KernelMS > 0 {
-		res.KernelGBps = bytes / (res.KernelMS * 1e6)
+		res.KernelGBps = kernelBytes / (res.KernelMS * 1e6)
 	}
 	if res.TotalMS > 0 {
-		res.TotalGBps = bytes / (res.TotalMS * 1e6)
+		res.TotalGBps = kernelBytes / (res.TotalMS * 1e6)
 	}
-	if info.GPU {
+	if res.GPU {
 		if res.UploadMS > 0 {
-			res.UploadGBps = float64(in.Pixels()) * 8 / (res.UploadMS * 1e6)
+			res.UploadGBps = upBytes / (res.UploadMS * 1e6)
 		}
 		if res.DownloadMS > 0 {
-			res.DownloadGBps = float64(in.Pixels()) * 4 / (res.DownloadMS * 1e6)
+			res.DownloadGBps = downBytes / (res.DownloadMS * 1e6)
 		}
 	}
+}
+
+// ceilings measures (or takes from opt) the ceiling for b's kind of
+// traffic with buffers of the given size, and the kernel's share of it.
+func (res *BenchResult) ceilings(b Backend, info Info, opt BenchOptions, bytes int) {
 	if dc, ok := b.(DeviceCeilings); ok {
-		c, err := dc.Ceilings(min(in.Pixels()*4, 1<<30))
+		c, err := dc.Ceilings(min(bytes, 1<<30))
 		if err == nil {
 			res.CeilingGBps, res.CeilingKind = c.DeviceCopy, "device-copy"
 			res.H2DGBps, res.D2HGBps, res.DuplexGBps = c.H2D, c.D2H, c.Duplex
@@ -227,12 +289,6 @@ func Bench(b Backend, in Input, out []float32, opt BenchOptions) BenchResult {
 	if res.CeilingGBps > 0 {
 		res.KernelPct = 100 * res.KernelGBps / res.CeilingGBps
 	}
-	rep := Verify(in, out)
-	res.Verified, res.MaxAbsErr, res.NaNMismatch = rep.OK(), rep.MaxAbsErr, rep.NaNMismatch
-	if !rep.OK() && res.Error == "" {
-		res.Error = rep.String()
-	}
-	return res
 }
 
 // HostCopier copies src into dst (same length). Go's copy is always
@@ -304,3 +360,71 @@ func (r BenchResult) String() string {
 
 // Label is the run's "backend" or "backend:mode".
 func (r BenchResult) Label() string { return Label(r.Backend, r.Mode) }
+
+// BenchModes lists every way to time b, the one policy the command line
+// and the window share: ModeHost first where b keeps host memory of its
+// own (what canopy compute uses), then its Moder modes; nil for a backend
+// with neither (one run in its only way).
+func BenchModes(b Backend) []string {
+	var ms []string
+	if _, ok := b.(HostMemory); ok {
+		ms = append(ms, ModeHost)
+	}
+	if m, ok := b.(Moder); ok {
+		ms = append(ms, m.Modes()...)
+	}
+	return ms
+}
+
+// BenchTarget is one backend in one mode ("" for its only way) to time.
+type BenchTarget struct {
+	Name, Mode string
+}
+
+// Label is "name" or "name:mode".
+func (t BenchTarget) Label() string { return Label(t.Name, t.Mode) }
+
+// BenchPlan resolves a list of backends to time: "all" (or "") is every
+// registered backend in every mode of BenchModes (an unavailable backend
+// once, to report why); otherwise a comma list of "name" (every mode) or
+// "name:mode". An unknown backend or mode is an error.
+func BenchPlan(list string) ([]BenchTarget, error) {
+	var ts []BenchTarget
+	every := func(b Backend) {
+		ms := BenchModes(b)
+		if len(ms) == 0 || !b.Info().Available {
+			ts = append(ts, BenchTarget{b.Name(), ""})
+			return
+		}
+		for _, m := range ms {
+			ts = append(ts, BenchTarget{b.Name(), m})
+		}
+	}
+	var names []string
+	if list == "all" || list == "" {
+		names = Names()
+	} else {
+		names = strings.Split(list, ",")
+	}
+	for _, s := range names {
+		name, mode, _ := strings.Cut(strings.TrimSpace(s), ":")
+		b, err := New(name)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case mode == "":
+			every(b)
+		case !slices.Contains(BenchModes(b), mode):
+			b.Close()
+			if mode == ModeHost {
+				return nil, fmt.Errorf("%s has no host buffers of its own: no %s:%s", name, name, ModeHost)
+			}
+			return nil, fmt.Errorf("backend %s has no mode %q", name, mode)
+		default:
+			ts = append(ts, BenchTarget{name, mode})
+		}
+		b.Close()
+	}
+	return ts, nil
+}

@@ -267,3 +267,71 @@ func (l *landscape) surfaceAt(u, v, px float64) (surface, float64) {
 	furrow := 0.04 * math.Sin(v*l.scale*0.9)
 	return surface{crop.red * (1 - furrow), crop.nir * (1 + furrow)}, 0.06
 }
+
+// fakeMix is how FakeBands derives the roles other than red and nir from
+// them on a landscape: typical reflectance relations (green and blue
+// follow red, the red edge moves from red to NIR, the short-wave infrared
+// follows NIR and water), so that every catalogue index draws a
+// plausible map.
+var fakeMix = map[string][2]float32{
+	// role: {share of red, share of NIR}
+	"blue":     {0.55, 0.02},
+	"green":    {0.60, 0.12},
+	"rededge1": {0.55, 0.25},
+	"rededge2": {0.25, 0.65},
+	"rededge3": {0.10, 0.88},
+	"nir2":     {0.00, 0.97},
+	"swir1":    {0.45, 0.45},
+	"swir2":    {0.55, 0.22},
+}
+
+// noiseRange is each role's uniform range in the noise scene.
+var noiseRange = map[string][2]float32{
+	"blue": {0.01, 0.08}, "green": {0.03, 0.15}, "rededge1": {0.05, 0.30}, "rededge2": {0.15, 0.50},
+	"rededge3": {0.20, 0.60}, "nir2": {0.20, 0.60}, "swir1": {0.10, 0.40}, "swir2": {0.05, 0.30},
+}
+
+// FakeBands generates a seeded scene with a float32 band for each role:
+// red and nir exactly as Fake makes them; for "noise" every other role is
+// uniform over its typical range (noiseRange: blue and green darker than
+// red, so that EVI's denominator stays away from zero); for "landscape" it
+// is mixed from red and NIR (fakeMix) with a little seeded noise. The same arguments give the same
+// bytes.
+func FakeBands(kind string, w, h int, seed uint64, roles []string) ([]BandInput, *GeoRef, error) {
+	red, nir, err := Fake(kind, w, h, seed)
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []BandInput
+	for ri, role := range roles {
+		var data []float32
+		switch role {
+		case "red":
+			data = red.Data
+		case "nir":
+			data = nir.Data
+		default:
+			mix, ok := fakeMix[role]
+			if !ok {
+				return nil, nil, fmt.Errorf("fake scene: no band for role %q", role)
+			}
+			data = NewOutput(w * h)
+			s := seed*31 + uint64(ri) + 1
+			par.For(h, func(y int) {
+				for x := range w {
+					i := y*w + x
+					u := float32(unit(hash2(int64(x), int64(y), s)))
+					if kind == SceneNoise {
+						r := noiseRange[role]
+						data[i] = r[0] + (r[1]-r[0])*u
+					} else {
+						data[i] = mix[0]*red.Data[i] + mix[1]*nir.Data[i] + 0.01*(u-0.5)
+					}
+				}
+			})
+		}
+		src := fmt.Sprintf("fake %s %dx%d seed %d %s", kind, w, h, seed, role)
+		out = append(out, BandInput{Role: role, Plane: PlaneOf(w, h, data), Radiometry: Identity(), Source: src})
+	}
+	return out, red.Geo, nil
+}

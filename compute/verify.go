@@ -27,11 +27,23 @@ type Report struct {
 	Worst int `json:"worst"`
 	// Tol is the tolerance OK applies (0: Tolerance).
 	Tol float64 `json:"tolerance,omitempty"`
+	// Bounded reports (VerifyJob) count as wrong only the pixels that are
+	// beyond Tol and beyond the formula's float32 error bound too.
+	Bounded bool `json:"bounded,omitempty"`
+	// Conditioned counts pixels beyond Tol (or NaN in one result only)
+	// that the float32 error bound of the formula explains: ill-conditioned
+	// pixels, such as EVI next to a zero denominator.
+	Conditioned int `json:"conditioned,omitempty"`
+	// Wrong counts the numbers beyond Tol that nothing explains.
+	Wrong int `json:"wrong,omitempty"`
 }
 
 // OK reports whether the result matches within Tolerance with NaN in
 // exactly the same pixels.
 func (r Report) OK() bool {
+	if r.Bounded {
+		return r.NaNMismatch == 0 && r.Wrong == 0
+	}
 	tol := r.Tol
 	if tol == 0 {
 		tol = Tolerance
@@ -42,7 +54,13 @@ func (r Report) OK() bool {
 // String describes the report for a user: "verified: max error 5.96e-08".
 func (r Report) String() string {
 	if r.OK() {
+		if r.Conditioned > 0 {
+			return fmt.Sprintf("verified: max error %.3g over %d pixels (%d NaN; %d ill-conditioned pixels within the float32 error bound)", r.MaxAbsErr, r.Pixels, r.NaN, r.Conditioned)
+		}
 		return fmt.Sprintf("verified: max error %.3g over %d pixels (%d NaN)", r.MaxAbsErr, r.Pixels, r.NaN)
+	}
+	if r.Bounded {
+		return fmt.Sprintf("WRONG: %d values beyond the float32 error bound, %d NaN mismatches over %d pixels (max error %.3g, first bad pixel %d)", r.Wrong, r.NaNMismatch, r.Pixels, r.MaxAbsErr, r.Worst)
 	}
 	return fmt.Sprintf("WRONG: max error %.3g, %d NaN mismatches over %d pixels (first bad pixel %d)", r.MaxAbsErr, r.NaNMismatch, r.Pixels, r.Worst)
 }

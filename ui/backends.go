@@ -37,16 +37,7 @@ func (e *backendEntry) name() string { return e.b.Name() }
 
 // modes are the choices of the entry's mode picker: compute.ModeHost first
 // where the backend keeps host memory of its own, then its Moder modes.
-func (e *backendEntry) modes() []string {
-	var ms []string
-	if _, ok := e.b.(compute.HostMemory); ok {
-		ms = append(ms, compute.ModeHost)
-	}
-	if m, ok := e.b.(compute.Moder); ok {
-		ms = append(ms, m.Modes()...)
-	}
-	return ms
-}
+func (e *backendEntry) modes() []string { return compute.BenchModes(e.b) }
 
 // setMode applies a choice of the mode picker.
 func (e *backendEntry) setMode(s string) error {

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"canopy/compute"
-	"canopy/compute/backends"
 	"canopy/compute/geotiff"
 )
 
@@ -223,56 +222,6 @@ func cmdCompute(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// benchTarget is one backend (and mode) to time.
-type benchTarget struct {
-	name, mode string
-}
-
-func benchTargets(list string) ([]benchTarget, error) {
-	var ts []benchTarget
-	// every mode of b: ModeHost first where b keeps host memory of its own
-	// (what canopy compute uses), then its Moder modes.
-	every := func(b compute.Backend) {
-		m, ok := b.(compute.Moder)
-		if !ok || !b.Info().Available {
-			ts = append(ts, benchTarget{b.Name(), ""})
-			return
-		}
-		if _, ok := b.(compute.HostMemory); ok {
-			ts = append(ts, benchTarget{b.Name(), compute.ModeHost})
-		}
-		for _, md := range m.Modes() {
-			ts = append(ts, benchTarget{b.Name(), md})
-		}
-	}
-	if list == "all" || list == "" {
-		for _, b := range backends.All() {
-			every(b)
-			b.Close()
-		}
-		return ts, nil
-	}
-	for _, s := range strings.Split(list, ",") {
-		name, mode, _ := strings.Cut(strings.TrimSpace(s), ":")
-		b, err := compute.New(name)
-		if err != nil {
-			return nil, usageError{err.Error()}
-		}
-		_, host := b.(compute.HostMemory)
-		switch {
-		case mode == "":
-			every(b)
-		case mode == compute.ModeHost && !host:
-			b.Close()
-			return nil, usagef("%s has no host buffers of its own: no %s:%s", name, name, compute.ModeHost)
-		default:
-			ts = append(ts, benchTarget{name, mode})
-		}
-		b.Close()
-	}
-	return ts, nil
-}
-
 func cmdBench(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("bench", stderr)
 	sizes := fs.String("size", "2048", "image sizes, N or NxM, comma-separated")
@@ -282,6 +231,8 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	seed := fs.Uint64("seed", 1, "scene seed")
 	asJSON := fs.Bool("json", false, "one JSON object per backend and size")
 	chartOut := fs.String("chart", "", "write a chart PNG (time vs pixels when several sizes, phases when one)")
+	var ix indexFlags
+	ix.register(fs, "indices to time in one job")
 	if err := parse(fs, args, stdout); err != nil {
 		return err
 	}
@@ -299,7 +250,11 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		}
 		dims = append(dims, [2]int{w, h})
 	}
-	targets, err := benchTargets(*list)
+	targets, err := compute.BenchPlan(*list)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	sel, err := ix.parse()
 	if err != nil {
 		return err
 	}
@@ -314,12 +269,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	// One instance per target for the whole run: setup is paid once.
 	inst := make([]compute.Backend, len(targets))
 	for i, t := range targets {
-		b, _ := compute.New(t.name)
-		if m, ok := b.(compute.Moder); ok && t.mode != "" && t.mode != compute.ModeHost {
-			if err := m.SetMode(t.mode); err != nil {
-				return usageError{err.Error()}
-			}
-		}
+		b, _ := compute.New(t.Name)
 		inst[i] = b
 		defer b.Close()
 	}
@@ -327,17 +277,32 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "# %s, GOMAXPROCS %d, %s scene, %d repeats after one warm-up; medians [min-max]\n",
 			inst[0].Info().Device, runtime.GOMAXPROCS(0), *scene, *repeat)
 	}
+	ndviOnly := len(sel.names) == 1 && sel.names[0] == "ndvi"
 	for _, d := range dims {
-		red, nir, err := compute.Fake(*scene, d[0], d[1], *seed)
+		bands, _, err := compute.FakeBands(*scene, d[0], d[1], *seed, sel.roles())
 		if err != nil {
 			return err
 		}
-		in := compute.Input{Width: d[0], Height: d[1], Red: red.Data, NIR: nir.Data}
-		out := compute.NewOutput(in.Pixels())
-		ceiling := compute.HostCopyCeiling(min(max(in.Pixels()*4, 64<<20), 512<<20))
+		j, err := compute.NewJob(bands, nil, sel.names, sel.exprs)
+		if err != nil {
+			return err
+		}
+		ceiling := compute.HostCopyCeiling(min(max(j.Pixels()*4, 64<<20), 512<<20))
 		for i, b := range inst {
-			opt := compute.BenchOptions{Repeat: *repeat, HostCeiling: ceiling, HostBuffers: targets[i].mode == compute.ModeHost}
-			r := compute.Bench(b, in, out, opt)
+			opt := compute.BenchOptions{Repeat: *repeat, HostCeiling: ceiling}
+			var r compute.BenchResult
+			if targets[i].Mode == compute.ModeHost {
+				// The bands in the backend's own host buffers: its NDVI path.
+				if !ndviOnly {
+					return usagef("%s times NDVI only, not %s", targets[i].Label(), strings.Join(sel.names, ","))
+				}
+				in := compute.Input{Width: j.Width, Height: j.Height, Red: bands[0].Plane.F32(), NIR: bands[1].Plane.F32()}
+				opt.HostBuffers = true
+				r = compute.Bench(b, in, j.Out[0], opt)
+			} else {
+				j.Mode = targets[i].Mode
+				r = compute.BenchJob(b, j, opt)
+			}
 			all = append(all, r)
 			if r.Error != "" && b.Info().Available {
 				failed++
@@ -350,7 +315,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 				fmt.Fprintln(stdout, r)
 			}
 		}
-		red, nir, out = nil, nil, nil
+		bands, j = nil, nil
 		runtime.GC()
 	}
 	if *chartOut != "" {
