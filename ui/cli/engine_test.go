@@ -150,12 +150,12 @@ for i in range(o.RasterCount):
 	}
 }
 
-// A custom formula runs on the Go backends with the same bits.
-func TestComputeExprGoBackends(t *testing.T) {
+// A custom formula runs on every CPU backend with the same bits.
+func TestComputeExprEveryCPUBackend(t *testing.T) {
 	dir := t.TempDir()
 	src := multiBand(t, dir, 31, 17, 32632)
 	var first []float32
-	for _, b := range []string{"go", "go-parallel"} {
+	for _, b := range []string{"go", "go-parallel", "c"} {
 		tif := filepath.Join(dir, b+".tif")
 		args := append([]string{"compute", "--expr", "clamp((nir - swir1) / (nir + swir1) * 2, -1, 1)", "--backend", b, "--tif", tif}, bandArgs(src)...)
 		if code, _, e := run(t, args...); code != 0 {
