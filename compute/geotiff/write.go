@@ -153,6 +153,15 @@ func WriteBands[T Sample](path string, width, height int, bands [][]T, geo *comp
 	return nil
 }
 
+// WriteBandsTo encodes bands as WriteBands does, into w instead of a named
+// file: an outfile.Writer, whose run decides when the file is put in place.
+func WriteBandsTo[T Sample](w io.WriterAt, width, height int, bands [][]T, geo *compute.GeoRef, opt WriteOptions) error {
+	if err := checkWrite(width, height, bands, &opt); err != nil {
+		return err
+	}
+	return encode(w, width, height, bands, geo, opt)
+}
+
 func writeBands[T Sample](path string, width, height int, bands [][]T, geo *compute.GeoRef, opt WriteOptions) error {
 	if err := checkWrite(width, height, bands, &opt); err != nil {
 		return err

@@ -3,8 +3,10 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -83,8 +85,28 @@ func TestComputeWritesGeoTIFFAndPNG(t *testing.T) {
 	if st, err := os.Stat(png); err != nil || st.Size() == 0 {
 		t.Errorf("PNG not written: %v", err)
 	}
-	if _, err := os.Stat(strings.TrimSuffix(png, ".png") + ".pgw"); err != nil {
-		t.Errorf("no world file beside the georeferenced PNG: %v", err)
+	// With a legend the picture is a layout, not a map: no world file that
+	// would place the legend on the ground.
+	if _, err := os.Stat(strings.TrimSuffix(png, ".png") + ".pgw"); err == nil {
+		t.Errorf("a world file beside a PNG with a legend")
+	}
+	// The map alone gets one, with the input's geotransform (pixel centre
+	// of the top-left pixel).
+	if code, _, e := run(t, "compute", "--red", red, "--nir", nir, "--png", png); code != 0 {
+		t.Fatal(e)
+	}
+	wf, err := os.ReadFile(strings.TrimSuffix(png, ".png") + ".pgw")
+	if err != nil {
+		t.Fatalf("no world file beside the map-only PNG: %v", err)
+	}
+	rb, _ := raster.Load(red)
+	gt, _ := rb.Geo.Affine()
+	var want string
+	for _, v := range []float64{gt[1], gt[4], gt[2], gt[5], gt[0] + gt[1]/2, gt[3] + gt[5]/2} {
+		want += strconv.FormatFloat(v, 'f', -1, 64) + "\n"
+	}
+	if string(wf) != want {
+		t.Errorf("world file %q, want %q", wf, want)
 	}
 }
 
@@ -142,13 +164,6 @@ func TestErrors(t *testing.T) {
 				}
 			}
 		})
-	}
-	// A failed run leaves nothing half-written behind.
-	out := filepath.Join(dir, "keep.tif")
-	os.WriteFile(out, []byte("precious"), 0o644)
-	run(t, "compute", "--red", missing, "--nir", nir, "--tif", out)
-	if b, _ := os.ReadFile(out); string(b) != "precious" {
-		t.Error("a failed compute overwrote an existing output")
 	}
 }
 
@@ -281,4 +296,74 @@ func TestBenchGLHostBuffers(t *testing.T) {
 	if code, _, e := run(t, "bench", "--size", "33", "--backends", "c:host"); code != 2 || !strings.Contains(e, "no host buffers") {
 		t.Errorf("c:host: exit %d %s", code, e)
 	}
+}
+
+// failAfter is an output writer that fails once n bytes have been written.
+type failAfter struct {
+	outWriter
+	n int
+}
+
+func (f *failAfter) Write(p []byte) (int, error) {
+	if f.n -= len(p); f.n < 0 {
+		return 0, errors.New("disk full (injected)")
+	}
+	return f.outWriter.Write(p)
+}
+
+func (f *failAfter) WriteAt(p []byte, off int64) (int, error) {
+	if f.n -= len(p); f.n < 0 {
+		return 0, errors.New("disk full (injected)")
+	}
+	return f.outWriter.WriteAt(p, off)
+}
+
+// A run whose writing fails part-way leaves nothing behind: not the half
+// file, not its temporary file, not the outputs that were complete, and an
+// existing file at an output path keeps its bytes and its mode.
+func TestFailedWriteLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	red, nir := fakePair(t, dir, "64x48")
+	outDir := filepath.Join(dir, "out")
+	os.Mkdir(outDir, 0o755)
+	keep := filepath.Join(outDir, "keep.tif")
+	os.WriteFile(keep, []byte("precious"), 0o600)
+	png := filepath.Join(outDir, "map.png")
+	for _, after := range []int{0, 100, 3000} {
+		calls := 0
+		wrapOutput = func(w outWriter) outWriter {
+			calls++
+			if calls == 2 { // the PNG, after the GeoTIFF was written whole
+				return &failAfter{w, after}
+			}
+			return w
+		}
+		code, _, e := run(t, "compute", "--red", red, "--nir", nir, "--tif", keep, "--png", png)
+		wrapOutput = func(w outWriter) outWriter { return w }
+		if code != 1 || !strings.Contains(e, "injected") {
+			t.Fatalf("fail after %d bytes: exit %d, %s", after, code, e)
+		}
+		if b, _ := os.ReadFile(keep); string(b) != "precious" {
+			t.Errorf("fail after %d bytes: the existing output was replaced", after)
+		}
+		if st, _ := os.Stat(keep); st.Mode().Perm() != 0o600 {
+			t.Errorf("fail after %d bytes: mode %v", after, st.Mode().Perm())
+		}
+		ents, _ := os.ReadDir(outDir)
+		if len(ents) != 1 {
+			var names []string
+			for _, e := range ents {
+				names = append(names, e.Name())
+			}
+			t.Errorf("fail after %d bytes: left %v", after, names)
+		}
+	}
+	// Without the fault the same run writes both, and keep.tif keeps its mode.
+	if code, _, e := run(t, "compute", "--red", red, "--nir", nir, "--tif", keep, "--png", png); code != 0 {
+		t.Fatal(e)
+	}
+	if st, err := os.Stat(keep); err != nil || st.Mode().Perm() != 0o600 || st.Size() < 100 {
+		t.Errorf("after a good run: %v %v", st, err)
+	}
+	checkWrittenNDVI(t, keep, red, nir)
 }

@@ -13,6 +13,8 @@ import (
 
 	"canopy/compute"
 	"canopy/compute/geotiff"
+	"canopy/compute/outfile"
+	"canopy/ui/render/colormap"
 )
 
 // computeReport is the JSON `canopy compute --json` prints.
@@ -57,6 +59,77 @@ type indexReport struct {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
+// pngStyle is how --png colours a map.
+type pngStyle struct {
+	ramp, stretch string
+	legend        bool
+	title         string
+}
+
+// writeOutputs writes the GeoTIFF (one band per index) and the PNGs (one
+// per index; a map alone gets a world file placing its pixels) of a run as
+// one set: never over an input, all of them or none, nothing left behind
+// on failure or interruption.
+// outWriter is what an output is encoded into.
+type outWriter interface {
+	io.Writer
+	io.WriterAt
+}
+
+// wrapOutput lets tests inject a writer that fails part-way.
+var wrapOutput = func(w outWriter) outWriter { return w }
+
+func writeOutputs(inputs []string, tif string, pngs []string, j *compute.Job, geo *compute.GeoRef, sel selection, st pngStyle) error {
+	set := outfile.NewSet(inputs...)
+	defer set.Abort()
+	if tif != "" {
+		w, err := set.Create(tif)
+		if err != nil {
+			return err
+		}
+		if err := geotiff.WriteBandsTo(wrapOutput(w), j.Width, j.Height, j.Out, geo, geotiff.WriteOptions{NoData: "nan", Descriptions: sel.names}); err != nil {
+			return fmt.Errorf("write %s: %w", tif, err)
+		}
+	}
+	for o, p := range pngs {
+		lo, hi := -1.0, 1.0
+		if c := sel.cat[o]; c != nil {
+			lo, hi = c.Range[0], c.Range[1]
+		}
+		title := st.title
+		if title == "" && len(sel.names) > 1 {
+			title = sel.names[o]
+		}
+		s := colormap.Stretch{Lo: lo, Hi: hi}
+		if st.stretch != "full" {
+			var err error
+			if s, err = colormap.StretchFor(st.stretch, j.Out[o]); err != nil {
+				return err
+			}
+		}
+		opt := colormap.PNGOptions{Ramp: st.ramp, Stretch: s, Legend: st.legend, Title: title, Geo: geo}
+		w, err := set.Create(p)
+		if err != nil {
+			return err
+		}
+		if err := colormap.EncodePNG(wrapOutput(w), j.Out[o], j.Width, j.Height, opt); err != nil {
+			return fmt.Errorf("write map %s: %w", p, err)
+		}
+		// A world file places the picture's pixels on the ground: only
+		// right for the map alone, not for a layout with a legend strip.
+		if wf, ok := colormap.WorldFile(geo); ok && !st.legend && title == "" {
+			ww, err := set.Create(colormap.WorldFilePath(p))
+			if err != nil {
+				return err
+			}
+			if _, err := ww.Write([]byte(wf)); err != nil {
+				return fmt.Errorf("write %s: %w", ww.Path(), err)
+			}
+		}
+	}
+	return set.Commit()
+}
 
 // pngPaths names one PNG per index: the path as given for one index, the
 // index name before the extension for several ("map-ndvi.png").
@@ -175,27 +248,10 @@ func cmdCompute(args []string, stdout, stderr io.Writer) error {
 			rep.Indices = append(rep.Indices, indexReport{Name: sel.names[o]})
 		}
 	}
-	if *tif != "" {
-		if err := geotiff.WriteBands(*tif, j.Width, j.Height, j.Out, l.geo, geotiff.WriteOptions{NoData: "nan", Descriptions: sel.names}); err != nil {
-			return err
-		}
-		rep.Tif = *tif
+	if err := writeOutputs(in.inputFiles(), *tif, pngs, j, l.geo, sel, pngStyle{*ramp, *stretch, *legend, *title}); err != nil {
+		return err
 	}
-	for o, p := range pngs {
-		lo, hi := -1.0, 1.0
-		if c := sel.cat[o]; c != nil {
-			lo, hi = c.Range[0], c.Range[1]
-		}
-		t := *title
-		if t == "" && len(sel.names) > 1 {
-			t = sel.names[o]
-		}
-		res := &compute.Band{Width: j.Width, Height: j.Height, Data: j.Out[o], Geo: l.geo, NoData: math.NaN(), HasNoData: true, Source: sel.names[o]}
-		if err := writePNG(p, res, *ramp, *stretch, *legend, t, lo, hi); err != nil {
-			return err
-		}
-		rep.PNG = append(rep.PNG, p)
-	}
+	rep.Tif, rep.PNG = *tif, pngs
 	if *asJSON {
 		return json.NewEncoder(stdout).Encode(rep)
 	}

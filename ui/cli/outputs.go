@@ -25,21 +25,6 @@ func checkPNGOptions(ramp, stretch string) error {
 	return nil
 }
 
-// writePNG colours an index plane; the full stretch spans [lo, hi], the
-// index's expected range.
-func writePNG(path string, ndvi *compute.Band, ramp, stretch string, legend bool, title string, lo, hi float64) error {
-	s := colormap.Stretch{Lo: lo, Hi: hi}
-	if stretch != "full" {
-		var err error
-		if s, err = colormap.StretchFor(stretch, ndvi.Data); err != nil {
-			return err
-		}
-	}
-	return colormap.WritePNG(path, ndvi.Data, ndvi.Width, ndvi.Height, colormap.PNGOptions{
-		Ramp: ramp, Stretch: s, Legend: legend, Title: title, Geo: ndvi.Geo,
-	})
-}
-
 func checkChartPath(path string) error {
 	if !strings.EqualFold(filepath.Ext(path), ".png") {
 		return usagef("--chart %s: the chart is written as PNG, name it .png", path)

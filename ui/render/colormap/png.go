@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"image"
 	"image/png"
+	"io"
 	"math"
 	"path/filepath"
 	"strconv"
@@ -147,6 +148,26 @@ func WritePNG(path string, ndvi []float32, w, h int, opt PNGOptions) error {
 		}
 	}
 	return nil
+}
+
+// EncodePNG writes the picture WritePNG would write into w (no world
+// file: the caller writes WorldFile(opt.Geo) beside it when the picture is
+// the map alone).
+func EncodePNG(w io.Writer, ndvi []float32, width, height int, opt PNGOptions) error {
+	img, err := Compose(ndvi, width, height, opt)
+	if err != nil {
+		return err
+	}
+	level := png.DefaultCompression
+	if width*height > 16<<20 {
+		level = png.BestSpeed
+	}
+	bw := bufio.NewWriterSize(w, 1<<20)
+	enc := png.Encoder{CompressionLevel: level}
+	if err := enc.Encode(bw, img); err != nil {
+		return err
+	}
+	return bw.Flush()
 }
 
 // writeAtomic writes through fill to a temporary file in path's directory
