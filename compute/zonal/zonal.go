@@ -1,6 +1,7 @@
 package zonal
 
 import (
+	"canopy/compute"
 	"errors"
 	"fmt"
 	"math"
@@ -95,13 +96,21 @@ type Classes struct {
 	Names  []string
 }
 
-// DefaultClasses are the NDVI classes of the design: < 0 water/none,
-// 0–0.2 bare, 0.2–0.4 sparse, 0.4–0.6 moderate, ≥ 0.6 dense.
-func DefaultClasses() Classes {
-	return Classes{
-		Breaks: []float64{0, 0.2, 0.4, 0.6},
-		Names:  []string{"water/none", "bare", "sparse", "moderate", "dense"},
+// DefaultClasses are the NDVI classes of the design (compute.NDVIClasses):
+// < 0 water/none, 0–0.2 bare, 0.2–0.4 sparse, 0.4–0.6 moderate, ≥ 0.6
+// dense.
+func DefaultClasses() Classes { return ClassesOf(compute.NDVIClasses()) }
+
+// ClassesOf turns a contiguous class table into breaks and names.
+func ClassesOf(table []compute.Class) Classes {
+	var c Classes
+	for i, cl := range table {
+		c.Names = append(c.Names, cl.Name)
+		if i > 0 {
+			c.Breaks = append(c.Breaks, cl.Lo)
+		}
 	}
+	return c
 }
 
 // Columns returns the CSV column of each class: "ha_" and the class name

@@ -309,3 +309,36 @@ func (f *indexFlags) parse() (selection, error) {
 	}
 	return s, nil
 }
+
+// computeIndices loads the bands sel needs, runs its job on the backend
+// named (name[:mode] or auto) and verifies every output against the
+// float64 truth: what zonal and change compute before their own work.
+func computeIndices(in *inputFlags, sel selection, backendName string) (*compute.Job, *loaded, error) {
+	b, mode, err := pickBackend(backendName)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer b.Close()
+	l, err := in.load(sel.roles(), sel.names)
+	if err != nil {
+		return nil, nil, err
+	}
+	j, err := compute.NewJob(l.bands, l.mask, sel.names, sel.exprs)
+	if err != nil {
+		var mr *compute.MissingRoleError
+		if errors.As(err, &mr) {
+			return nil, nil, usageError{err.Error()}
+		}
+		return nil, nil, err
+	}
+	j.Mode = mode
+	if _, err := compute.RunJob(b, j); err != nil {
+		return nil, nil, err
+	}
+	for o, v := range compute.VerifyJob(j) {
+		if err := v.Err(b.Name() + " " + sel.names[o]); err != nil {
+			return nil, nil, err
+		}
+	}
+	return j, l, nil
+}

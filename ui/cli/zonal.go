@@ -1,0 +1,138 @@
+package cli
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"canopy/compute/outfile"
+	"canopy/compute/vector"
+	"canopy/compute/zonal"
+)
+
+// zonalReport is what `canopy zonal --json` prints.
+type zonalReport struct {
+	Index    string   `json:"index"`
+	Stands   int      `json:"stands"`
+	CRS      string   `json:"crs"`
+	Width    int      `json:"width"`
+	Height   int      `json:"height"`
+	CSV      string   `json:"csv,omitempty"`
+	GPKG     string   `json:"gpkg,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+func cmdZonal(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("zonal", stderr)
+	var in inputFlags
+	in.register(fs)
+	var ix indexFlags
+	ix.register(fs, "the index to summarise per stand (one)")
+	backend := fs.String("backend", "auto", "go, go-parallel, c, gl, cuda[:mode] or auto")
+	stands := fs.String("stands", "", "the stands: a GeoPackage (FILE[:LAYER]) or a GeoJSON file")
+	idField := fs.String("id", "", "the stands' id attribute (default: the feature id)")
+	csvOut := fs.String("csv", "", "write the statistics as CSV")
+	gpkgOut := fs.String("gpkg", "", "write the stands with their statistics as a GeoPackage")
+	asJSON := fs.Bool("json", false, "print a JSON summary")
+	if err := parse(fs, args, stdout); err != nil {
+		return err
+	}
+	if err := in.check(); err != nil {
+		return err
+	}
+	if *stands == "" {
+		return usagef("--stands FILE[:LAYER] is required")
+	}
+	if *csvOut == "" && *gpkgOut == "" {
+		return usagef("give --csv OUT.csv and/or --gpkg OUT.gpkg")
+	}
+	sel, err := ix.parse()
+	if err != nil {
+		return err
+	}
+	if len(sel.names) != 1 {
+		return usagef("zonal summarises one index, not %d", len(sel.names))
+	}
+	path, layerName, err := vector.ParseStands(*stands)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	layer, err := vector.Read(path, layerName)
+	if err != nil {
+		return err
+	}
+	j, l, err := computeIndices(&in, sel, *backend)
+	if err != nil {
+		return err
+	}
+	gt, ok := l.geo.Affine()
+	if !ok {
+		return fmt.Errorf("the bands have no georeferencing: stands cannot be placed on them")
+	}
+	rcrs, err := vector.RasterCRS(l.geo)
+	if err != nil {
+		return err
+	}
+	work := layer.Clone()
+	if err := vector.Reproject(work, rcrs); err != nil {
+		return err
+	}
+	st, err := zonal.StandsFromLayer(work, *idField)
+	if err != nil {
+		return err
+	}
+	src, err := zonal.NewPlane(j.Out[0], j.Width, j.Height)
+	if err != nil {
+		return err
+	}
+	classes := zonal.DefaultClasses()
+	res, warnings, err := zonal.Compute(src, gt, st, zonal.Options{Classes: classes})
+	if err != nil {
+		return err
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(stderr, "canopy zonal: warning: %s\n", w)
+	}
+	set := outfile.NewSet(append(in.inputFiles(), path)...)
+	defer set.Abort()
+	if *csvOut != "" {
+		w, err := set.Create(*csvOut)
+		if err != nil {
+			return err
+		}
+		bw := bufio.NewWriter(w)
+		if err := zonal.WriteCSV(bw, res, classes); err != nil {
+			return fmt.Errorf("write %s: %w", *csvOut, err)
+		}
+		if err := bw.Flush(); err != nil {
+			return fmt.Errorf("write %s: %w", *csvOut, err)
+		}
+	}
+	if err := set.Commit(); err != nil {
+		return err
+	}
+	if *gpkgOut != "" {
+		// The GeoPackage writer makes its own temporary file and renames
+		// it; it refuses an input like every output.
+		for _, p := range append(in.inputFiles(), path) {
+			if sameFile(*gpkgOut, p) {
+				return usagef("refusing to overwrite input %s with an output", p)
+			}
+		}
+		if err := vector.WriteGPKG(*gpkgOut, layer, zonal.GPKGColumns(classes), zonal.GPKGRows(res)); err != nil {
+			return err
+		}
+	}
+	rep := zonalReport{Index: sel.names[0], Stands: len(res), CRS: rcrs, Width: j.Width, Height: j.Height, CSV: *csvOut, GPKG: *gpkgOut, Warnings: warnings}
+	if *asJSON {
+		return json.NewEncoder(stdout).Encode(rep)
+	}
+	fmt.Fprintf(stdout, "%s over %d stands (%s, %dx%d pixels)\n", rep.Index, rep.Stands, rcrs, j.Width, j.Height)
+	for _, p := range []string{*csvOut, *gpkgOut} {
+		if p != "" {
+			fmt.Fprintf(stdout, "wrote %s\n", p)
+		}
+	}
+	return nil
+}
