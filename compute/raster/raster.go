@@ -350,6 +350,7 @@ func pngHeader(o *opened) (pngInfo, error) {
 			break
 		}
 	}
+	p.idat = min(p.idat, o.size) // a chunk may claim more bytes than the file has
 	raw := int64(cfg.Width)*int64(cfg.Height)*int64(p.bytesPerPixel) + int64(cfg.Height)
 	// DEFLATE expands at most 1032:1; refuse sizes the data cannot hold.
 	if raw > p.idat*1100+(1<<20) {
