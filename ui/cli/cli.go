@@ -41,6 +41,8 @@ const usage = `usage:
                  [--mask auto|none] [--mask-buffer PX] [--nodata V]
                  [--tif OUT.tif] [--png OUT.png] [--ramp NAME] [--stretch MODE] [--legend] [--json]
   canopy zonal INPUT [--index NAME] --stands FILE[:LAYER] [--id FIELD] --csv OUT.csv [--gpkg OUT.gpkg]
+  canopy change --before PATH --after PATH [--bands ROLE=B,...] [--index NAME] [--classes T,...]
+                [--tif OUT] [--png OUT] [--stands F --csv OUT] [--json]
   canopy bench [--size N[,N...]] [--backends all|a,b] [--index NAME[,NAME...]] [--repeat K] [--scene noise|landscape] [--json] [--chart OUT.png]
   canopy fake --size N[xM] [--seed S] [--scene noise|landscape] --red R.tif --nir N.tif
 INPUT is --red F[:B] --nir F[:B] (shorthand), --band ROLE=F[:B] (repeatable), or --scene PATH
@@ -62,6 +64,8 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		err = cmdBackends(args[1:], stdout, stderr)
 	case "compute":
 		err = cmdCompute(args[1:], stdout, stderr)
+	case "change":
+		err = cmdChange(args[1:], stdout, stderr)
 	case "zonal":
 		err = cmdZonal(args[1:], stdout, stderr)
 	case "indices":
@@ -76,7 +80,7 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, usage)
 		return ExitOK
 	default:
-		err = usagef("unknown command %q (commands: gui, backends, indices, scene, compute, zonal, bench, fake)", args[0])
+		err = usagef("unknown command %q (commands: gui, backends, indices, scene, compute, zonal, change, bench, fake)", args[0])
 	}
 	var ue usageError
 	switch {

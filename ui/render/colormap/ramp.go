@@ -15,6 +15,8 @@ const (
 	RampRdYlGn  = "rdylgn"
 	RampViridis = "viridis"
 	RampClasses = "classes"
+	// RampChange is the diverging ramp of change maps.
+	RampChange = "change"
 	// DefaultRamp is the ramp used when none is named.
 	DefaultRamp = RampRdYlGn
 )
@@ -58,6 +60,14 @@ var ramps = []*ramp{
 		// matplotlib viridis sampled at 0, 0.1, ..., 1.
 		stops: hexes("#440154", "#482475", "#414487", "#355f8d", "#2a788e", "#21918c",
 			"#22a884", "#44bf70", "#7ad151", "#bddf26", "#fde725"),
+	},
+	{
+		name: RampChange,
+		desc: "diverging blue-white-red for change maps: gain blue, loss red (ColorBrewer RdBu, reversed)",
+		// ColorBrewer RdBu, 11 classes, reversed: blue (gain, negative
+		// before − after) to red (loss, positive).
+		stops: hexes("#053061", "#2166ac", "#4393c3", "#92c5de", "#d1e5f0", "#f7f7f7",
+			"#fddbc7", "#f4a582", "#d6604d", "#b2182b", "#67001f"),
 	},
 	{
 		name:     RampClasses,

@@ -1,0 +1,287 @@
+package cli
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"canopy/compute"
+	"canopy/compute/change"
+	"canopy/compute/geotiff"
+	"canopy/compute/outfile"
+	"canopy/compute/scene"
+	"canopy/compute/stats"
+	"canopy/compute/vector"
+	"canopy/compute/zonal"
+	"canopy/ui/render/colormap"
+)
+
+// changeReport is what `canopy change --json` prints.
+type changeReport struct {
+	Index     string           `json:"index"`
+	Before    string           `json:"before"`
+	After     string           `json:"after"`
+	Width     int              `json:"width"`
+	Height    int              `json:"height"`
+	Alignment change.Alignment `json:"alignment"`
+	// Valid is the pixels with a value on both dates; Invalid the rest
+	// (nodata or masked on either date, or outside the after date).
+	Valid   int           `json:"valid_pixels"`
+	Invalid int           `json:"invalid_pixels"`
+	Mean    float64       `json:"mean"`
+	Classes []changeClass `json:"classes"`
+	Tif     string        `json:"tif,omitempty"`
+	PNG     string        `json:"png,omitempty"`
+	CSV     string        `json:"csv,omitempty"`
+}
+
+// changeClass is one change class with its area.
+type changeClass struct {
+	Name     string  `json:"name"`
+	Bounds   string  `json:"bounds"`
+	Pixels   int     `json:"pixels"`
+	Hectares float64 `json:"hectares"`
+}
+
+// parseBandMap reads --bands red=3,nir=4.
+func parseBandMap(s string) (map[string]int, error) {
+	m := map[string]int{}
+	if s == "" {
+		return m, nil
+	}
+	for _, kv := range strings.Split(s, ",") {
+		role, num, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		b, err := strconv.Atoi(num)
+		if !ok || err != nil || b < 1 {
+			return nil, usagef("bad --bands entry %q: want ROLE=BAND, e.g. red=3,nir=4", kv)
+		}
+		m[strings.ToLower(role)] = b
+	}
+	return m, nil
+}
+
+// dateIndex computes the index of one date: the product or multi-band
+// GeoTIFF at path, roles from its metadata or from bandMap.
+func dateIndex(path string, bandMap map[string]int, sel selection, backend, mask string, buffer int) (*compute.Job, *scene.Scene, error) {
+	sc, err := scene.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer sc.Close()
+	for role, b := range bandMap {
+		if err := sc.AssignBand(role, b); err != nil {
+			return nil, nil, usageError{err.Error()}
+		}
+	}
+	for _, r := range sel.roles() {
+		if sc.Bands[r] == nil {
+			return nil, nil, usageError{(&compute.MissingRoleError{Index: sel.names[0], Role: r, Given: sc.RoleNames()}).Error() + " in " + path + " (name it with --bands " + r + "=BAND)"}
+		}
+	}
+	bands, m, err := sc.Load(sel.roles(), scene.LoadOptions{Mask: mask, MaskBuffer: buffer})
+	if err != nil {
+		return nil, nil, err
+	}
+	b, mode, err := pickBackend(backend)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer b.Close()
+	j, err := compute.NewJob(bands, m, sel.names, sel.exprs)
+	if err != nil {
+		var mr *compute.MissingRoleError
+		if errors.As(err, &mr) {
+			return nil, nil, usageError{err.Error()}
+		}
+		return nil, nil, err
+	}
+	j.Mode = mode
+	if _, err := compute.RunJob(b, j); err != nil {
+		return nil, nil, err
+	}
+	if err := compute.VerifyJob(j)[0].Err(b.Name() + " " + sel.names[0]); err != nil {
+		return nil, nil, err
+	}
+	return j, sc, nil
+}
+
+func cmdChange(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("change", stderr)
+	before := fs.String("before", "", "the earlier date: a product or a multi-band GeoTIFF")
+	after := fs.String("after", "", "the later date, the same kind")
+	bands := fs.String("bands", "", "band roles of GeoTIFF dates, e.g. red=3,nir=4 (the same for both)")
+	var ix indexFlags
+	ix.register(fs, "the index to compare (one)")
+	classSpec := fs.String("classes", "", "change class thresholds, e.g. -0.2,-0.1,0.1,0.2 (default: USGS dNBR severity for nbr, ±0.1 and ±0.2 otherwise)")
+	backend := fs.String("backend", "auto", "go, go-parallel, c, gl, cuda[:mode] or auto")
+	mask := fs.String("mask", "auto", "the products' cloud and quality masks: auto or none")
+	buffer := fs.Int("mask-buffer", 0, "grow the masks by this many pixels")
+	tif := fs.String("tif", "", "write before − after as a float32 GeoTIFF")
+	png := fs.String("png", "", "write the change map as PNG (blue gain, red loss)")
+	legend := fs.Bool("legend", false, "draw the legend beside the PNG map")
+	stands := fs.String("stands", "", "stands (GeoPackage FILE[:LAYER] or GeoJSON) for per-stand change statistics")
+	idField := fs.String("id", "", "the stands' id attribute")
+	csvOut := fs.String("csv", "", "with --stands, write per-stand change statistics as CSV")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	if err := parse(fs, args, stdout); err != nil {
+		return err
+	}
+	if *before == "" || *after == "" {
+		return usagef("--before and --after are both required")
+	}
+	if (*stands == "") != (*csvOut == "") {
+		return usagef("--stands and --csv go together")
+	}
+	if *mask != "auto" && *mask != "none" {
+		return usagef("bad --mask %q: auto or none", *mask)
+	}
+	bandMap, err := parseBandMap(*bands)
+	if err != nil {
+		return err
+	}
+	sel, err := ix.parse()
+	if err != nil {
+		return err
+	}
+	if len(sel.names) != 1 {
+		return usagef("change compares one index, not %d", len(sel.names))
+	}
+	classes := change.ClassesFor(sel.names[0])
+	if *classSpec != "" {
+		if classes, err = change.ParseClasses(*classSpec); err != nil {
+			return usagef("--classes: %v", err)
+		}
+	}
+	jb, sb, err := dateIndex(*before, bandMap, sel, *backend, *mask, *buffer)
+	if err != nil {
+		return err
+	}
+	ja, sa, err := dateIndex(*after, bandMap, sel, *backend, *mask, *buffer)
+	if err != nil {
+		return err
+	}
+	aligned, al, err := change.OntoGrid(ja.Out[0], ja.Width, ja.Height, sa.Grid.Geo, jb.Width, jb.Height, sb.Grid.Geo)
+	if err != nil {
+		return fmt.Errorf("%s and %s: %w", *before, *after, err)
+	}
+	diff := jb.Out[0] // before − after in place: the before plane is not needed after
+	if err := change.Difference(diff, jb.Out[0], aligned); err != nil {
+		return err
+	}
+	area, _ := sb.Grid.Geo.PixelArea()
+	sum := stats.Summarize(diff)
+	rep := changeReport{Index: sel.names[0], Before: *before, After: *after, Width: jb.Width, Height: jb.Height,
+		Alignment: al, Valid: sum.Valid, Invalid: sum.Total - sum.Valid, Mean: sum.Mean}
+	for _, c := range stats.ClassesOf(classes, diff, area) {
+		rep.Classes = append(rep.Classes, changeClass{Name: c.Class.Name, Bounds: c.Class.Bounds(), Pixels: c.Pixels, Hectares: c.Hectares})
+	}
+	set := outfile.NewSet(*before, *after, *stands)
+	defer set.Abort()
+	if *tif != "" {
+		w, err := set.Create(*tif)
+		if err != nil {
+			return err
+		}
+		if err := geotiff.WriteBandsTo(w, jb.Width, jb.Height, [][]float32{diff}, sb.Grid.Geo, geotiff.WriteOptions{NoData: "nan", Descriptions: []string{"d" + sel.names[0]}}); err != nil {
+			return fmt.Errorf("write %s: %w", *tif, err)
+		}
+		rep.Tif = *tif
+	}
+	if *png != "" {
+		w, err := set.Create(*png)
+		if err != nil {
+			return err
+		}
+		opt := colormap.PNGOptions{Ramp: colormap.RampChange, Stretch: colormap.Stretch{Lo: -1, Hi: 1}, Legend: *legend, Geo: sb.Grid.Geo}
+		if *legend {
+			opt.Title = "d" + sel.names[0] + " (before − after)"
+		}
+		if err := colormap.EncodePNG(w, diff, jb.Width, jb.Height, opt); err != nil {
+			return fmt.Errorf("write %s: %w", *png, err)
+		}
+		rep.PNG = *png
+	}
+	if *stands != "" {
+		if err := changeByStand(set, *stands, *idField, *csvOut, diff, jb.Width, jb.Height, sb.Grid.Geo, classes, stderr); err != nil {
+			return err
+		}
+		rep.CSV = *csvOut
+	}
+	if err := set.Commit(); err != nil {
+		return err
+	}
+	if *asJSON {
+		return json.NewEncoder(stdout).Encode(rep)
+	}
+	fmt.Fprintf(stdout, "d%s = %s − %s: %dx%d, %d valid pixels, mean %.4f\n", rep.Index, *before, *after, rep.Width, rep.Height, rep.Valid, rep.Mean)
+	if al.Resampled {
+		fmt.Fprintf(stdout, "the after date was resampled onto the before date's grid (%s); it covers %.1f%% of it\n", al.Method, 100*al.Overlap)
+	}
+	for _, c := range rep.Classes {
+		ha := "—"
+		if !math.IsNaN(c.Hectares) {
+			ha = fmt.Sprintf("%.2f ha", c.Hectares)
+		}
+		fmt.Fprintf(stdout, "  %-24s %-14s %10d px  %s\n", c.Name, c.Bounds, c.Pixels, ha)
+	}
+	for _, p := range []string{rep.Tif, rep.PNG, rep.CSV} {
+		if p != "" {
+			fmt.Fprintf(stdout, "wrote %s\n", p)
+		}
+	}
+	return nil
+}
+
+// changeByStand writes per-stand statistics of the difference.
+func changeByStand(set *outfile.Set, standsSpec, idField, csvOut string, diff []float32, w, h int, geo *compute.GeoRef, classes []compute.Class, stderr io.Writer) error {
+	path, layerName, err := vector.ParseStands(standsSpec)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	layer, err := vector.Read(path, layerName)
+	if err != nil {
+		return err
+	}
+	gt, ok := geo.Affine()
+	if !ok {
+		return errors.New("the dates have no georeferencing: stands cannot be placed on them")
+	}
+	rcrs, err := vector.RasterCRS(geo)
+	if err != nil {
+		return err
+	}
+	work := layer.Clone()
+	if err := vector.Reproject(work, rcrs); err != nil {
+		return err
+	}
+	st, err := zonal.StandsFromLayer(work, idField)
+	if err != nil {
+		return err
+	}
+	src, err := zonal.NewPlane(diff, w, h)
+	if err != nil {
+		return err
+	}
+	zc := zonal.ClassesOf(classes)
+	res, warnings, err := zonal.Compute(src, gt, st, zonal.Options{Classes: zc})
+	if err != nil {
+		return err
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(stderr, "canopy change: warning: %s\n", w)
+	}
+	out, err := set.Create(csvOut)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(out)
+	if err := zonal.WriteCSV(bw, res, zc); err != nil {
+		return fmt.Errorf("write %s: %w", csvOut, err)
+	}
+	return bw.Flush()
+}
