@@ -43,6 +43,7 @@ const usage = `usage:
   canopy zonal INPUT [--index NAME] --stands FILE[:LAYER] [--id FIELD] --csv OUT.csv [--gpkg OUT.gpkg]
   canopy change --before PATH --after PATH [--bands ROLE=B,...] [--index NAME] [--classes T,...]
                 [--tif OUT] [--png OUT] [--stands F --csv OUT] [--json]
+  canopy batch --out DIR [--bands ROLE=B,...] [--index NAME[,..]] [--shard I/N|env] [--jobs K] PATH... | --list FILE
   canopy bench [--size N[,N...]] [--backends all|a,b] [--index NAME[,NAME...]] [--repeat K] [--scene noise|landscape] [--json] [--chart OUT.png]
   canopy fake --size N[xM] [--seed S] [--scene noise|landscape] --red R.tif --nir N.tif
 INPUT is --red F[:B] --nir F[:B] (shorthand), --band ROLE=F[:B] (repeatable), or --scene PATH
@@ -64,6 +65,8 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		err = cmdBackends(args[1:], stdout, stderr)
 	case "compute":
 		err = cmdCompute(args[1:], stdout, stderr)
+	case "batch":
+		err = cmdBatch(args[1:], stdout, stderr)
 	case "change":
 		err = cmdChange(args[1:], stdout, stderr)
 	case "zonal":
@@ -80,7 +83,7 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, usage)
 		return ExitOK
 	default:
-		err = usagef("unknown command %q (commands: gui, backends, indices, scene, compute, zonal, change, bench, fake)", args[0])
+		err = usagef("unknown command %q (commands: gui, backends, indices, scene, compute, zonal, change, batch, bench, fake)", args[0])
 	}
 	var ue usageError
 	switch {

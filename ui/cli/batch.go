@@ -1,0 +1,382 @@
+package cli
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+
+	"canopy/compute/geotiff"
+	"canopy/compute/outfile"
+)
+
+// batchLine is one line of DIR/batch.jsonl: what happened to one scene.
+type batchLine struct {
+	Scene   string   `json:"scene"`
+	Status  string   `json:"status"` // done, skipped or failed
+	Seconds float64  `json:"seconds"`
+	Outputs []string `json:"outputs,omitempty"`
+	Error   string   `json:"error,omitempty"`
+	// Fingerprint identifies the inputs and the settings the outputs were
+	// made from; a re-run skips a scene whose output exists with it.
+	Fingerprint string `json:"fingerprint,omitempty"`
+	Shard       string `json:"shard,omitempty"`
+	Time        string `json:"time"`
+}
+
+// parseShard reads --shard I/N or env (Slurm array variables, or a
+// Kubernetes Indexed Job's JOB_COMPLETION_INDEX with the shard count in
+// CANOPY_SHARDS). "" is one shard holding everything.
+func parseShard(s string, getenv func(string) string) (i, n int, err error) {
+	switch s {
+	case "":
+		return 0, 1, nil
+	case "env":
+		if id := getenv("SLURM_ARRAY_TASK_ID"); id != "" {
+			task, e1 := strconv.Atoi(id)
+			count, e2 := strconv.Atoi(getenv("SLURM_ARRAY_TASK_COUNT"))
+			lo := 0
+			if m := getenv("SLURM_ARRAY_TASK_MIN"); m != "" {
+				lo, _ = strconv.Atoi(m)
+			}
+			if e1 != nil || e2 != nil || count < 1 || task-lo < 0 || task-lo >= count {
+				return 0, 0, usagef("--shard env: SLURM_ARRAY_TASK_ID %q, SLURM_ARRAY_TASK_MIN %q and SLURM_ARRAY_TASK_COUNT %q do not make a shard (submit with sbatch --array=0-N)", id, getenv("SLURM_ARRAY_TASK_MIN"), getenv("SLURM_ARRAY_TASK_COUNT"))
+			}
+			return task - lo, count, nil
+		}
+		if id := getenv("JOB_COMPLETION_INDEX"); id != "" {
+			task, e1 := strconv.Atoi(id)
+			count, e2 := strconv.Atoi(getenv("CANOPY_SHARDS"))
+			if e1 != nil || e2 != nil || count < 1 || task < 0 || task >= count {
+				return 0, 0, usagef("--shard env: JOB_COMPLETION_INDEX %q with CANOPY_SHARDS %q does not make a shard (set CANOPY_SHARDS to the Job's completions)", id, getenv("CANOPY_SHARDS"))
+			}
+			return task, count, nil
+		}
+		return 0, 0, usagef("--shard env: neither SLURM_ARRAY_TASK_ID nor JOB_COMPLETION_INDEX is set")
+	}
+	a, b, ok := strings.Cut(s, "/")
+	i, e1 := strconv.Atoi(a)
+	n, e2 := strconv.Atoi(b)
+	if !ok || e1 != nil || e2 != nil || n < 1 || i < 0 || i >= n {
+		return 0, 0, usagef("bad --shard %q: want I/N with 0 ≤ I < N, or env", s)
+	}
+	return i, n, nil
+}
+
+// expandScenes lists the scenes of the arguments: a product or GeoTIFF as
+// it is; a folder that is not a product stands for the products and
+// GeoTIFFs in it. The list is sorted and without repeats, so that every
+// shard sees the same order.
+func expandScenes(args []string, list string) ([]string, error) {
+	var in []string
+	if list != "" {
+		f, err := os.Open(list)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", list, unwrapPath(err))
+		}
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if l := strings.TrimSpace(sc.Text()); l != "" && !strings.HasPrefix(l, "#") {
+				in = append(in, l)
+			}
+		}
+		if err := sc.Err(); err != nil {
+			return nil, fmt.Errorf("read %s: %w", list, err)
+		}
+	}
+	in = append(in, args...)
+	var out []string
+	for _, p := range in {
+		st, err := os.Stat(p)
+		if err != nil {
+			// A missing scene fails alone, in its own line.
+			out = append(out, p)
+			continue
+		}
+		if st.IsDir() && !isProductDir(p) {
+			ents, err := os.ReadDir(p)
+			if err != nil {
+				return nil, fmt.Errorf("read %s: %w", p, unwrapPath(err))
+			}
+			for _, e := range ents {
+				n := e.Name()
+				low := strings.ToLower(n)
+				if strings.HasPrefix(n, ".") {
+					continue
+				}
+				if strings.HasSuffix(low, ".tif") || strings.HasSuffix(low, ".tiff") || strings.HasSuffix(low, ".zip") ||
+					strings.HasSuffix(low, ".tar") || strings.HasSuffix(low, ".safe") || strings.HasSuffix(low, ".json") || (e.IsDir() && isProductDir(filepath.Join(p, n))) {
+					out = append(out, filepath.Join(p, n))
+				}
+			}
+			continue
+		}
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// isProductDir reports whether a folder is a product itself (a .SAFE or a
+// Landsat Collection 2 folder).
+func isProductDir(p string) bool {
+	if strings.HasSuffix(strings.ToUpper(strings.TrimRight(p, "/")), ".SAFE") {
+		return true
+	}
+	m, _ := filepath.Glob(filepath.Join(p, "*_MTL.*"))
+	return len(m) > 0
+}
+
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if e, ok := err.(*fs.PathError); ok {
+		pe = e
+		return pe.Err
+	}
+	return err
+}
+
+// outputName is the GeoTIFF a scene's indices go to in DIR: the scene's
+// name without its extension (and without .SAFE).
+func outputName(dir, scenePath string) string {
+	b := filepath.Base(strings.TrimRight(scenePath, "/"))
+	for _, ext := range []string{".zip", ".tar", ".SAFE", ".safe", ".tiff", ".tif", ".json"} {
+		b = strings.TrimSuffix(b, ext)
+	}
+	return filepath.Join(dir, b+".tif")
+}
+
+// fingerprint identifies a scene's inputs (every file's path, size and
+// modification time) and the settings of the run.
+func fingerprint(scenePath string, settings string) (string, error) {
+	h := sha256.New()
+	fmt.Fprintf(h, "canopy batch 1\n%s\n", settings)
+	err := filepath.WalkDir(scenePath, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		st, err := d.Info()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "%s %d %d\n", p, st.Size(), st.ModTime().UnixNano())
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil))[:32], nil
+}
+
+// previous reads DIR/batch.jsonl: the fingerprint of each scene's last
+// "done" or "skipped" line.
+func previous(path string) map[string]string {
+	m := map[string]string{}
+	f, err := os.Open(path)
+	if err != nil {
+		return m
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<16), 1<<20)
+	for sc.Scan() {
+		var l batchLine
+		if json.Unmarshal(sc.Bytes(), &l) == nil && (l.Status == "done" || l.Status == "skipped") {
+			m[l.Scene] = l.Fingerprint
+		}
+	}
+	return m
+}
+
+func cmdBatch(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("batch", stderr)
+	outDir := fs.String("out", "", "the folder for the outputs and batch.jsonl")
+	bands := fs.String("bands", "", "band roles of GeoTIFF scenes, e.g. red=3,nir=4 (the same for every scene)")
+	var ix indexFlags
+	ix.register(fs, "indices to compute for every scene")
+	backend := fs.String("backend", "auto", "go, go-parallel, c, gl, cuda[:mode] or auto")
+	mask := fs.String("mask", "auto", "the products' cloud and quality masks: auto or none")
+	buffer := fs.Int("mask-buffer", 0, "grow the masks by this many pixels")
+	shard := fs.String("shard", "", "this process's share of the scenes: I/N, or env (Slurm array or Kubernetes Indexed Job)")
+	jobs := fs.Int("jobs", 0, "scenes computed at once (0: one per 4 cores, at least 2)")
+	list := fs.String("list", "", "a file naming one scene per line")
+	progress := fs.String("progress", "auto", "a progress bar on stderr: auto (on a terminal), on or off")
+	if err := fs.Parse(args); err != nil {
+		return usageError{err.Error()}
+	}
+	if *outDir == "" {
+		return usagef("--out DIR is required")
+	}
+	if *mask != "auto" && *mask != "none" {
+		return usagef("bad --mask %q: auto or none", *mask)
+	}
+	bandMap, err := parseBandMap(*bands)
+	if err != nil {
+		return err
+	}
+	sel, err := ix.parse()
+	if err != nil {
+		return err
+	}
+	si, sn, err := parseShard(*shard, os.Getenv)
+	if err != nil {
+		return err
+	}
+	all, err := expandScenes(fs.Args(), *list)
+	if err != nil {
+		return err
+	}
+	if len(all) == 0 {
+		return usagef("no scene: give PATH... or --list FILE")
+	}
+	var mine []string
+	for k, s := range all {
+		if k%sn == si {
+			mine = append(mine, s)
+		}
+	}
+	if err := os.MkdirAll(*outDir, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", *outDir, unwrapPath(err))
+	}
+	k := *jobs
+	if k <= 0 {
+		k = max(2, runtime.NumCPU()/4)
+	}
+	k = min(k, max(1, len(mine)))
+	settings := fmt.Sprintf("index=%s bands=%s mask=%s buffer=%d", strings.Join(sel.names, ","), *bands, *mask, *buffer)
+	logPath := filepath.Join(*outDir, "batch.jsonl")
+	done := previous(logPath)
+	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", logPath, unwrapPath(err))
+	}
+	defer logf.Close()
+	shardName := ""
+	if sn > 1 {
+		shardName = fmt.Sprintf("%d/%d", si, sn)
+	}
+	var bar *progressbar.ProgressBar
+	if f, ok := stderr.(*os.File); (*progress == "on") || (*progress == "auto" && ok && term.IsTerminal(int(f.Fd()))) {
+		bar = progressbar.NewOptions(len(mine), progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription("scenes"),
+			progressbar.OptionShowCount(), progressbar.OptionSetPredictTime(true), progressbar.OptionShowElapsedTimeOnFinish(),
+			progressbar.OptionSetWidth(30), progressbar.OptionClearOnFinish())
+	}
+	var mu sync.Mutex
+	failed, skipped := 0, 0
+	record := func(l batchLine) {
+		mu.Lock()
+		defer mu.Unlock()
+		l.Shard, l.Time = shardName, time.Now().UTC().Format(time.RFC3339)
+		b, _ := json.Marshal(l)
+		// One write per line: appends of whole lines do not interleave.
+		logf.Write(append(b, '\n'))
+		logf.Sync()
+		switch l.Status {
+		case "failed":
+			failed++
+		case "skipped":
+			skipped++
+		}
+		if bar != nil {
+			bar.Add(1)
+		}
+	}
+	work := make(chan string)
+	var wg sync.WaitGroup
+	for range k {
+		wg.Go(func() {
+			for s := range work {
+				record(batchScene(s, *outDir, bandMap, sel, *backend, *mask, *buffer, settings, done[s]))
+			}
+		})
+	}
+	for _, s := range mine {
+		work <- s
+	}
+	close(work)
+	wg.Wait()
+	if bar != nil {
+		bar.Finish()
+	}
+	fmt.Fprintf(stdout, "%d scenes: %d done, %d skipped, %d failed (%s)\n", len(mine), len(mine)-skipped-failed, skipped, failed, logPath)
+	if failed > 0 {
+		return fmt.Errorf("%d of %d scenes failed (see %s)", failed, len(mine), logPath)
+	}
+	return nil
+}
+
+// batchScene computes one scene into DIR, or skips it when its output is
+// there with the same fingerprint.
+func batchScene(s, dir string, bandMap map[string]int, sel selection, backend, mask string, buffer int, settings, prevFP string) batchLine {
+	t0 := time.Now()
+	out := outputName(dir, s)
+	line := batchLine{Scene: s}
+	fp, err := fingerprint(s, settings)
+	if err != nil {
+		line.Status, line.Error = "failed", oneLine(err)
+		return line
+	}
+	line.Fingerprint = fp
+	if _, err := os.Stat(out); err == nil && prevFP == fp {
+		line.Status, line.Outputs = "skipped", []string{out}
+		line.Seconds = time.Since(t0).Seconds()
+		return line
+	}
+	removeStaleTemps(out)
+	err = func() error {
+		j, sc, err := dateIndex(s, bandMap, sel, backend, mask, buffer)
+		if err != nil {
+			return err
+		}
+		set := outfile.NewSet(s)
+		defer set.Abort()
+		w, err := set.Create(out)
+		if err != nil {
+			return err
+		}
+		if err := geotiff.WriteBandsTo(w, j.Width, j.Height, j.Out, sc.Grid.Geo, geotiff.WriteOptions{NoData: "nan", Descriptions: sel.names}); err != nil {
+			return fmt.Errorf("write %s: %w", out, err)
+		}
+		return set.Commit()
+	}()
+	line.Seconds = time.Since(t0).Seconds()
+	if err != nil {
+		line.Status, line.Error = "failed", oneLine(err)
+		return line
+	}
+	line.Status, line.Outputs = "done", []string{out}
+	return line
+}
+
+// removeStaleTemps removes the temporary files a killed run (SIGKILL, a
+// lost node) left beside out: outfile names them "." + name + ".*.tmp".
+func removeStaleTemps(out string) {
+	m, _ := filepath.Glob(filepath.Join(filepath.Dir(out), "."+filepath.Base(out)+".*.tmp"))
+	for _, p := range m {
+		os.Remove(p)
+	}
+}
+
+// oneLine keeps the first line of an error's message.
+func oneLine(err error) string {
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	return s
+}
