@@ -128,6 +128,20 @@ type state struct {
 
 	pins []*pinnedRange
 	last RunStats
+
+	// Index jobs (RunJob): the generated kernels, the run counter their
+	// eviction goes by, the device buffers of the last job's shape (bands,
+	// mask, outputs), its staging area, and how the last job went.
+	kernels       map[string]*jitKernel
+	runs          uint64
+	jobDev        []cuda.DevicePtr
+	jobSizes      []int
+	jobStage      unsafe.Pointer
+	jobStageBytes int
+	lastJob       JobStats
+	// gridCap caps a job kernel's grid (0: one thread per vector);
+	// benchmarks tune it.
+	gridCap int
 }
 
 // Name implements compute.Backend.
@@ -521,6 +535,9 @@ func (s *state) release() {
 	s.unpinAll()
 	if s.ctx != nil {
 		s.freeBuffers()
+		s.freeJobDev()
+		s.freeJobStaging()
+		s.unloadKernels()
 		for _, set := range s.events {
 			for _, e := range set {
 				s.drv.EventDestroy(e)

@@ -271,7 +271,7 @@ func TestPageSpans(t *testing.T) {
 	off := page - int(uintptr(unsafe.Pointer(&big[0]))%page) + 100 // 100 bytes into a page
 	red := big[off : off+4<<20]
 	nir := big[off+4<<20 : off+8<<20] // starts in the page where red ends
-	ss := pageSpans([3][]byte{red, nir, other}, []int{0, 1, 2}, page)
+	ss := pageSpans([][]byte{red, nir, other}, []int{0, 1, 2}, page)
 	if len(ss) != 2 {
 		t.Fatalf("%d spans, want 2 (red+nir, out): %+v", len(ss), ss)
 	}
@@ -286,7 +286,7 @@ func TestPageSpans(t *testing.T) {
 	}
 	// Apart by a page or more: two spans.
 	nir2 := big[off+4<<20+2*page : off+8<<20]
-	if ss := pageSpans([3][]byte{red, nir2, other}, []int{0, 1}, page); len(ss) != 2 {
+	if ss := pageSpans([][]byte{red, nir2, other}, []int{0, 1}, page); len(ss) != 2 {
 		t.Errorf("separate buffers merged: %+v", ss)
 	}
 }

@@ -32,7 +32,7 @@ var registry struct {
 
 // acquire returns the registered range w of host, registering it (and
 // pinning its Go objects) unless a backend already did. Context current.
-func acquire(d *cuda.Driver, host [3][]byte, w span) (*pinnedRange, bool, error) {
+func acquire(d *cuda.Driver, host [][]byte, w span) (*pinnedRange, bool, error) {
 	registry.Lock()
 	defer registry.Unlock()
 	for _, p := range registry.ranges {
@@ -90,7 +90,7 @@ type span struct {
 // pageSpans rounds the buffers idx of host out to whole pages and merges
 // those that share a page: the driver page-locks whole pages, and two
 // registrations may not overlap (red and nir may be halves of one slice).
-func pageSpans(host [3][]byte, idx []int, page uintptr) []span {
+func pageSpans(host [][]byte, idx []int, page uintptr) []span {
 	var ss []span
 	for _, i := range idx {
 		b := host[i]
@@ -118,13 +118,14 @@ func pageSpans(host [3][]byte, idx []int, page uintptr) []span {
 	return out
 }
 
-// pinHost decides, for each of red, nir and out, whether the GPU can reach
-// it in place: in HostRegister mode every buffer of RegisterMin bytes or
+// pinHost decides, for each buffer (red, nir and out for Run; bands, mask
+// and outputs for RunJob), whether the GPU can reach it in place: in HostRegister mode every buffer of RegisterMin bytes or
 // more is page-locked (kept from earlier runs when it is the same range).
 // Registrations that the new buffers do not use are released. A buffer the
 // driver refuses to register is staged, and regErr says why. Context
 // current, s.mu held.
-func (s *state) pinHost(host [3][]byte) (direct [3]bool, regErr string) {
+func (s *state) pinHost(host [][]byte) (direct []bool, regErr string) {
+	direct = make([]bool, len(host))
 	var idx []int
 	if s.host == HostRegister {
 		for i, b := range host {

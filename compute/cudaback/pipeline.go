@@ -123,7 +123,9 @@ func (s *state) run(j job) (compute.Timings, error) {
 	if err := s.ensure(j.n); err != nil {
 		return compute.Timings{}, fmt.Errorf("cuda: set up for %d pixels: %w", j.n, err)
 	}
-	direct, regErr := s.pinHost(j.host)
+	var direct [3]bool
+	d, regErr := s.pinHost(j.host[:])
+	copy(direct[:], d)
 	for i, d := range direct {
 		if !d {
 			if err := s.ensureStaging(i); err != nil {

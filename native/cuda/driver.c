@@ -6,6 +6,7 @@
  */
 #include "driver.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -50,6 +51,7 @@ static const struct {
 	SYM(cuCtxSetCurrent, "cuCtxSetCurrent"),
 	SYM(cuCtxSynchronize, "cuCtxSynchronize"),
 	SYM(cuModuleLoadData, "cuModuleLoadData"),
+	SYM(cuModuleLoadDataEx, "cuModuleLoadDataEx"),
 	SYM(cuModuleUnload, "cuModuleUnload"),
 	SYM(cuModuleGetFunction, "cuModuleGetFunction"),
 	SYM(cuMemGetInfo, "cuMemGetInfo_v2"),
@@ -120,4 +122,41 @@ CUresult cc_launch(cc_table *t, CUfunction f, unsigned int gx, unsigned int gy, 
 		params[i] = (char *)packed + offsets[i];
 	/* The driver copies the parameter values before it returns. */
 	return t->cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shmem, s, params, NULL);
+}
+
+/* CUjit_option values (cuda.h). */
+enum {
+	CC_JIT_WALL_TIME = 2,
+	CC_JIT_INFO_LOG_BUFFER = 3,
+	CC_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4,
+	CC_JIT_ERROR_LOG_BUFFER = 5,
+	CC_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
+	CC_JIT_LOG_VERBOSE = 12,
+};
+
+CUresult cc_load_jit(cc_table *t, CUmodule *m, const void *image, char *errlog, unsigned int errlen,
+                     char *infolog, unsigned int infolen, float *wall_ms)
+{
+	int opts[6] = {CC_JIT_ERROR_LOG_BUFFER, CC_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CC_JIT_INFO_LOG_BUFFER,
+	               CC_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CC_JIT_LOG_VERBOSE, CC_JIT_WALL_TIME};
+	void *vals[6];
+	CUresult r;
+	if (errlen > 0)
+		errlog[0] = 0;
+	if (infolen > 0)
+		infolog[0] = 0;
+	vals[0] = errlog;
+	vals[1] = (void *)(uintptr_t)errlen;
+	vals[2] = infolog;
+	vals[3] = (void *)(uintptr_t)infolen;
+	vals[4] = (void *)(uintptr_t)1;
+	vals[5] = NULL;
+	r = t->cuModuleLoadDataEx(m, image, 6, opts, vals);
+	/* The driver writes the wall time as a float into the option's slot. */
+	memcpy(wall_ms, &vals[5], sizeof *wall_ms);
+	if (errlen > 0)
+		errlog[errlen - 1] = 0;
+	if (infolen > 0)
+		infolog[infolen - 1] = 0;
+	return r;
 }

@@ -240,6 +240,50 @@ func (d *Driver) LoadModule(image []byte) (*Module, error) {
 	return &Module{d: d, h: h}, nil
 }
 
+// JITLog is what the driver's JIT compiler said while loading PTX.
+type JITLog struct {
+	// Error is the error log: empty when the PTX compiled. ptxas writes
+	// one line per problem ("ptxas application ptx input, line 42; error
+	// : ...").
+	Error string
+	// Info is the verbose information log (registers and memory used per
+	// kernel).
+	Info string
+	// Wall is the compiler's own wall time.
+	Wall time.Duration
+}
+
+// jitLogBytes is the size of each JIT log buffer.
+const jitLogBytes = 16 << 10
+
+// LoadModuleJIT loads PTX text (or any image) into the current context
+// with cuModuleLoadDataEx, the driver compiling the PTX for the device,
+// and returns the compiler's logs with the module, or with the error.
+func (d *Driver) LoadModuleJIT(ptx []byte) (*Module, JITLog, error) {
+	var log JITLog
+	if len(ptx) == 0 {
+		return nil, log, fmt.Errorf("cuModuleLoadDataEx: the module image is empty")
+	}
+	// PTX is read as a NUL-terminated string.
+	img := C.CBytes(append(ptx[:len(ptx):len(ptx)], 0))
+	defer C.free(img)
+	errBuf := (*C.char)(C.malloc(jitLogBytes))
+	infoBuf := (*C.char)(C.malloc(jitLogBytes))
+	defer C.free(unsafe.Pointer(errBuf))
+	defer C.free(unsafe.Pointer(infoBuf))
+	var h C.CUmodule
+	var ms C.float
+	r := C.cc_load_jit(d.t, &h, img, errBuf, jitLogBytes, infoBuf, jitLogBytes, &ms)
+	log.Error, log.Info = C.GoString(errBuf), C.GoString(infoBuf)
+	if f := float64(ms); f > 0 && f < 1e7 {
+		log.Wall = time.Duration(math.Round(f * 1e6))
+	}
+	if err := d.check("cuModuleLoadDataEx", r); err != nil {
+		return nil, log, err
+	}
+	return &Module{d: d, h: h}, log, nil
+}
+
 // Unload unloads the module (cuModuleUnload).
 func (m *Module) Unload() error { return m.d.check("cuModuleUnload", C.cc_cuModuleUnload(m.d.t, m.h)) }
 
@@ -422,7 +466,7 @@ type Dim3 struct{ X, Y, Z uint32 }
 // kernel's parameter list and may be DevicePtr, uint64, int64, uint32,
 // int32, float32 or float64; each is laid out at its natural alignment.
 func (d *Driver) Launch(f Function, grid, block Dim3, sharedMem uint32, s Stream, args ...any) error {
-	var packed [256]byte
+	var packed [8 * C.CC_MAX_ARGS]byte
 	var offs [C.CC_MAX_ARGS]C.int
 	var goOffs [C.CC_MAX_ARGS]int
 	if err := packArgs(packed[:], goOffs[:], args); err != nil {

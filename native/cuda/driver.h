@@ -58,6 +58,7 @@ typedef struct cc_table {
 	CUresult (*cuCtxSetCurrent)(CUcontext);
 	CUresult (*cuCtxSynchronize)(void);
 	CUresult (*cuModuleLoadData)(CUmodule *, const void *);
+	CUresult (*cuModuleLoadDataEx)(CUmodule *, const void *, unsigned int, int *, void **);
 	CUresult (*cuModuleUnload)(CUmodule);
 	CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
 	CUresult (*cuMemGetInfo)(size_t *, size_t *);
@@ -99,9 +100,16 @@ void cc_close(cc_table *t);
 
 /* cc_launch calls cuLaunchKernel with nargs parameters that lie at the given
  * byte offsets of packed (at most CC_MAX_ARGS). */
-#define CC_MAX_ARGS 32
+#define CC_MAX_ARGS 128
 CUresult cc_launch(cc_table *t, CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
                    unsigned int bx, unsigned int by, unsigned int bz, unsigned int shmem,
                    CUstream s, void *packed, const int *offsets, int nargs);
+
+/* cc_load_jit loads a PTX (or any) image with cuModuleLoadDataEx, the JIT
+ * writing its error and informational logs (verbose: registers used) into
+ * the given buffers, NUL-terminated, and its wall time in milliseconds
+ * into *wall_ms. */
+CUresult cc_load_jit(cc_table *t, CUmodule *m, const void *image, char *errlog, unsigned int errlen,
+                     char *infolog, unsigned int infolen, float *wall_ms);
 
 #endif

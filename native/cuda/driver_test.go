@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -141,5 +142,78 @@ func TestDriver(t *testing.T) {
 		t.Error("cuDeviceGet of a device that does not exist succeeded")
 	} else if c, ok := Code(err); !ok || c == Success || !strings.Contains(err.Error(), "CUDA_ERROR_") {
 		t.Errorf("bad device: %v (code %d, %v)", err, c, ok)
+	}
+}
+
+// jitPTX is a kernel storing 1.0 through its one pointer; jitBadLine is
+// its line 14 broken (a register never declared).
+const jitPTX = `.version 7.0
+.target sm_75
+.address_size 64
+
+.visible .entry canopy_test(
+	.param .u64 canopy_test_param_0
+)
+{
+	.reg .b64 %rd<3>;
+	.reg .f32 %f<2>;
+	ld.param.u64 %rd1, [canopy_test_param_0];
+	cvta.to.global.u64 %rd2, %rd1;
+	mov.f32 %f1, 0f3F800000;
+	st.global.f32 [%rd2], %f1;
+	ret;
+}
+`
+
+// The JIT compiles PTX text, reports its wall time and registers, and a
+// PTX error comes back with the compiler's log naming the line.
+func TestLoadModuleJIT(t *testing.T) {
+	d, err := Open()
+	if err != nil {
+		computetest.SkipUnlessGPU(t, false, fmt.Sprintf("no usable CUDA driver: %v", err))
+	}
+	defer d.Close()
+	if n, err := d.DeviceCount(); err != nil || n < 1 {
+		computetest.SkipUnlessGPU(t, false, fmt.Sprintf("no CUDA device: %d, %v", n, err))
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	dev, err := d.Device(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, err := dev.RetainPrimaryContext()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctx.Release()
+	if err := ctx.SetCurrent(); err != nil {
+		t.Fatal(err)
+	}
+	m, log, err := d.LoadModuleJIT([]byte(jitPTX))
+	if err != nil {
+		t.Fatalf("valid PTX: %v; log %q", err, log.Error)
+	}
+	if _, err := m.Function("canopy_test"); err != nil {
+		t.Error(err)
+	}
+	m.Unload()
+	t.Logf("JIT wall %v; info log %q", log.Wall, log.Info)
+	if !strings.Contains(log.Info, "registers") {
+		t.Errorf("the verbose info log does not report registers: %q", log.Info)
+	}
+	bad := strings.Replace(jitPTX, "st.global.f32 [%rd2], %f1;", "st.global.f32 [%rd2], %r1;", 1)
+	_, log, err = d.LoadModuleJIT([]byte(bad))
+	if err == nil {
+		t.Fatal("PTX with an undeclared register compiled")
+	}
+	if c, _ := Code(err); c != ErrInvalidPTX {
+		t.Errorf("broken PTX: %v, want CUDA_ERROR_INVALID_PTX", err)
+	}
+	if !strings.Contains(log.Error, "line 14") {
+		t.Errorf("error log does not name line 14: %q", log.Error)
+	}
+	if _, _, err := d.LoadModuleJIT(nil); err == nil {
+		t.Error("an empty image loaded")
 	}
 }
