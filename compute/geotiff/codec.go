@@ -79,13 +79,11 @@ type worker struct {
 	zd       *zstd.Decoder // this worker's streaming ZSTD decoder
 	pb       packBits
 	buf, tmp []byte
-	conv     convFunc // for the file's byte order
-	leConv   convFunc // for rows the float predictor left little-endian
 }
 
 func (f *File) newWorker(cfg workerConfig, deadline time.Time, failed *atomic.Bool) (*worker, error) {
 	w := &worker{f: f, cfg: cfg, deadline: deadline, failed: failed,
-		buf: make([]byte, cfg.block), conv: converter(f.typ, f.be), leConv: converter(f.typ, false)}
+		buf: make([]byte, cfg.block)}
 	if f.comp != compNone {
 		w.br = bufio.NewReaderSize(nil, inBytes)
 	}
@@ -148,9 +146,11 @@ func (w *worker) reader(ci int) (io.Reader, error) {
 	return nil, fmt.Errorf("unsupported compression %s", compressionName(f.comp))
 }
 
-// chunk decodes the vw×vh pixels the image shows of chunk ci, whose top
-// left is (x0, y0), into the targets, a block of rows at a time.
-func (w *worker) chunk(ci int, tl []target, x0, y0, vw, vh int) error {
+// chunk decodes rows [r0, r1) of chunk ci, whose left edge is image
+// column x0 and whose top is row wy of the window, into the targets, a
+// block of rows at a time: vw pixels of each row. Compressed rows above r0
+// are decoded and dropped; uncompressed ones are not read.
+func (w *worker) chunk(ci int, tl []target, x0, wy, vw, r0, r1 int) error {
 	f := w.f
 	rb := f.rowBytes
 	sppChunk := f.rowBytes / (f.cw * f.typ.Size())
@@ -158,25 +158,23 @@ func (w *worker) chunk(ci int, tl []target, x0, y0, vw, vh int) error {
 	pixBytes := sppChunk * size
 	vis := vw * pixBytes
 	rows := max(1, len(w.buf)/rb) // rows per block
-	conv := w.conv
-	if f.pred == 3 {
-		conv = w.leConv
-	}
 	var rd io.Reader
+	first := r0
 	if f.comp != compNone {
 		var err error
 		if rd, err = w.reader(ci); err != nil {
 			return err
 		}
+		first = 0
 	}
-	for r0 := 0; r0 < vh; r0 += rows {
+	for b0 := first; b0 < r1; b0 += rows {
 		if w.failed.Load() {
 			return errStopped
 		}
 		if time.Now().After(w.deadline) {
 			return errTime
 		}
-		m := min(rows, vh-r0)
+		m := min(rows, r1-b0)
 		stride := rb
 		switch {
 		case f.comp != compNone:
@@ -188,16 +186,16 @@ func (w *worker) chunk(ci int, tl []target, x0, y0, vw, vh int) error {
 			// part of each row the image shows.
 			stride = vis
 			for j := range m {
-				if err := f.readAt(w.buf[j*vis:][:vis], f.offsets[ci]+uint64((r0+j)*rb)); err != nil {
+				if err := f.readAt(w.buf[j*vis:][:vis], f.offsets[ci]+uint64((b0+j)*rb)); err != nil {
 					return fmt.Errorf("%w: %w", errRead, err)
 				}
 			}
 		default:
-			if err := f.readAt(w.buf[:m*rb], f.offsets[ci]+uint64(r0*rb)); err != nil {
+			if err := f.readAt(w.buf[:m*rb], f.offsets[ci]+uint64(b0*rb)); err != nil {
 				return fmt.Errorf("%w: %w", errRead, err)
 			}
 		}
-		for j := range m {
+		for j := max(0, r0-b0); j < m; j++ {
 			row := w.buf[j*stride:][:stride]
 			switch f.pred {
 			case 2:
@@ -206,7 +204,7 @@ func (w *worker) chunk(ci int, tl []target, x0, y0, vw, vh int) error {
 				undoFloatPredictor(row, w.tmp, f.cw*sppChunk, sppChunk, size)
 			}
 			for _, t := range tl {
-				conv(t.plane[(y0+r0+j)*f.width+x0:][:vw], row[t.offset:], pixBytes)
+				t.conv(t.buf[((wy+b0+j)*f.width+x0)*t.osz:][:vw*t.osz], row[t.offset:], pixBytes)
 			}
 		}
 	}

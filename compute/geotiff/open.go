@@ -97,6 +97,13 @@ type File struct {
 	geo       *compute.GeoRef
 	nodata    float64
 	hasNoData bool
+
+	// The ledger of window reads (ReadRowsBandsInto): the time they may
+	// still take, whether the base allowance was granted, the bytes they
+	// decoded and the rows they delivered.
+	budget           time.Duration
+	granted          bool
+	winWork, winRows uint64
 }
 
 // entry is one IFD entry as stored.

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -76,157 +74,20 @@ func (f *File) ReadBandsInto(dst [][]float32, bands ...int) ([]*compute.Band, er
 		band.Source = fmt.Sprintf("%s:%d", f.name, b)
 		out[i] = band
 	}
-	if err := f.decode(out, bands); err != nil {
+	if err := f.decodeWhole(out, bands); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-// target is a plane a chunk's samples go to.
-type target struct {
-	plane  []float32
-	offset int // byte offset of the sample within a pixel
-}
-
-// decode fills the bands' planes. Jobs are groups of chunks with the very
-// same bytes in the file, taken in file order: each group is decoded once
-// (twice or three times when only edge tiles share it) and copied to its
-// other places. Workers decode chunks row by row straight into the
-// planes, so a worker's memory is a few rows whatever the chunk size, and
-// rows below the image are never decoded.
-func (f *File) decode(out []*compute.Band, bands []int) error {
-	perPlane := f.across * f.down
-	var targets [][]target // by plane (planar) or one list (chunky)
-	if f.planar {
-		targets = make([][]target, f.spp)
-		for i, b := range bands {
-			targets[b-1] = append(targets[b-1], target{out[i].Data, 0})
-		}
-	} else {
-		targets = make([][]target, 1)
-		for i, b := range bands {
-			targets[0] = append(targets[0], target{out[i].Data, (b - 1) * f.typ.Size()})
-		}
-	}
-	planeOf := func(ci int) int {
-		if f.planar {
-			return ci / perPlane
-		}
-		return 0
-	}
-	// The chunks to decode, in file order, and where each group of
-	// chunks with the same bytes starts.
-	var ord, starts []int32
-	for _, ci := range f.byPlace {
-		if len(targets[planeOf(int(ci))]) == 0 {
-			continue
-		}
-		if k := len(ord); k == 0 || f.counts[ci] == 0 || f.offsets[ci] != f.offsets[ord[k-1]] || f.counts[ci] != f.counts[ord[k-1]] {
-			starts = append(starts, int32(k))
-		}
-		ord = append(ord, ci)
-	}
-	starts = append(starts, int32(len(ord)))
-	jobs := len(starts) - 1
-
-	cfg := f.workerConfig()
-	workers := max(1, min(runtime.GOMAXPROCS(0), jobs, int(workBudget/cfg.memory)))
-	deadline := time.Now().Add(f.TimeBudget())
-	var (
-		next   atomic.Int64
-		failed atomic.Bool
-		errMu  sync.Mutex
-		first  error
-		firstI = -1
-		wg     sync.WaitGroup
-	)
-	fail := func(i int, err error) {
-		errMu.Lock()
-		if first == nil || i < firstI {
-			first, firstI = err, i
-		}
-		errMu.Unlock()
-		failed.Store(true)
-	}
-	fill := float32(0)
-	if f.hasNoData {
-		fill = float32(f.nodata)
-	}
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			w, err := f.newWorker(cfg, deadline, &failed)
-			if err != nil {
-				fail(0, fmt.Errorf("read %s: %w", f.name, err))
-				return
-			}
-			defer w.close()
-			type placed struct{ x0, y0, vw, vh, plane int }
-			var reps []placed
-			for !failed.Load() {
-				j := int(next.Add(1)) - 1
-				if j >= jobs {
-					return
-				}
-				group := ord[starts[j]:starts[j+1]]
-				if f.counts[group[0]] == 0 {
-					ci := int(group[0])
-					x0, y0, vw, vh := f.visible(ci)
-					for _, t := range targets[planeOf(ci)] {
-						for r := range vh {
-							row := t.plane[(y0+r)*f.width+x0:][:vw]
-							for k := range row {
-								row[k] = fill
-							}
-						}
-					}
-					continue
-				}
-				// Largest visible part first: the others are then mostly
-				// its top-left corner, copied instead of decoded.
-				slices.SortFunc(group, func(a, b int32) int {
-					_, _, wa, ha := f.visible(int(a))
-					_, _, wb, hb := f.visible(int(b))
-					return cmp.Compare(wb*hb, wa*ha)
-				})
-				reps = reps[:0]
-				for _, c32 := range group {
-					ci := int(c32)
-					x0, y0, vw, vh := f.visible(ci)
-					p := planeOf(ci)
-					copied := false
-					for _, r := range reps {
-						if r.vw >= vw && r.vh >= vh {
-							for _, t := range targets[p] {
-								src := t.plane
-								if f.planar {
-									src = targets[r.plane][0].plane
-								}
-								for y := range vh {
-									copy(t.plane[(y0+y)*f.width+x0:][:vw], src[(r.y0+y)*f.width+r.x0:][:vw])
-								}
-							}
-							copied = true
-							break
-						}
-					}
-					if copied {
-						continue
-					}
-					if err := w.chunk(ci, targets[p], x0, y0, vw, vh); err != nil {
-						if err != errStopped {
-							fail(ci, fmt.Errorf("read %s: %w", f.name, capped{f.chunkError(ci, vh, err)}))
-						}
-						return
-					}
-					reps = append(reps, placed{x0, y0, vw, vh, p})
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return first
+// decodeWhole fills the bands' float32 planes: the whole image as one
+// window, so that chunks sharing the very same bytes anywhere in the image
+// are decoded once, within the time budget of one read (TimeBudget).
+func (f *File) decodeWhole(out []*compute.Band, bands []int) error {
+	tl := f.targets(bands, func(i int) target {
+		return f.floatTarget(f32Bytes(out[i].Data))
+	})
+	return f.decodeWindow(tl, 0, f.height, time.Now().Add(f.TimeBudget()))
 }
 
 // chunkWord is "tile" or "strip".

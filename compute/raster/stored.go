@@ -5,54 +5,57 @@ import (
 	"image/color"
 
 	"canopy/compute"
-	"canopy/compute/geotiff"
 )
 
 // LoadStored reads the band a spec names as the engine's input for role:
 // its samples at their stored type where the engine has it exactly
-// (uint8, uint16 and int16 stay integers, so they travel to a GPU as
-// integers; float32 stays float32; other types arrive as float32), with
-// identity radiometry and the file's nodata. It also returns the band's
-// georeferencing (nil when the file has none).
+// (uint8, uint16, int16, uint32, int32 stay integers, so they travel to a
+// GPU as integers; float32 stays float32; int8, 64-bit and float64 samples
+// arrive as float32), with identity radiometry and the file's nodata. A
+// GeoTIFF band is decoded straight at its stored type (no float32 copy);
+// a PNG band is 8- or 16-bit. It also returns the band's georeferencing
+// (nil when the file has none).
 func LoadStored(role, spec string) (compute.BandInput, *compute.GeoRef, error) {
 	h, err := openHeader(spec)
 	if err != nil {
 		return compute.BandInput{}, nil, err
 	}
 	defer h.close()
+	if h.tif != nil {
+		t, _ := h.tif.DataType()
+		p := compute.NewPlane(t, h.w, h.h)
+		if err := h.tif.ReadRowsInto(h.band, 0, h.h, p); err != nil {
+			return compute.BandInput{}, nil, err
+		}
+		nd, has := h.tif.NoData()
+		return storedInput(role, h.source(h.band), p, nd, has), h.tif.Geo(), nil
+	}
 	bs, err := h.read(nil, h.band)
 	if err != nil {
 		return compute.BandInput{}, nil, err
 	}
 	b := bs[0]
-	t := compute.F32
-	if h.tif != nil {
-		switch h.tif.Type() {
-		case geotiff.Uint8:
-			t = compute.U8
-		case geotiff.Uint16:
-			t = compute.U16
-		case geotiff.Int16:
-			t = compute.I16
-		}
-	} else {
-		switch h.png.ColorModel {
-		case color.Gray16Model, color.RGBA64Model, color.NRGBA64Model:
-			t = compute.U16
-		default:
-			t = compute.U8
-		}
+	t := compute.U8
+	switch h.png.ColorModel {
+	case color.Gray16Model, color.RGBA64Model, color.NRGBA64Model:
+		t = compute.U16
 	}
-	in := compute.BandInput{Role: role, Radiometry: compute.Identity(), NoData: b.NoData, HasNoData: b.HasNoData, Source: b.Source}
-	in.Plane = narrow(t, b.Width, b.Height, b.Data)
+	src := b.Source
+	if src == "" {
+		src = spec
+	}
+	return storedInput(role, src, narrow(t, b.Width, b.Height, b.Data), b.NoData, b.HasNoData), b.Geo, nil
+}
+
+// storedInput is a band as the engine's input, identity radiometry; a
+// nodata value the stored type cannot hold matches no sample and is
+// dropped.
+func storedInput(role, source string, p compute.Plane, nodata float64, has bool) compute.BandInput {
+	in := compute.BandInput{Role: role, Plane: p, Radiometry: compute.Identity(), NoData: nodata, HasNoData: has, Source: source}
 	if in.Plane.Type != compute.F32 && in.HasNoData && !representable(in.Plane.Type, in.NoData) {
-		// A nodata value the stored type cannot hold matches no sample.
 		in.HasNoData = false
 	}
-	if b.Source == "" {
-		in.Source = spec
-	}
-	return in, b.Geo, nil
+	return in
 }
 
 // narrow stores float32 samples that came from integers of type t back as
@@ -93,6 +96,10 @@ func representable(t compute.DataType, v float64) bool {
 		hi = 65535
 	case compute.I16:
 		lo, hi = -32768, 32767
+	case compute.U32:
+		hi = 4294967295
+	case compute.I32:
+		lo, hi = -2147483648, 2147483647
 	default:
 		return true
 	}

@@ -1,0 +1,483 @@
+package geotiff
+
+import (
+	"cmp"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"canopy/compute"
+)
+
+// DataType is the engine type ReadRowsInto delivers band samples as: the
+// stored type where the engine has it (uint8, uint16, int16, uint32, int32,
+// float32), exact reports true; int8, uint64, int64 and float64 samples are
+// converted to float32 (exact false: integers beyond 2^24 and float64
+// values are rounded to the nearest float32, as ReadBands rounds them).
+func (f *File) DataType() (t compute.DataType, exact bool) {
+	switch f.typ {
+	case Uint8:
+		return compute.U8, true
+	case Uint16:
+		return compute.U16, true
+	case Int16:
+		return compute.I16, true
+	case Uint32:
+		return compute.U32, true
+	case Int32:
+		return compute.I32, true
+	case Float32:
+		return compute.F32, true
+	}
+	return compute.F32, false
+}
+
+// BlockRows is the height of the file's strips or tiles (at most the
+// image height): windows whose edges are multiples of it (or the image's
+// bottom) decode every strip or tile once. Other windows are read right
+// too, but a strip or tile they cut is decompressed from its top again for
+// each window it reaches into.
+func (f *File) BlockRows() int { return min(f.ch, f.height) }
+
+// ReadRowsInto decodes rows [y0, y1) of band b (1-based) into dst, a
+// Width×(y1-y0) plane of the file's DataType, at the stored type (see
+// ReadRowsBandsInto).
+func (f *File) ReadRowsInto(b, y0, y1 int, dst compute.Plane) error {
+	return f.ReadRowsBandsInto(y0, y1, []int{b}, []compute.Plane{dst})
+}
+
+// ReadRowsBandsInto decodes rows [y0, y1) of several bands (1-based) in
+// one pass over the strips or tiles of that window, band bands[i] into
+// dst[i]: a Width×(y1-y0) plane of the file's DataType (the stored samples
+// in the machine's byte order, or float32 for the types the engine does
+// not have). Every sample of every plane is written (sparse strips or
+// tiles with the nodata value where the type holds it, else 0); planes
+// must not overlap. The strips or tiles of the window are decoded on
+// several goroutines, each straight into the planes, within the reader's
+// memory budget. Over the life of the File, window reads together may
+// take the time budget of the work they ask for (TimeBudget's rate, its
+// base once), and may decode at most overDecode times the samples they
+// deliver (plus a fixed allowance): a file whose strips or tiles share
+// bytes that every window would decode again is refused rather than
+// decoded again and again. On error the planes' contents are unspecified.
+func (f *File) ReadRowsBandsInto(y0, y1 int, bands []int, dst []compute.Plane) error {
+	if err := f.checkWindow(y0, y1, bands, dst); err != nil {
+		return fmt.Errorf("read %s: %w", f.name, err)
+	}
+	t, _ := f.DataType()
+	tl := f.targets(bands, func(i int) target {
+		if t == compute.F32 {
+			return f.floatTarget(dst[i].Data)
+		}
+		return f.typedTarget(dst[i].Data, t)
+	})
+	work, jobs := f.windowWork(tl, y0, y1)
+	rows := uint64(y1 - y0)
+	samples := uint64(f.width) * uint64(f.spp*f.typ.Size())
+	if f.winWork+work > overDecode*samples*(f.winRows+rows)+workSlack {
+		return fmt.Errorf("read %s: the file is damaged or hostile: its %ss share data that every window of rows would decode again (%d bytes to decode for %d rows read)",
+			f.name, f.chunkWord(), f.winWork+work, f.winRows+rows)
+	}
+	if !f.granted {
+		f.budget, f.granted = timeBase, true
+	}
+	f.budget += time.Duration(work/uint64(minRate)) * time.Second
+	f.budget += time.Duration(work%uint64(minRate)) * time.Second / time.Duration(minRate)
+	f.winWork += work
+	f.winRows += rows
+	start := time.Now()
+	err := f.decodeJobs(tl, jobs, y0, y1, start.Add(f.budget))
+	f.budget -= time.Since(start)
+	return err
+}
+
+// checkWindow validates a window read's arguments.
+func (f *File) checkWindow(y0, y1 int, bands []int, dst []compute.Plane) error {
+	if f.r == nil {
+		return fmt.Errorf("file is closed")
+	}
+	if y0 < 0 || y1 > f.height || y0 >= y1 {
+		return fmt.Errorf("rows %d to %d are not a window of an image %d rows high", y0, y1, f.height)
+	}
+	if len(bands) == 0 {
+		return fmt.Errorf("no band requested")
+	}
+	if len(dst) != len(bands) {
+		return fmt.Errorf("%d destination planes for %d bands", len(dst), len(bands))
+	}
+	t, _ := f.DataType()
+	var spans [][]byte
+	for i, b := range bands {
+		if b < 1 || b > f.spp {
+			return fmt.Errorf("band %d does not exist (the file has %d band%s)", b, f.spp, plural(f.spp))
+		}
+		p := dst[i]
+		if p.Type != t || p.Width != f.width || p.Height != y1-y0 || len(p.Data) != p.Pixels()*t.Size() {
+			return fmt.Errorf("destination for band %d is a %dx%d %s plane of %d bytes, the window needs %dx%d %s", b, p.Width, p.Height, p.Type, len(p.Data), f.width, y1-y0, t)
+		}
+		spans = append(spans, p.Data)
+	}
+	if err := overlapping(spans, bands); err != nil {
+		return err
+	}
+	return nil
+}
+
+// overlapping refuses byte planes that share memory (the same plane for
+// the same band listed twice is allowed: both get the same samples).
+func overlapping(planes [][]byte, bands []int) error {
+	type span struct {
+		lo, hi uintptr
+		band   int
+	}
+	var spans []span
+	for i, p := range planes {
+		if len(p) == 0 {
+			continue
+		}
+		lo := uintptr(unsafe.Pointer(unsafe.SliceData(p)))
+		spans = append(spans, span{lo, lo + uintptr(len(p)), bands[i]})
+	}
+	slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.lo, b.lo) })
+	for i := 1; i < len(spans); i++ {
+		a, b := spans[i-1], spans[i]
+		if b.lo == a.lo && b.hi == a.hi && b.band == a.band {
+			continue
+		}
+		if b.lo < a.hi {
+			return fmt.Errorf("the destination planes of bands %d and %d overlap", a.band, b.band)
+		}
+	}
+	return nil
+}
+
+// target is where one band's samples of a window go: buf holds the
+// window's rows, Width samples of osz bytes each.
+type target struct {
+	buf    []byte
+	osz    int
+	offset int     // byte offset of the sample within a decoded pixel
+	conv   rowConv // decoded samples to the output type
+	fill   []byte  // one sample of the sparse fill value, in the output type
+}
+
+// rowConv converts len(dst)/osz samples into dst; sample i starts at byte
+// i*stride of src.
+type rowConv func(dst, src []byte, stride int)
+
+// f32Bytes views float32 samples as bytes.
+func f32Bytes(p []float32) []byte {
+	if len(p) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&p[0])), 4*len(p))
+}
+
+// bytesF32 views bytes as float32 samples.
+func bytesF32(b []byte) []float32 {
+	if len(b) < 4 {
+		return nil
+	}
+	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), len(b)/4)
+}
+
+// fillValue is the value sparse strips and tiles read as: the nodata
+// value, or 0.
+func (f *File) fillValue() float64 {
+	if f.hasNoData {
+		return f.nodata
+	}
+	return 0
+}
+
+// floatTarget converts every sample to float32 into buf.
+func (f *File) floatTarget(buf []byte) target {
+	cf := converter(f.typ, f.be && f.pred != 3)
+	fill := make([]byte, 4)
+	binary.NativeEndian.PutUint32(fill, math.Float32bits(float32(f.fillValue())))
+	return target{buf: buf, osz: 4, fill: fill, conv: func(dst, src []byte, stride int) {
+		cf(bytesF32(dst), src, stride)
+	}}
+}
+
+// typedTarget copies samples of the stored type t (one the engine has
+// exactly) into buf in the machine's byte order.
+func (f *File) typedTarget(buf []byte, t compute.DataType) target {
+	size := t.Size()
+	swap := f.be && f.pred != 3 && size > 1 // predictor 3 leaves rows little-endian
+	if binary.NativeEndian.Uint16([]byte{1, 0}) != 1 {
+		swap = !swap && size > 1 // a big-endian machine
+	}
+	fill := make([]byte, size)
+	v := f.fillValue()
+	switch t {
+	case compute.U8:
+		if v == math.Trunc(v) && v >= 0 && v <= math.MaxUint8 {
+			fill[0] = uint8(v)
+		}
+	case compute.U16:
+		if v == math.Trunc(v) && v >= 0 && v <= math.MaxUint16 {
+			binary.NativeEndian.PutUint16(fill, uint16(v))
+		}
+	case compute.I16:
+		if v == math.Trunc(v) && v >= math.MinInt16 && v <= math.MaxInt16 {
+			binary.NativeEndian.PutUint16(fill, uint16(int16(v)))
+		}
+	case compute.U32:
+		if v == math.Trunc(v) && v >= 0 && v <= math.MaxUint32 {
+			binary.NativeEndian.PutUint32(fill, uint32(v))
+		}
+	case compute.I32:
+		if v == math.Trunc(v) && v >= math.MinInt32 && v <= math.MaxInt32 {
+			binary.NativeEndian.PutUint32(fill, uint32(int32(v)))
+		}
+	}
+	return target{buf: buf, osz: size, fill: fill, conv: copyConv(size, swap)}
+}
+
+// copyConv copies samples of size bytes, gathering them from pixels of
+// stride bytes and reversing their bytes when swap is set.
+func copyConv(size int, swap bool) rowConv {
+	switch {
+	case !swap:
+		return func(dst, src []byte, stride int) {
+			if stride == size {
+				copy(dst, src[:len(dst)])
+				return
+			}
+			for i, o := 0, 0; o < len(dst); i, o = i+stride, o+size {
+				copy(dst[o:o+size], src[i:i+size])
+			}
+		}
+	case size == 2:
+		return func(dst, src []byte, stride int) {
+			for i, o := 0, 0; o < len(dst); i, o = i+stride, o+2 {
+				dst[o], dst[o+1] = src[i+1], src[i]
+			}
+		}
+	default:
+		return func(dst, src []byte, stride int) {
+			for i, o := 0, 0; o < len(dst); i, o = i+stride, o+4 {
+				dst[o], dst[o+1], dst[o+2], dst[o+3] = src[i+3], src[i+2], src[i+1], src[i]
+			}
+		}
+	}
+}
+
+// targets groups the outputs of bands by the plane of chunks they come
+// from: one list per plane (planar files) or a single list (chunky files,
+// each target at its sample's offset within the pixel).
+func (f *File) targets(bands []int, mk func(i int) target) [][]target {
+	if f.planar {
+		tl := make([][]target, f.spp)
+		for i, b := range bands {
+			tl[b-1] = append(tl[b-1], mk(i))
+		}
+		return tl
+	}
+	tl := make([][]target, 1)
+	for i, b := range bands {
+		t := mk(i)
+		t.offset = (b - 1) * f.typ.Size()
+		tl[0] = append(tl[0], t)
+	}
+	return tl
+}
+
+// planeOf is the plane chunk ci belongs to (0 in a chunky file).
+func (f *File) planeOf(ci int) int {
+	if f.planar {
+		return ci / (f.across * f.down)
+	}
+	return 0
+}
+
+// windowJobs are the chunks a window needs, in file order, and where each
+// group of chunks with the very same bytes starts.
+type windowJobs struct {
+	ord, starts []int32
+}
+
+// windowWork lists the chunks of rows [y0, y1) that have targets, grouped
+// by their bytes in file order, and the decoding work they cost: each
+// group once, down to the deepest row of the window any of its chunks
+// reaches.
+func (f *File) windowWork(tl [][]target, y0, y1 int) (uint64, windowJobs) {
+	var chunks []int32
+	if y0 == 0 && y1 == f.height {
+		chunks = f.byPlace // already in file order
+	} else {
+		perPlane := f.across * f.down
+		for p := range tl {
+			if len(tl[p]) == 0 {
+				continue
+			}
+			for r := y0 / f.ch; r <= (y1-1)/f.ch; r++ {
+				for c := range f.across {
+					chunks = append(chunks, int32(p*perPlane+r*f.across+c))
+				}
+			}
+		}
+		slices.SortFunc(chunks, func(a, b int32) int {
+			sa, sb := f.counts[a] == 0, f.counts[b] == 0
+			switch {
+			case sa != sb:
+				if sa {
+					return 1
+				}
+				return -1
+			case f.offsets[a] != f.offsets[b]:
+				return cmp.Compare(f.offsets[a], f.offsets[b])
+			case f.counts[a] != f.counts[b]:
+				return cmp.Compare(f.counts[a], f.counts[b])
+			}
+			return cmp.Compare(a, b)
+		})
+	}
+	var j windowJobs
+	var work, deepest uint64
+	for _, ci := range chunks {
+		if len(tl[f.planeOf(int(ci))]) == 0 {
+			continue
+		}
+		k := len(j.ord)
+		if k == 0 || f.counts[ci] == 0 || f.offsets[ci] != f.offsets[j.ord[k-1]] || f.counts[ci] != f.counts[j.ord[k-1]] {
+			j.starts = append(j.starts, int32(k))
+			work += deepest
+			deepest = 0
+		}
+		j.ord = append(j.ord, ci)
+		if f.counts[ci] != 0 {
+			_, cy0, _, vh := f.visible(int(ci))
+			deepest = max(deepest, uint64(f.rowBytes)*uint64(min(vh, y1-cy0)))
+		}
+	}
+	work += deepest
+	j.starts = append(j.starts, int32(len(j.ord)))
+	return work, j
+}
+
+// decodeWindow decodes rows [y0, y1) of the targets' bands by deadline.
+func (f *File) decodeWindow(tl [][]target, y0, y1 int, deadline time.Time) error {
+	_, jobs := f.windowWork(tl, y0, y1)
+	return f.decodeJobs(tl, jobs, y0, y1, deadline)
+}
+
+// decodeJobs decodes the window's chunk groups on as many workers as the
+// memory budget allows. Each group is decoded once (twice or three times
+// when only edge tiles share it) and copied to its other places. Workers
+// decode chunks row by row straight into the targets, so a worker's memory
+// is a few rows whatever the chunk size; rows below the window are never
+// decoded, rows above it only when the window cuts a chunk.
+func (f *File) decodeJobs(tl [][]target, wj windowJobs, y0, y1 int, deadline time.Time) error {
+	jobs := len(wj.starts) - 1
+	if jobs <= 0 {
+		return nil
+	}
+	cfg := f.workerConfig()
+	workers := max(1, min(runtime.GOMAXPROCS(0), jobs, int(workBudget/cfg.memory)))
+	var (
+		next   atomic.Int64
+		failed atomic.Bool
+		errMu  sync.Mutex
+		first  error
+		firstI = -1
+		wg     sync.WaitGroup
+	)
+	fail := func(i int, err error) {
+		errMu.Lock()
+		if first == nil || i < firstI {
+			first, firstI = err, i
+		}
+		errMu.Unlock()
+		failed.Store(true)
+	}
+	// span is the part of chunk ci the window shows: columns [x0, x0+vw)
+	// and the chunk's rows [r0, r1), its top at image row cy0.
+	type span struct{ x0, cy0, vw, r0, r1, plane int }
+	spanOf := func(ci int) span {
+		x0, cy0, vw, vh := f.visible(ci)
+		return span{x0, cy0, vw, max(0, y0-cy0), min(vh, y1-cy0), f.planeOf(ci)}
+	}
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w, err := f.newWorker(cfg, deadline, &failed)
+			if err != nil {
+				fail(0, fmt.Errorf("read %s: %w", f.name, err))
+				return
+			}
+			defer w.close()
+			var reps []span
+			for !failed.Load() {
+				j := int(next.Add(1)) - 1
+				if j >= jobs {
+					return
+				}
+				group := wj.ord[wj.starts[j]:wj.starts[j+1]]
+				if f.counts[group[0]] == 0 {
+					s := spanOf(int(group[0]))
+					for _, t := range tl[s.plane] {
+						for r := s.r0; r < s.r1; r++ {
+							row := t.buf[((s.cy0+r-y0)*f.width+s.x0)*t.osz:][:s.vw*t.osz]
+							for k := 0; k < len(row); k += t.osz {
+								copy(row[k:], t.fill)
+							}
+						}
+					}
+					continue
+				}
+				// Largest visible part first: the others are then mostly
+				// its top-left corner, copied instead of decoded.
+				if len(group) > 1 {
+					group = slices.Clone(group)
+					slices.SortFunc(group, func(a, b int32) int {
+						sa, sb := spanOf(int(a)), spanOf(int(b))
+						return cmp.Compare(sb.vw*(sb.r1-sb.r0), sa.vw*(sa.r1-sa.r0))
+					})
+				}
+				reps = reps[:0]
+				for _, c32 := range group {
+					ci := int(c32)
+					s := spanOf(ci)
+					copied := false
+					for _, r := range reps {
+						if r.vw >= s.vw && r.r0 <= s.r0 && r.r1 >= s.r1 {
+							for _, t := range tl[s.plane] {
+								src := t.buf
+								if f.planar {
+									src = tl[r.plane][0].buf
+								}
+								n := s.vw * t.osz
+								for k := s.r0; k < s.r1; k++ {
+									copy(t.buf[((s.cy0+k-y0)*f.width+s.x0)*t.osz:][:n], src[((r.cy0+k-y0)*f.width+r.x0)*t.osz:][:n])
+								}
+							}
+							copied = true
+							break
+						}
+					}
+					if copied {
+						continue
+					}
+					if err := w.chunk(ci, tl[s.plane], s.x0, s.cy0-y0, s.vw, s.r0, s.r1); err != nil {
+						if err != errStopped {
+							fail(ci, fmt.Errorf("read %s: %w", f.name, capped{f.chunkError(ci, s.r1, err)}))
+						}
+						return
+					}
+					reps = append(reps, s)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
