@@ -90,7 +90,7 @@ func safeName(n string) bool {
 type dirContainer struct {
 	root  string
 	files []string
-	open_ []*os.File
+	cache fileCache
 }
 
 func openDir(root string) (*dirContainer, error) {
@@ -120,28 +120,58 @@ func openDir(root string) (*dirContainer, error) {
 func (d *dirContainer) names() []string { return d.files }
 
 func (d *dirContainer) open(name string) (io.ReaderAt, int64, error) {
-	f, err := os.Open(filepath.Join(d.root, filepath.FromSlash(name)))
+	f, n, err := d.cache.open(filepath.Join(d.root, filepath.FromSlash(name)))
 	if err != nil {
-		return nil, 0, fmt.Errorf("%s: %v", d.where(name), unwrapPath(err))
+		return nil, 0, fmt.Errorf("%s: %v", d.where(name), err)
 	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, 0, fmt.Errorf("%s: %v", d.where(name), unwrapPath(err))
-	}
-	d.open_ = append(d.open_, f)
-	return f, st.Size(), nil
+	return f, n, nil
 }
 
 func (d *dirContainer) where(name string) string {
 	return filepath.Join(d.root, filepath.FromSlash(name))
 }
 
-func (d *dirContainer) close() error {
-	for _, f := range d.open_ {
+func (d *dirContainer) close() error { return d.cache.close() }
+
+// fileCache keeps the files a scene opened, once each, until it closes.
+type fileCache struct {
+	mu    sync.Mutex
+	files map[string]*os.File
+	sizes map[string]int64
+}
+
+func (c *fileCache) open(p string) (*os.File, int64, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if f := c.files[p]; f != nil {
+		return f, c.sizes[p], nil
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, 0, unwrapPath(err)
+	}
+	st, err := f.Stat()
+	if err == nil && st.IsDir() {
+		err = errors.New("is a directory")
+	}
+	if err != nil {
+		f.Close()
+		return nil, 0, unwrapPath(err)
+	}
+	if c.files == nil {
+		c.files, c.sizes = map[string]*os.File{}, map[string]int64{}
+	}
+	c.files[p], c.sizes[p] = f, st.Size()
+	return f, st.Size(), nil
+}
+
+func (c *fileCache) close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, f := range c.files {
 		f.Close()
 	}
-	d.open_ = nil
+	c.files, c.sizes = nil, nil
 	return nil
 }
 
@@ -223,18 +253,26 @@ func (c *zipContainer) open(name string) (io.ReaderAt, int64, error) {
 
 // inflater reads a deflated zip member as an io.ReaderAt: it inflates
 // from the start as far as reads reach and keeps what it inflated, so that
-// reading a header costs a few kilobytes and a whole band its size (within
-// maxInflate). The zip reader fails a member that inflates past its
-// declared size or whose checksum is wrong.
+// reading a header costs a few kilobytes. Once a read goes past the first
+// MiB (a band being decoded), the rest is inflated by a goroutine ahead of
+// the readers, so that decoding does not wait for inflation. Memory is the
+// member's declared size (within maxInflate); the zip reader fails a
+// member that inflates past its declared size or whose checksum is wrong.
 type inflater struct {
 	f     *zip.File
 	size  int64
 	where string
-	mu    sync.Mutex
-	rc    io.ReadCloser
-	buf   []byte
-	err   error
+
+	mu   sync.Mutex
+	cond *sync.Cond
+	rc   io.ReadCloser
+	buf  []byte // inflated bytes; its capacity is fixed once bg is set
+	err  error  // the first inflate error
+	bg   bool   // the goroutine is inflating the rest
 }
+
+// ahead is how far reads go before the rest is inflated in the background.
+const ahead = 1 << 20
 
 func (z *inflater) ReadAt(p []byte, off int64) (int, error) {
 	if off < 0 {
@@ -243,32 +281,27 @@ func (z *inflater) ReadAt(p []byte, off int64) (int, error) {
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	want := min(off+int64(len(p)), z.size)
-	for int64(len(z.buf)) < want && z.err == nil {
-		if z.rc == nil {
-			z.rc, z.err = z.f.Open()
-			if z.err != nil {
-				break
+	if want > ahead && !z.bg && z.err == nil && int64(len(z.buf)) < z.size {
+		nb := make([]byte, len(z.buf), z.size)
+		copy(nb, z.buf)
+		z.buf, z.bg = nb, true
+		z.cond = sync.NewCond(&z.mu)
+		go z.fill()
+	}
+	if z.bg {
+		for int64(len(z.buf)) < want && z.err == nil {
+			z.cond.Wait()
+		}
+	} else {
+		for int64(len(z.buf)) < want && z.err == nil {
+			if len(z.buf) == cap(z.buf) {
+				nb := make([]byte, len(z.buf), min(z.size, max(want, 2*int64(cap(z.buf)), 64<<10)))
+				copy(nb, z.buf)
+				z.buf = nb
 			}
-		}
-		if cap(z.buf) == 0 {
-			z.buf = make([]byte, 0, min(z.size, max(want, 1<<20)))
-		}
-		if len(z.buf) == cap(z.buf) {
-			nb := make([]byte, len(z.buf), min(z.size, max(want, 2*int64(cap(z.buf)))))
-			copy(nb, z.buf)
-			z.buf = nb
-		}
-		n, err := z.rc.Read(z.buf[len(z.buf):cap(z.buf)])
-		z.buf = z.buf[:len(z.buf)+n]
-		if err == io.EOF && int64(len(z.buf)) != z.size {
-			err = fmt.Errorf("inflates to %d bytes but declares %d", len(z.buf), z.size)
-		}
-		if err != nil && err != io.EOF {
-			z.err = fmt.Errorf("%s: %v", z.where, err)
-			z.rc.Close()
-		}
-		if int64(len(z.buf)) == z.size && z.rc != nil {
-			z.rc.Close()
+			n, err := z.read(z.buf[len(z.buf):cap(z.buf)])
+			z.buf = z.buf[:len(z.buf)+n]
+			z.done(err)
 		}
 	}
 	if off >= int64(len(z.buf)) {
@@ -279,12 +312,62 @@ func (z *inflater) ReadAt(p []byte, off int64) (int, error) {
 	}
 	n := copy(p, z.buf[off:])
 	if n < len(p) {
-		if z.err != nil {
+		if z.err != nil && int64(len(z.buf)) < z.size {
 			return n, z.err
 		}
 		return n, io.EOF
 	}
 	return n, nil
+}
+
+// read inflates into b (opening the member on first use).
+func (z *inflater) read(b []byte) (int, error) {
+	if z.rc == nil {
+		rc, err := z.f.Open()
+		if err != nil {
+			return 0, err
+		}
+		z.rc = rc
+	}
+	return z.rc.Read(b)
+}
+
+// done records the outcome of a read (under the lock).
+func (z *inflater) done(err error) {
+	if err == io.EOF && int64(len(z.buf)) != z.size {
+		err = fmt.Errorf("inflates to %d bytes but declares %d", len(z.buf), z.size)
+	}
+	if err != nil && err != io.EOF {
+		z.err = fmt.Errorf("%s: %v", z.where, err)
+	}
+	if (z.err != nil || int64(len(z.buf)) == z.size) && z.rc != nil {
+		z.rc.Close()
+		z.rc = nil
+	}
+}
+
+// fill inflates the rest of the member into buf's spare capacity, which no
+// reader touches, publishing each chunk under the lock.
+func (z *inflater) fill() {
+	for {
+		z.mu.Lock()
+		n0 := len(z.buf)
+		stop := z.err != nil || int64(n0) >= z.size
+		z.mu.Unlock()
+		if stop {
+			z.mu.Lock()
+			z.cond.Broadcast()
+			z.mu.Unlock()
+			return
+		}
+		end := min(int64(n0)+(4<<20), z.size)
+		n, err := z.read(z.buf[n0:end])
+		z.mu.Lock()
+		z.buf = z.buf[:n0+n]
+		z.done(err)
+		z.cond.Broadcast()
+		z.mu.Unlock()
+	}
 }
 
 func (c *zipContainer) where(name string) string { return c.path + "!" + name }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,37 +16,22 @@ import (
 // filesContainer holds a STAC item's or an orthomosaic's files by path.
 type filesContainer struct {
 	files []string
-	open_ []*os.File
+	cache fileCache
 }
 
 func (f *filesContainer) names() []string { return f.files }
 
 func (f *filesContainer) open(name string) (io.ReaderAt, int64, error) {
-	h, err := os.Open(name)
+	h, n, err := f.cache.open(name)
 	if err != nil {
-		return nil, 0, fmt.Errorf("%s: %v", name, unwrapPath(err))
+		return nil, 0, fmt.Errorf("%s: %v", name, err)
 	}
-	st, err := h.Stat()
-	if err == nil && st.IsDir() {
-		err = fmt.Errorf("is a directory")
-	}
-	if err != nil {
-		h.Close()
-		return nil, 0, fmt.Errorf("%s: %v", name, unwrapPath(err))
-	}
-	f.open_ = append(f.open_, h)
-	return h, st.Size(), nil
+	return h, n, nil
 }
 
 func (f *filesContainer) where(name string) string { return name }
 
-func (f *filesContainer) close() error {
-	for _, h := range f.open_ {
-		h.Close()
-	}
-	f.open_ = nil
-	return nil
-}
+func (f *filesContainer) close() error { return f.cache.close() }
 
 type stacItem struct {
 	Type       string               `json:"type"`
