@@ -260,10 +260,7 @@ func (s *Scene) checkTIFF(src *Source) error {
 	if src.Band < 1 || src.Band > f.Bands() {
 		return fmt.Errorf("%s: band %d does not exist (the file has %d)", s.c.where(src.File), src.Band, f.Bands())
 	}
-	t, err := dataType(f.Type())
-	if err != nil {
-		return fmt.Errorf("%s: %v", s.c.where(src.File), err)
-	}
+	t, _ := f.DataType()
 	src.Type, src.Width, src.Height, src.geo = t, f.Width(), f.Height(), f.Geo()
 	if a, ok := src.geo.Affine(); ok && src.Resolution == 0 {
 		src.Resolution = math.Abs(a[1])
@@ -272,23 +269,4 @@ func (s *Scene) checkTIFF(src *Source) error {
 		src.NoData, src.HasNoData = nd, true
 	}
 	return nil
-}
-
-// dataType is the stored type a GeoTIFF sample type loads as.
-func dataType(t geotiff.SampleType) (compute.DataType, error) {
-	switch t {
-	case geotiff.Uint8:
-		return compute.U8, nil
-	case geotiff.Uint16:
-		return compute.U16, nil
-	case geotiff.Int16, geotiff.Int8:
-		return compute.I16, nil
-	case geotiff.Uint32:
-		return compute.U32, nil
-	case geotiff.Int32:
-		return compute.I32, nil
-	case geotiff.Float32, geotiff.Float64:
-		return compute.F32, nil
-	}
-	return 0, fmt.Errorf("%s samples are not supported", t)
 }

@@ -72,7 +72,7 @@ func (s *Scene) Load(roles []string, opt LoadOptions) ([]compute.BandInput, []ui
 		}
 		srcs = append(srcs, b)
 	}
-	rd := &reader{s: s, tiff: map[string]map[int][]float32{}}
+	rd := &reader{s: s, tiff: map[tiffKey]compute.Plane{}}
 	// Read each GeoTIFF once for all the bands needed from it.
 	need := append([]*Source{}, srcs...)
 	if opt.Mask != "none" {
@@ -83,7 +83,7 @@ func (s *Scene) Load(roles []string, opt LoadOptions) ([]compute.BandInput, []ui
 			need = append(need, s.Mask.Saturation)
 		}
 	}
-	if err := rd.prefetch(need); err != nil {
+	if err := rd.prefetch(need, win); err != nil {
 		return nil, nil, err
 	}
 	out := make([]compute.BandInput, len(roles))
@@ -210,45 +210,70 @@ func Value(b compute.BandInput, i int) float64 {
 	return b.Radiometry.Apply64(v)
 }
 
-// reader reads band sources, GeoTIFF bands once per file.
+// reader reads band sources, the bands of one GeoTIFF in one pass.
 type reader struct {
 	s    *Scene
-	tiff map[string]map[int][]float32
+	tiff map[tiffKey]compute.Plane
 }
 
-// prefetch decodes, in one pass per file, every GeoTIFF band needed.
-func (r *reader) prefetch(srcs []*Source) error {
-	byFile := map[string][]int{}
-	var order []string
+// tiffKey is a band's rows [y0, y1) of a GeoTIFF, at the stored type.
+type tiffKey struct {
+	file   string
+	band   int
+	y0, y1 int
+}
+
+// prefetch decodes, in one pass per file and row range, every GeoTIFF
+// band needed for the grid window win, at the stored type.
+func (r *reader) prefetch(srcs []*Source, win image.Rectangle) error {
+	type group struct {
+		file   string
+		y0, y1 int
+		bands  []int
+	}
+	var groups []*group
 	for _, src := range srcs {
 		if src.Format != "tiff" {
 			continue
 		}
-		if _, ok := byFile[src.File]; !ok {
-			order = append(order, src.File)
+		_, sw, err := r.s.sourceWindow(src, win)
+		if err != nil {
+			return err
 		}
-		if !containsInt(byFile[src.File], src.Band) {
-			byFile[src.File] = append(byFile[src.File], src.Band)
+		var g *group
+		for _, x := range groups {
+			if x.file == src.File && x.y0 == sw.Min.Y && x.y1 == sw.Max.Y {
+				g = x
+			}
+		}
+		if g == nil {
+			g = &group{file: src.File, y0: sw.Min.Y, y1: sw.Max.Y}
+			groups = append(groups, g)
+		}
+		if !containsInt(g.bands, src.Band) {
+			g.bands = append(g.bands, src.Band)
 		}
 	}
-	for _, file := range order {
-		ra, n, err := r.s.c.open(file)
+	for _, g := range groups {
+		ra, n, err := r.s.c.open(g.file)
 		if err != nil {
 			return err
 		}
-		f, err := geotiff.NewReader(ra, n, r.s.c.where(file))
+		f, err := geotiff.NewReader(ra, n, r.s.c.where(g.file))
 		if err != nil {
 			return err
 		}
-		bands, err := f.ReadBands(byFile[file]...)
-		if err != nil {
+		t, _ := f.DataType()
+		planes := make([]compute.Plane, len(g.bands))
+		for i := range planes {
+			planes[i] = compute.NewPlane(t, f.Width(), g.y1-g.y0)
+		}
+		if err := f.ReadRowsBandsInto(g.y0, g.y1, g.bands, planes); err != nil {
 			return err
 		}
-		m := map[int][]float32{}
-		for i, b := range byFile[file] {
-			m[b] = bands[i].Data
+		for i, b := range g.bands {
+			r.tiff[tiffKey{g.file, b, g.y0, g.y1}] = planes[i]
 		}
-		r.tiff[file] = m
 	}
 	return nil
 }
@@ -262,24 +287,33 @@ func containsInt(l []int, v int) bool {
 	return false
 }
 
-// onGrid reads src for the grid window win, resampling by nearest
-// neighbour when src is coarser than the grid.
-func (r *reader) onGrid(src *Source, win image.Rectangle) (compute.Plane, error) {
-	s := r.s
+// sourceWindow is the window of src's own pixels that covers the grid
+// window win, and the grid pixels per source pixel.
+func (s *Scene) sourceWindow(src *Source, win image.Rectangle) (int, image.Rectangle, error) {
 	k := src.Resolution / s.Grid.Resolution
 	ki := int(math.Round(k))
 	if ki < 1 || math.Abs(k-float64(ki)) > 1e-6 {
-		return compute.Plane{}, fmt.Errorf("%s: band %s at %g m does not nest in the %g m grid", s.Path, src.Name, src.Resolution, s.Grid.Resolution)
+		return 0, image.Rectangle{}, fmt.Errorf("%s: band %s at %g m does not nest in the %g m grid", s.Path, src.Name, src.Resolution, s.Grid.Resolution)
 	}
 	if a, ok := src.geo.Affine(); ok {
 		g, ok2 := s.Grid.Geo.Affine()
 		if ok2 && (math.Abs(a[0]-g[0]) > 1e-6*s.Grid.Resolution || math.Abs(a[3]-g[3]) > 1e-6*s.Grid.Resolution) {
-			return compute.Plane{}, fmt.Errorf("%s: band %s's grid does not start at the grid's top-left corner (%.3f, %.3f vs %.3f, %.3f)", s.Path, src.Name, a[0], a[3], g[0], g[3])
+			return 0, image.Rectangle{}, fmt.Errorf("%s: band %s's grid does not start at the grid's top-left corner (%.3f, %.3f vs %.3f, %.3f)", s.Path, src.Name, a[0], a[3], g[0], g[3])
 		}
 	}
 	sw := image.Rect(win.Min.X/ki, win.Min.Y/ki, (win.Max.X+ki-1)/ki, (win.Max.Y+ki-1)/ki)
 	if sw.Max.X > src.Width || sw.Max.Y > src.Height {
-		return compute.Plane{}, fmt.Errorf("%s: band %s is %dx%d at %g m, too small for the %dx%d grid", s.Path, src.Name, src.Width, src.Height, src.Resolution, s.Grid.Width, s.Grid.Height)
+		return 0, image.Rectangle{}, fmt.Errorf("%s: band %s is %dx%d at %g m, too small for the %dx%d grid", s.Path, src.Name, src.Width, src.Height, src.Resolution, s.Grid.Width, s.Grid.Height)
+	}
+	return ki, sw, nil
+}
+
+// onGrid reads src for the grid window win, resampling by nearest
+// neighbour when src is coarser than the grid.
+func (r *reader) onGrid(src *Source, win image.Rectangle) (compute.Plane, error) {
+	ki, sw, err := r.s.sourceWindow(src, win)
+	if err != nil {
+		return compute.Plane{}, err
 	}
 	p, err := r.read(src, sw)
 	if err != nil {
@@ -312,53 +346,26 @@ func (r *reader) read(src *Source, sw image.Rectangle) (compute.Plane, error) {
 		}
 		return d.Decode(openjp2.Options{Window: sw})
 	case "tiff":
-		data := r.tiff[src.File][src.Band]
-		if data == nil || len(data) != src.Width*src.Height {
-			return compute.Plane{}, fmt.Errorf("%s: band %d was not read", s.c.where(src.File), src.Band)
+		p, ok := r.tiff[tiffKey{src.File, src.Band, sw.Min.Y, sw.Max.Y}]
+		if !ok || p.Type != src.Type || p.Width != src.Width {
+			return compute.Plane{}, fmt.Errorf("%s: band %d was not read as opened", s.c.where(src.File), src.Band)
 		}
-		return fromFloat(data, src.Width, sw, src.Type), nil
+		return cropColumns(p, sw.Min.X, sw.Max.X), nil
 	}
 	return compute.Plane{}, fmt.Errorf("%s: unknown format %q", s.c.where(src.File), src.Format)
 }
 
-// fromFloat converts the window sw of a float32 plane w wide to type t
-// (exact for 8 and 16-bit integers, which float32 holds exactly).
-func fromFloat(data []float32, w int, sw image.Rectangle, t compute.DataType) compute.Plane {
-	p := compute.NewPlane(t, sw.Dx(), sw.Dy())
-	for y := 0; y < sw.Dy(); y++ {
-		row := data[(sw.Min.Y+y)*w+sw.Min.X : (sw.Min.Y+y)*w+sw.Max.X]
-		o := y * sw.Dx()
-		switch t {
-		case compute.U8:
-			d := p.U8()[o : o+len(row)]
-			for i, v := range row {
-				d[i] = uint8(v)
-			}
-		case compute.U16:
-			d := p.U16()[o : o+len(row)]
-			for i, v := range row {
-				d[i] = uint16(v)
-			}
-		case compute.I16:
-			d := p.I16()[o : o+len(row)]
-			for i, v := range row {
-				d[i] = int16(v)
-			}
-		case compute.U32:
-			d := p.U32()[o : o+len(row)]
-			for i, v := range row {
-				d[i] = uint32(v)
-			}
-		case compute.I32:
-			d := p.I32()[o : o+len(row)]
-			for i, v := range row {
-				d[i] = int32(v)
-			}
-		default:
-			copy(p.F32()[o:o+len(row)], row)
-		}
+// cropColumns returns columns [x0, x1) of p (p itself when that is all).
+func cropColumns(p compute.Plane, x0, x1 int) compute.Plane {
+	if x0 == 0 && x1 == p.Width {
+		return p
 	}
-	return p
+	size := p.Type.Size()
+	out := compute.NewPlane(p.Type, x1-x0, p.Height)
+	for y := range p.Height {
+		copy(out.Data[y*(x1-x0)*size:(y+1)*(x1-x0)*size], p.Data[(y*p.Width+x0)*size:(y*p.Width+x1)*size])
+	}
+	return out
 }
 
 // upsample resamples p (covering the source window sw) by nearest

@@ -155,11 +155,7 @@ func openOrtho(p string) (*Scene, error) {
 		fc.close()
 		return nil, fmt.Errorf("%s: %v", p, err)
 	}
-	t, err := dataType(f.Type())
-	if err != nil {
-		fc.close()
-		return nil, fmt.Errorf("%s: %v", p, err)
-	}
+	t, _ := f.DataType()
 	nb := f.Bands()
 	roles := make([]string, nb+1)
 	rad := make([]compute.Radiometry, nb+1)

@@ -101,6 +101,20 @@ func TestSTAC(t *testing.T) {
 		t.Fatal(err)
 	}
 	compareRef(t, ndvi(bands[0], bands[1], mask), reference(t, "stac", "ndvi"), 1e-12)
+	// A window of GeoTIFF bands (10 m and 20 m) holds the same pixels.
+	full, fm, _ := s.Load([]string{"red", "nir2"}, LoadOptions{})
+	win, wm, err := s.Load([]string{"red", "nir2"}, LoadOptions{Window: rect(3, 9, 50, 40)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for y := 9; y < 40; y++ {
+		for x := 3; x < 50; x++ {
+			i, j := (y-9)*47+x-3, y*64+x
+			if win[0].Plane.At(i) != full[0].Plane.At(j) || win[1].Plane.At(i) != full[1].Plane.At(j) || wm[i] != fm[j] {
+				t.Fatalf("window pixel (%d, %d) differs", x, y)
+			}
+		}
+	}
 
 	// A remote band is refused with a clear line.
 	b, _ := os.ReadFile(fx(t, "stac/item.json"))
