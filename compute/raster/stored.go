@@ -5,6 +5,8 @@ import (
 	"image/color"
 
 	"canopy/compute"
+	"canopy/compute/geotiff"
+	"canopy/compute/pipeline"
 )
 
 // LoadStored reads the band a spec names as the engine's input for role:
@@ -116,4 +118,127 @@ func CheckSameGrid(a, b compute.BandInput, ga, gb *compute.GeoRef) error {
 		return fmt.Errorf("band grid mismatch: %s %s and %s %s %s", a.Role, a.Source, b.Role, b.Source, why)
 	}
 	return nil
+}
+
+// StoredInput is bands opened for the block pipeline: the pipeline's
+// input, the grid's georeferencing (nil when the files have none), and
+// the files to close.
+type StoredInput struct {
+	*pipeline.Input
+	Geo     *compute.GeoRef
+	closers []func()
+}
+
+// Close closes the files.
+func (s *StoredInput) Close() {
+	for _, c := range s.closers {
+		c()
+	}
+	s.closers = nil
+}
+
+// tiffRows reads rows of some bands of one GeoTIFF at their stored type.
+type tiffRows struct {
+	f     *geotiff.File
+	bands []int
+}
+
+func (t *tiffRows) BlockRows() int { return t.f.BlockRows() }
+
+func (t *tiffRows) ReadRows(y0, y1 int, dst []compute.Plane) error {
+	return t.f.ReadRowsBandsInto(y0, y1, t.bands, dst)
+}
+
+// OpenStored opens the bands specs name (specs[i] has role roles[i]) for
+// the block pipeline, as LoadStored reads them: GeoTIFF bands are read by
+// rows at their stored type when the pipeline asks (bands of one file
+// share one reader, which decodes them in one pass per block); a PNG band
+// is decoded whole. Every band must be on the first band's grid
+// (CheckSameGrid). Close the input when done.
+func OpenStored(roles, specs []string) (*StoredInput, error) {
+	if len(roles) == 0 || len(roles) != len(specs) {
+		return nil, fmt.Errorf("%d roles for %d bands", len(roles), len(specs))
+	}
+	s := &StoredInput{Input: &pipeline.Input{}}
+	ok := false
+	defer func() {
+		if !ok {
+			s.Close()
+		}
+	}()
+	files := map[string]*tiffRows{}
+	var geos []*compute.GeoRef
+	for i, spec := range specs {
+		var b pipeline.Band
+		var geo *compute.GeoRef
+		path, _, _ := resolve(spec)
+		if tr, open := files[path]; open {
+			h, err := openHeaderOf(spec, tr.f)
+			if err != nil {
+				return nil, err
+			}
+			b, geo = tiffBand(roles[i], h.source(h.band), tr, h.band)
+		} else {
+			h, err := openHeader(spec)
+			if err != nil {
+				return nil, err
+			}
+			if h.tif != nil {
+				s.closers = append(s.closers, h.close)
+				tr := &tiffRows{f: h.tif}
+				files[h.path] = tr
+				b, geo = tiffBand(roles[i], h.source(h.band), tr, h.band)
+			} else {
+				in, g, err := LoadStored(roles[i], spec)
+				h.close()
+				if err != nil {
+					return nil, err
+				}
+				mem, _ := pipeline.Memory([]compute.BandInput{in}, nil)
+				b, geo = mem.Bands[0], g
+			}
+		}
+		if i > 0 {
+			if err := CheckSameGrid(s.Bands[0].BandInput, b.BandInput, geos[0], geo); err != nil {
+				return nil, err
+			}
+		} else {
+			s.Width, s.Height = b.Plane.Width, b.Plane.Height
+		}
+		s.Bands = append(s.Bands, b)
+		geos = append(geos, geo)
+	}
+	s.Geo = geos[0]
+	ok = true
+	return s, nil
+}
+
+// openHeaderOf checks a spec's band against a file already open.
+func openHeaderOf(spec string, f *geotiff.File) (*header, error) {
+	path, band, err := resolve(spec)
+	if err != nil {
+		return nil, err
+	}
+	h := &header{path: path, band: band, tif: f, w: f.Width(), h: f.Height()}
+	if band == 0 {
+		if f.Bands() != 1 {
+			return nil, fmt.Errorf("read %s: the file has %d bands; pick one as %s:B (B from 1 to %d)", path, f.Bands(), path, f.Bands())
+		}
+		h.band = 1
+	}
+	if err := h.check(h.band); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// tiffBand adds band b of the file tr reads to it and describes it as
+// LoadStored would (the plane's type and size, no samples).
+func tiffBand(role, source string, tr *tiffRows, b int) (pipeline.Band, *compute.GeoRef) {
+	t, _ := tr.f.DataType()
+	idx := len(tr.bands)
+	tr.bands = append(tr.bands, b)
+	nd, has := tr.f.NoData()
+	in := storedInput(role, source, compute.Plane{Type: t, Width: tr.f.Width(), Height: tr.f.Height()}, nd, has)
+	return pipeline.Band{BandInput: in, Reader: tr, Index: idx}, tr.f.Geo()
 }
