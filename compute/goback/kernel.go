@@ -1,24 +1,14 @@
 package goback
 
-import "canopy/compute"
+import (
+	"canopy/compute"
+	"canopy/compute/internal/vec"
+)
 
-// ndviSpanScalar is the Go kernel over one span of pixels: Pixel applied to every
-// element, written so that the compiler drops all bounds checks in the loop.
+// ndviSpanScalar is the go backend's kernel over one span of pixels:
+// compute.Pixel applied to every element, written so that the compiler
+// drops all bounds checks in the loop, never vectorised.
 func ndviSpanScalar(out, red, nir []float32, nd compute.Nodata) {
-	// In pieces, each after a VZEROUPPER (see clearUpper): the Go runtime's
-	// preemption signal can leave the vector registers' upper halves dirty
-	// in the middle of a long loop.
-	const piece = 1 << 14
-	for len(out) > piece {
-		clearUpper()
-		ndviScalar(out[:piece], red[:piece], nir[:piece], nd)
-		out, red, nir = out[piece:], red[piece:], nir[piece:]
-	}
-	clearUpper()
-	ndviScalar(out, red, nir, nd)
-}
-
-func ndviScalar(out, red, nir []float32, nd compute.Nodata) {
 	red = red[:len(out)]
 	nir = nir[:len(out)]
 	if !nd.HasRed && !nd.HasNIR {
@@ -35,5 +25,29 @@ func ndviScalar(out, red, nir []float32, nd compute.Nodata) {
 	}
 	for i := range out {
 		out[i] = compute.Pixel(red[i], nir[i], nd)
+	}
+}
+
+// ndviPiece is how many pixels one call of the vector kernel takes: an
+// assembly routine is not preempted while it runs, so a span is cut into
+// pieces the scheduler can interleave.
+const ndviPiece = 1 << 14
+
+// ndviSpan is go-parallel's NDVI kernel: compute/internal/vec's NDVI (AVX2
+// in Go assembly where the CPU has it, the same operations in Go
+// otherwise; no build flag needed), then NaN where a band is nodata.
+func ndviSpan(out, red, nir []float32, nd compute.Nodata) {
+	red = red[:len(out)]
+	nir = nir[:len(out)]
+	for lo := 0; lo < len(out); lo += ndviPiece {
+		hi := min(lo+ndviPiece, len(out))
+		vec.NDVI(out[lo:hi], red[lo:hi], nir[lo:hi])
+	}
+	if nd.HasRed || nd.HasNIR {
+		for i := range out {
+			if (nd.HasRed && red[i] == nd.Red) || (nd.HasNIR && nir[i] == nd.NIR) {
+				out[i] = compute.NaN32
+			}
+		}
 	}
 }
