@@ -3,6 +3,7 @@ package scene
 import (
 	"encoding/json"
 	"fmt"
+	"image"
 	"math"
 	"os"
 	"path/filepath"
@@ -383,4 +384,27 @@ func epsgOf(g *compute.GeoRef) int {
 		}
 	}
 	return 0
+}
+
+// WindowGeo is the georeferencing of a window of the grid (as Load's
+// LoadOptions.Window), for writing a result of that window; the whole
+// grid's when win is empty, nil when the grid has none.
+func (g Grid) WindowGeo(win image.Rectangle) *compute.GeoRef {
+	if g.Geo == nil || win.Empty() || win.Min == (image.Point{}) {
+		return g.Geo
+	}
+	a, ok := g.Geo.Affine()
+	if !ok {
+		return g.Geo
+	}
+	x0 := a[0] + float64(win.Min.X)*a[1] + float64(win.Min.Y)*a[2]
+	y0 := a[3] + float64(win.Min.X)*a[4] + float64(win.Min.Y)*a[5]
+	out := *g.Geo
+	if len(out.Transformation) >= 16 {
+		out.Transformation = append([]float64(nil), out.Transformation...)
+		out.Transformation[3], out.Transformation[7] = x0, y0
+		return &out
+	}
+	out.Tiepoints = []float64{0, 0, 0, x0, y0, 0}
+	return &out
 }

@@ -51,6 +51,9 @@ func TestSentinel2Metadata(t *testing.T) {
 		if s.Bands["red"].Name != "B04" || s.Bands["nir2"].Name != "B8A" || s.Mask.Kind != "scl" || s.Mask.Source.Resolution != 20 || !slices.Equal(s.Mask.Classes, []int{0, 1, 3, 8, 9, 10}) {
 			t.Errorf("%s: bands or mask wrong: %s %s %+v", c.path, s.Bands["red"].Name, s.Bands["nir2"].Name, s.Mask)
 		}
+		if a, _ := s.Grid.WindowGeo(rect(3, 5, 10, 10)).Affine(); a != [6]float64{600030, 10, 0, 5099950, 0, -10} {
+			t.Errorf("%s: window georeferencing %v", c.path, a)
+		}
 		if s.Date.Year() < 2021 {
 			t.Errorf("%s: date %v", c.path, s.Date)
 		}

@@ -1,0 +1,17 @@
+// Package scene reads satellite and drone products as their makers ship
+// them: a Sentinel-2 L2A .SAFE folder or .zip, a Landsat Collection 2
+// Level-2 folder or .tar, a STAC item whose assets are local files, or a
+// multi-band GeoTIFF orthomosaic.
+//
+// Open reads the metadata only (sensor, date, tile or path/row, CRS, grid,
+// each band's file, resolution, stored type, radiometry and nodata, the
+// mask and the cloud share); archive members are read in place, never
+// unpacked. Load reads the bands of the roles asked for at their stored
+// type, on the finest band's grid (coarser bands by nearest neighbour),
+// with the product's mask (SCL classes, QA_PIXEL bits, QA_RADSAT, an alpha
+// band, saturated values) combined into one plane. The result is what the
+// index engine takes: compute.BandInput with its compute.Radiometry, so
+// integer bands reach the kernels as integers. docs/PRODUCTS.md states the
+// layouts, the radiometry and mask rules, the limits against hostile
+// files, and the measured speed.
+package scene
