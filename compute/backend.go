@@ -185,42 +185,6 @@ func Label(name, mode string) string {
 	return name + ":" + mode
 }
 
-// Result is one NDVI computation: the index plane, the backend and device
-// that produced it, and what each phase cost.
-type Result struct {
-	Width, Height int
-	// NDVI is the index, row-major, NaN where invalid.
-	NDVI    []float32
-	Backend string
-	Mode    string
-	Device  string
-	Timings Timings
-}
-
-// Compute runs b on in into out (allocated with NewOutput when nil, its
-// allocation counted as setup) and returns the result.
-func Compute(b Backend, in Input, out []float32) (*Result, error) {
-	if err := in.Check(); err != nil {
-		return nil, err
-	}
-	var alloc time.Duration
-	if out == nil {
-		t0 := time.Now()
-		out = NewOutput(in.Pixels())
-		alloc = time.Since(t0)
-	}
-	t, err := b.Run(in, out)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", b.Name(), err)
-	}
-	t.Setup += alloc
-	r := &Result{Width: in.Width, Height: in.Height, NDVI: out, Backend: b.Name(), Device: b.Info().Device, Timings: t}
-	if m, ok := b.(Moder); ok {
-		r.Mode = m.Mode()
-	}
-	return r, nil
-}
-
 // NewOutput allocates a plane of n pixels (in huge pages where the system
 // offers them) and touches every page of it on all cores, so that the
 // operating system's first-touch page faults are paid here, as setup,

@@ -19,11 +19,10 @@ func smallMap(t testing.TB, w, h int, size fyne.Size) *MapView {
 		t.Fatal(err)
 	}
 	in, _ := compute.PairInput(red, nir)
-	res, err := compute.Compute(&fakeBackend{name: "go", available: true}, in, nil)
-	if err != nil {
+	ndvi := compute.NewOutput(in.Pixels())
+	if _, err := (&fakeBackend{name: "go", available: true}).Run(in, ndvi); err != nil {
 		t.Fatal(err)
 	}
-	ndvi := res.NDVI
 	lut, err := colormap.New(colormap.RampRdYlGn, -1, 1)
 	if err != nil {
 		t.Fatal(err)
