@@ -20,8 +20,14 @@ func Workers(n int) int { return max(1, min(runtime.GOMAXPROCS(0), n)) }
 // For calls f(i) for every i in [0, n) on Workers(n) goroutines, handing
 // out indices one at a time (rows of an image, blocks of a plane), and
 // returns when all calls have returned.
-func For(n int, f func(i int)) {
+func For(n int, f func(i int)) { ForN(0, n, f) }
+
+// ForN is For on at most workers goroutines (0: GOMAXPROCS).
+func ForN(workers, n int, f func(i int)) {
 	w := Workers(n)
+	if workers > 0 {
+		w = max(1, min(w, workers))
+	}
 	if w == 1 {
 		for i := range n {
 			f(i)

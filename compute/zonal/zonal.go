@@ -2,6 +2,7 @@ package zonal
 
 import (
 	"canopy/compute"
+	"canopy/compute/par"
 	"errors"
 	"fmt"
 	"math"
@@ -257,7 +258,7 @@ func Compute(src Blocks, gt [6]float64, stands []Stand, opt Options) ([]Result, 
 
 	// Prepare the stands (in parallel: validation sorts every edge).
 	states := make([]*standState, len(stands))
-	parallel(workers, len(stands), func(i int) {
+	par.ForN(workers, len(stands), func(i int) {
 		st := stands[i]
 		empty(i)
 		if err := vector.Validate(st.Geom); err != nil && !isEmptyGeom(st.Geom) {
@@ -532,24 +533,4 @@ func isEmptyGeom(g orb.Geometry) bool {
 		}
 	}
 	return true
-}
-
-// parallel runs f(0..n−1) on k goroutines.
-func parallel(k, n int, f func(int)) {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(k, n) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n {
-					return
-				}
-				f(i)
-			}
-		}()
-	}
-	wg.Wait()
 }

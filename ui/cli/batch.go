@@ -209,12 +209,8 @@ func previous(path string) map[string]string {
 func cmdBatch(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("batch", stderr)
 	outDir := fs.String("out", "", "the folder for the outputs and batch.jsonl")
-	bands := fs.String("bands", "", "band roles of GeoTIFF scenes, e.g. red=3,nir=4 (the same for every scene)")
-	var ix indexFlags
-	ix.register(fs, "indices to compute for every scene")
-	backend := fs.String("backend", "auto", "go, go-parallel, c, gl, cuda[:mode] or auto")
-	mask := fs.String("mask", "auto", "the products' cloud and quality masks: auto or none")
-	buffer := fs.Int("mask-buffer", 0, "grow the masks by this many pixels")
+	var pf productFlags
+	pf.register(fs, "indices to compute for every scene")
 	shard := fs.String("shard", "", "this process's share of the scenes: I/N, or env (Slurm array or Kubernetes Indexed Job)")
 	jobs := fs.Int("jobs", 0, "scenes computed at once (0: one per 4 cores, at least 2)")
 	list := fs.String("list", "", "a file naming one scene per line")
@@ -225,14 +221,7 @@ func cmdBatch(args []string, stdout, stderr io.Writer) error {
 	if *outDir == "" {
 		return usagef("--out DIR is required")
 	}
-	if *mask != "auto" && *mask != "none" {
-		return usagef("bad --mask %q: auto or none", *mask)
-	}
-	bandMap, err := parseBandMap(*bands)
-	if err != nil {
-		return err
-	}
-	sel, err := ix.parse()
+	bandMap, sel, err := pf.parse()
 	if err != nil {
 		return err
 	}
@@ -261,7 +250,7 @@ func cmdBatch(args []string, stdout, stderr io.Writer) error {
 		k = max(2, runtime.NumCPU()/4)
 	}
 	k = min(k, max(1, len(mine)))
-	settings := fmt.Sprintf("index=%s bands=%s mask=%s buffer=%d", strings.Join(sel.names, ","), *bands, *mask, *buffer)
+	settings := fmt.Sprintf("index=%s bands=%s mask=%s buffer=%d", strings.Join(sel.names, ","), pf.bands, pf.mask, pf.buffer)
 	logPath := filepath.Join(*outDir, "batch.jsonl")
 	done := previous(logPath)
 	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
@@ -304,7 +293,7 @@ func cmdBatch(args []string, stdout, stderr io.Writer) error {
 	for range k {
 		wg.Go(func() {
 			for s := range work {
-				record(batchScene(s, *outDir, bandMap, sel, *backend, *mask, *buffer, settings, done[s]))
+				record(batchScene(s, *outDir, bandMap, sel, pf.backend, pf.mask, pf.buffer, settings, done[s]))
 			}
 		})
 	}

@@ -92,19 +92,8 @@ func dateIndex(path string, bandMap map[string]int, sel selection, backend, mask
 		return nil, nil, err
 	}
 	defer b.Close()
-	j, err := compute.NewJob(bands, m, sel.names, sel.exprs)
+	j, err := runVerified(b, mode, bands, m, sel)
 	if err != nil {
-		var mr *compute.MissingRoleError
-		if errors.As(err, &mr) {
-			return nil, nil, usageError{err.Error()}
-		}
-		return nil, nil, err
-	}
-	j.Mode = mode
-	if _, err := compute.RunJob(b, j); err != nil {
-		return nil, nil, err
-	}
-	if err := compute.VerifyJob(j)[0].Err(b.Name() + " " + sel.names[0]); err != nil {
 		return nil, nil, err
 	}
 	return j, sc, nil
@@ -114,13 +103,9 @@ func cmdChange(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("change", stderr)
 	before := fs.String("before", "", "the earlier date: a product or a multi-band GeoTIFF")
 	after := fs.String("after", "", "the later date, the same kind")
-	bands := fs.String("bands", "", "band roles of GeoTIFF dates, e.g. red=3,nir=4 (the same for both)")
-	var ix indexFlags
-	ix.register(fs, "the index to compare (one)")
+	var pf productFlags
+	pf.register(fs, "the index to compare (one)")
 	classSpec := fs.String("classes", "", "change class thresholds, e.g. -0.2,-0.1,0.1,0.2 (default: USGS dNBR severity for nbr, ±0.1 and ±0.2 otherwise)")
-	backend := fs.String("backend", "auto", "go, go-parallel, c, gl, cuda[:mode] or auto")
-	mask := fs.String("mask", "auto", "the products' cloud and quality masks: auto or none")
-	buffer := fs.Int("mask-buffer", 0, "grow the masks by this many pixels")
 	tif := fs.String("tif", "", "write before − after as a float32 GeoTIFF")
 	png := fs.String("png", "", "write the change map as PNG (blue gain, red loss)")
 	legend := fs.Bool("legend", false, "draw the legend beside the PNG map")
@@ -137,14 +122,7 @@ func cmdChange(args []string, stdout, stderr io.Writer) error {
 	if (*stands == "") != (*csvOut == "") {
 		return usagef("--stands and --csv go together")
 	}
-	if *mask != "auto" && *mask != "none" {
-		return usagef("bad --mask %q: auto or none", *mask)
-	}
-	bandMap, err := parseBandMap(*bands)
-	if err != nil {
-		return err
-	}
-	sel, err := ix.parse()
+	bandMap, sel, err := pf.parse()
 	if err != nil {
 		return err
 	}
@@ -157,11 +135,11 @@ func cmdChange(args []string, stdout, stderr io.Writer) error {
 			return usagef("--classes: %v", err)
 		}
 	}
-	jb, sb, err := dateIndex(*before, bandMap, sel, *backend, *mask, *buffer)
+	jb, sb, err := dateIndex(*before, bandMap, sel, pf.backend, pf.mask, pf.buffer)
 	if err != nil {
 		return err
 	}
-	ja, sa, err := dateIndex(*after, bandMap, sel, *backend, *mask, *buffer)
+	ja, sa, err := dateIndex(*after, bandMap, sel, pf.backend, pf.mask, pf.buffer)
 	if err != nil {
 		return err
 	}

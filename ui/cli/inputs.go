@@ -310,9 +310,33 @@ func (f *indexFlags) parse() (selection, error) {
 	return s, nil
 }
 
+// runVerified makes the job of sel over bands (a missing role is a usage
+// error), runs it on b in mode and checks every output against the
+// float64 truth.
+func runVerified(b compute.Backend, mode string, bands []compute.BandInput, mask []uint8, sel selection) (*compute.Job, error) {
+	j, err := compute.NewJob(bands, mask, sel.names, sel.exprs)
+	if err != nil {
+		var mr *compute.MissingRoleError
+		if errors.As(err, &mr) {
+			return nil, usageError{err.Error()}
+		}
+		return nil, err
+	}
+	j.Mode = mode
+	if _, err := compute.RunJob(b, j); err != nil {
+		return nil, err
+	}
+	for o, v := range compute.VerifyJob(j) {
+		if err := v.Err(b.Name() + " " + sel.names[o]); err != nil {
+			return nil, err
+		}
+	}
+	return j, nil
+}
+
 // computeIndices loads the bands sel needs, runs its job on the backend
-// named (name[:mode] or auto) and verifies every output against the
-// float64 truth: what zonal and change compute before their own work.
+// named (name[:mode] or auto) and verifies it: what zonal computes before
+// its own work.
 func computeIndices(in *inputFlags, sel selection, backendName string) (*compute.Job, *loaded, error) {
 	b, mode, err := pickBackend(backendName)
 	if err != nil {
@@ -323,22 +347,42 @@ func computeIndices(in *inputFlags, sel selection, backendName string) (*compute
 	if err != nil {
 		return nil, nil, err
 	}
-	j, err := compute.NewJob(l.bands, l.mask, sel.names, sel.exprs)
+	j, err := runVerified(b, mode, l.bands, l.mask, sel)
 	if err != nil {
-		var mr *compute.MissingRoleError
-		if errors.As(err, &mr) {
-			return nil, nil, usageError{err.Error()}
-		}
 		return nil, nil, err
-	}
-	j.Mode = mode
-	if _, err := compute.RunJob(b, j); err != nil {
-		return nil, nil, err
-	}
-	for o, v := range compute.VerifyJob(j) {
-		if err := v.Err(b.Name() + " " + sel.names[o]); err != nil {
-			return nil, nil, err
-		}
 	}
 	return j, l, nil
+}
+
+// productFlags are the flags of commands over whole products or
+// multi-band GeoTIFFs (change, batch): the roles of GeoTIFF bands, the
+// indices, the backend and the masks.
+type productFlags struct {
+	bands, backend, mask string
+	buffer               int
+	ix                   indexFlags
+}
+
+func (f *productFlags) register(fs *flag.FlagSet, what string) {
+	fs.StringVar(&f.bands, "bands", "", "band roles of GeoTIFF inputs, e.g. red=3,nir=4 (the same for every one)")
+	f.ix.register(fs, what)
+	fs.StringVar(&f.backend, "backend", "auto", "go, go-parallel, c, gl, cuda[:mode] or auto")
+	fs.StringVar(&f.mask, "mask", "auto", "the products' cloud and quality masks: auto or none")
+	fs.IntVar(&f.buffer, "mask-buffer", 0, "grow the masks by this many pixels")
+}
+
+// parse checks the flags and returns the band roles and the indices.
+func (f *productFlags) parse() (map[string]int, selection, error) {
+	if f.mask != "auto" && f.mask != "none" {
+		return nil, selection{}, usagef("bad --mask %q: auto or none", f.mask)
+	}
+	if f.buffer < 0 || f.buffer > 1000 {
+		return nil, selection{}, usagef("bad --mask-buffer %d: 0 to 1000 pixels", f.buffer)
+	}
+	bandMap, err := parseBandMap(f.bands)
+	if err != nil {
+		return nil, selection{}, err
+	}
+	sel, err := f.ix.parse()
+	return bandMap, sel, err
 }
