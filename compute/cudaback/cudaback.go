@@ -139,9 +139,11 @@ type state struct {
 	jobStage      unsafe.Pointer
 	jobStageBytes int
 	lastJob       JobStats
-	// gridCap caps a job kernel's grid (0: one thread per vector);
-	// benchmarks tune it.
-	gridCap int
+	// gridCap caps a job kernel's grid (0: one thread per vector), and
+	// jobChunkBytes sets the bytes of a job's largest overlapped chunk (0:
+	// jobChunkTop's rule); benchmarks tune them.
+	gridCap       int
+	jobChunkBytes int
 }
 
 // Name implements compute.Backend.

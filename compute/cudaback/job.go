@@ -103,19 +103,36 @@ func bufsOf(j *compute.Job) jobBufs {
 	return jb
 }
 
-// bytesPerPixel is what one pixel moves over the bus, both ways.
-func (jb *jobBufs) bytesPerPixel() int {
-	n := 0
-	for _, e := range jb.elem {
-		n += e
+// bytesPerPixel is what one pixel moves over the bus, up and down.
+func (jb *jobBufs) bytesPerPixel() (up, down int) {
+	for i, e := range jb.elem {
+		if i < jb.up {
+			up += e
+		} else {
+			down += e
+		}
 	}
-	return n
+	return up, down
 }
 
-// jobChunkTop is the overlapped mode's largest chunk for a job moving bpp
-// bytes a pixel: as many bytes as Run's float32 chunks move (12 a pixel).
-func (s *state) jobChunkTop(bpp int) int {
-	top := s.chunkPixels * 12 / max(1, bpp)
+// jobChunkTop is the overlapped mode's largest chunk, in pixels, for a
+// job moving up and down bytes a pixel each way: jobChunkBytes bytes (both
+// ways) when set (benchmarks), else as many bytes as Run's float32 chunks
+// move (12 a pixel: 192 MiB by default) when one direction carries at
+// least 1.5 times the other, and a third of that (64 MiB) when the two are
+// balanced, so that both copy engines stay busy together (BenchmarkJobChunks
+// on an H200: EVI over float32, 12 up and 4 down, and 10 indices over
+// uint16, 14 up and 40 down, were fastest with 192 MiB; NDVI over uint16,
+// 4 and 4, with 32 to 64 MiB, 7 % faster than with 192).
+func (s *state) jobChunkTop(up, down int) int {
+	bytes := s.chunkPixels * 12
+	if 2*up < 3*down && 2*down < 3*up {
+		bytes /= 3
+	}
+	if s.jobChunkBytes > 0 {
+		bytes = s.jobChunkBytes
+	}
+	top := bytes / max(1, up+down)
 	return max(ChunkAlign, top/ChunkAlign*ChunkAlign)
 }
 
@@ -202,7 +219,10 @@ func (s *state) runJob(j *compute.Job) (compute.Timings, error) {
 }
 
 // ensureJobDev sizes the job's device buffers: one per band, mask and
-// output, n*elem[i] bytes each (context current, s.mu held).
+// output, n*elem[i] bytes each (context current, s.mu held). Buffers of
+// the last job whose sizes are needed again are kept, whatever their
+// order (switching between indices of one image allocates nothing); the
+// others are freed.
 func (s *state) ensureJobDev(n int, elem []int) error {
 	sizes := make([]int, len(elem))
 	for i, e := range elem {
@@ -211,17 +231,39 @@ func (s *state) ensureJobDev(n int, elem []int) error {
 	if slices.Equal(sizes, s.jobSizes) {
 		return nil
 	}
-	s.didSetup = true
-	s.freeJobDev()
-	for _, sz := range sizes {
+	dev := make([]cuda.DevicePtr, len(sizes))
+	used := make([]bool, len(s.jobDev))
+	for i, sz := range sizes {
+		for k, p := range s.jobDev {
+			if !used[k] && s.jobSizes[k] == sz {
+				used[k], dev[i] = true, p
+				break
+			}
+		}
+	}
+	for k, p := range s.jobDev {
+		if !used[k] {
+			s.drv.MemFree(p)
+		}
+	}
+	s.jobDev, s.jobSizes = nil, nil
+	for i, sz := range sizes {
+		if dev[i] != 0 {
+			continue
+		}
+		s.didSetup = true
 		p, err := s.drv.MemAlloc(sz)
 		if err != nil {
-			s.freeJobDev()
+			for _, q := range dev {
+				if q != 0 {
+					s.drv.MemFree(q)
+				}
+			}
 			return err
 		}
-		s.jobDev = append(s.jobDev, p)
+		dev[i] = p
 	}
-	s.jobSizes = sizes
+	s.jobDev, s.jobSizes = dev, sizes
 	return nil
 }
 

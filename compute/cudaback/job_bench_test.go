@@ -2,13 +2,15 @@ package cudaback
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"canopy/compute"
+	"canopy/compute/computetest"
 	"canopy/compute/index"
 )
 
@@ -34,15 +36,20 @@ var eviScene = sync.OnceValues(func() (*compute.Job, error) {
 	return compute.NewJob(bands, nil, []string{"evi"}, []*index.Expr{index.MustParse(eviFormula)})
 })
 
-// spotCheck compares k random pixels of every output with the truth.
+// spotCheck compares k random pixels of every output with the float32
+// definition (computetest.Eval32Job), which the generated kernels equal
+// bit for bit.
 func spotCheck(b *testing.B, j *compute.Job, k int) {
 	g := rand.New(rand.NewPCG(1, 1))
+	in := make([]float32, len(j.Bands))
+	regs := make([]float32, j.Program.NumRegs)
+	want := make([]float32, len(j.Out))
 	for range k {
 		i := g.IntN(j.Pixels())
-		for o := range j.Out {
-			ref, got := j.Reference64(o, i), float64(j.Out[o][i])
-			if math.IsNaN(ref) != math.IsNaN(got) || (!math.IsNaN(ref) && math.Abs(got-ref) > compute.JobTolerance*math.Max(1, math.Abs(ref))) {
-				b.Fatalf("%s pixel %d: got %g, truth %g", j.Names[o], i, got, ref)
+		computetest.Eval32Job(j, i, in, regs, want)
+		for o, w := range want {
+			if got := j.Out[o][i]; got != w && (got == got || w == w) {
+				b.Fatalf("%s pixel %d: got %g, want %g (truth %g)", j.Names[o], i, got, w, j.Reference64(o, i))
 			}
 		}
 	}
@@ -71,6 +78,7 @@ func runJobBench(b *testing.B, be *Backend, j *compute.Job) JobStats {
 	}
 	b.StopTimer()
 	report(b, ts, warm.Setup, 1, j.Bytes())
+	b.ReportMetric(ceil.DeviceCopy, "copy-GB/s")
 	st := be.LastJob()
 	b.ReportMetric(float64(st.Chunks), "chunks")
 	b.ReportMetric(float64(first.Registers), "registers")
@@ -122,6 +130,7 @@ func BenchmarkJobJIT(b *testing.B) {
 	be := benchGPU(b)
 	configure(b, be, ModeSequential, HostRegister)
 	salt := float64(time.Now().UnixNano()%1_000_000) / 1e7
+	var fresh atomic.Int64 // every formula new, across the benchmark's reruns
 	for _, c := range []struct {
 		name    string
 		formula func(k float64) []string
@@ -143,7 +152,7 @@ func BenchmarkJobJIT(b *testing.B) {
 			var setups, compiles, walls, cached []time.Duration
 			regs := 0
 			for i := range b.N + 1 {
-				fs := c.formula(1 + salt + float64(i)/1e3)
+				fs := c.formula(1 + salt + float64(fresh.Add(1))/1e3)
 				var exprs []*index.Expr
 				for _, f := range fs {
 					exprs = append(exprs, index.MustParse(f))
@@ -203,25 +212,49 @@ func jitBands(size int) []compute.BandInput {
 	return bands
 }
 
-// s2Bands are the 10 roles over 10980² as Sentinel-2 L2A stores them:
-// uint16 counts, (DN - 1000) / 10000, nodata 0.
+// s2Bands are the roles of the first 10 catalogue indices over 10980², as
+// Sentinel-2 L2A stores them: uint16 counts 1000 to 7999 ((DN - 1000) /
+// 10000 is reflectance), nodata 0.
 var s2Bands = sync.OnceValue(func() []compute.BandInput {
 	const size = 10980
+	used := map[string]bool{}
+	for _, c := range index.Catalogue()[:10] {
+		for _, r := range c.Expr.Roles() {
+			used[r] = true
+		}
+	}
 	var bands []compute.BandInput
 	var wg sync.WaitGroup
 	for r, role := range index.Roles {
+		if !used[role] {
+			continue
+		}
 		p := compute.NewPlane(compute.U16, size, size)
 		bands = append(bands, compute.BandInput{Role: role, Plane: p, Radiometry: compute.Radiometry{Add: -1000, Scale: 1e-4}, HasNoData: true})
-		wg.Go(func() {
-			g := rand.New(rand.NewPCG(uint64(r), 9))
-			s := p.U16()
-			for i := range s {
-				s[i] = uint16(1000 + g.IntN(7000))
-			}
-		})
+		s := p.U16()
+		for lo := 0; lo < len(s); lo += 1 << 22 {
+			wg.Go(func() {
+				for i := lo; i < min(lo+1<<22, len(s)); i++ {
+					h := uint32(i)*2654435761 ^ uint32(r+1)*0x9e3779b9
+					h ^= h >> 15
+					h *= 0x85ebca6b
+					h ^= h >> 13
+					s[i] = uint16(1000 + h%7000)
+				}
+			})
+		}
 	}
 	wg.Wait()
 	return bands
+})
+
+// benchOuts are 10 output planes of 10980², shared by the benchmarks.
+var benchOuts = sync.OnceValue(func() [][]float32 {
+	outs := make([][]float32, 10)
+	for i := range outs {
+		outs[i] = compute.NewOutput(10980 * 10980)
+	}
+	return outs
 })
 
 // BenchmarkJobIndicesPerUpload is the chapter's sweep from the GPU side:
@@ -235,10 +268,7 @@ func BenchmarkJobIndicesPerUpload(b *testing.B) {
 	configure(b, be, ModeOverlapped, HostRegister)
 	bands := s2Bands()
 	cat := index.Catalogue()
-	outs := make([][]float32, 10)
-	for i := range outs {
-		outs[i] = compute.NewOutput(10980 * 10980)
-	}
+	outs := benchOuts()
 	for _, k := range []int{1, 2, 5, 10} {
 		var names []string
 		var exprs []*index.Expr
@@ -255,6 +285,47 @@ func BenchmarkJobIndicesPerUpload(b *testing.B) {
 				j.Mode = mode
 				runJobBench(b, be, j)
 				spotCheck(b, j, 4096)
+			})
+		}
+	}
+}
+
+// BenchmarkJobChunks sweeps the overlapped mode's chunk size, in bytes
+// moved a chunk (both ways), on three jobs of 10980² from the caller's
+// page-locked slices: EVI over float32 bands (12 bytes up, 4 down a
+// pixel), NDVI over uint16 (4 up, 4 down) and 10 indices over 7 uint16
+// bands (14 up, 40 down).
+func BenchmarkJobChunks(b *testing.B) {
+	be := benchGPU(b)
+	be.SetPipeline(DefaultChunkPixels, DefaultStreams)
+	configure(b, be, ModeOverlapped, HostRegister)
+	defer func() { be.s.jobChunkBytes = 0 }()
+	evi, err := eviScene()
+	if err != nil {
+		b.Fatal(err)
+	}
+	bands := s2Bands()
+	cat := index.Catalogue()
+	jobs := []*compute.Job{evi}
+	for _, k := range []int{1, 10} {
+		var names []string
+		var exprs []*index.Expr
+		for _, c := range cat[:k] {
+			names, exprs = append(names, c.Name), append(exprs, c.Expr)
+		}
+		j, err := compute.PlanJob(bands, nil, names, exprs)
+		if err != nil {
+			b.Fatal(err)
+		}
+		j.Out = benchOuts()[:k]
+		jobs = append(jobs, j)
+	}
+	for _, j := range jobs {
+		j.Mode = ModeOverlapped
+		for _, mib := range []int{16, 32, 64, 128, 192} {
+			b.Run(fmt.Sprintf("%s/%s/chunk-%dMiB", strings.Join(j.Names[:min(2, len(j.Names))], "+"), j.Bands[0].Plane.Type, mib), func(b *testing.B) {
+				be.s.jobChunkBytes = mib << 20
+				runJobBench(b, be, j)
 			})
 		}
 	}

@@ -151,12 +151,12 @@ func TestJobBadPTX(t *testing.T) {
 		t.Fatalf("the generated kernel does not compile: %v", err)
 	}
 	k.mod.Unload()
-	// Break one instruction: an integer register where a float is due.
+	// Break one instruction: a register that is not declared.
 	lines := strings.Split(spec.PTX, "\n")
 	bad := -1
 	for i, l := range lines {
 		if strings.HasPrefix(l, "\tsqrt.rn.f32 ") {
-			lines[i] = "\tsqrt.rn.f32 %f1, %r1;"
+			lines[i] = "\tsqrt.rn.f32 %f1, %undeclared;"
 			bad = i + 1
 			break
 		}
@@ -168,7 +168,7 @@ func TestJobBadPTX(t *testing.T) {
 	}
 	msg := err.Error()
 	t.Logf("%s", msg)
-	if strings.Contains(msg, "\n") || je.Line != bad || !strings.Contains(msg, "sqrt.rn.f32 %f1, %r1;") || !strings.Contains(msg, fmt.Sprintf("line %d", bad)) {
+	if strings.Contains(msg, "\n") || je.Line != bad || !strings.Contains(msg, "sqrt.rn.f32 %f1, %undeclared;") || !strings.Contains(msg, fmt.Sprintf("line %d", bad)) {
 		t.Errorf("error %q: line %d, want %d and the line's text", msg, je.Line, bad)
 	}
 }

@@ -594,15 +594,38 @@ func TestWritePTX(t *testing.T) {
 	}
 	write("every-op", spec)
 	for i, c := range computetest.JobCases(true) {
-		if i%3 != 0 && !strings.Contains(c.Name, "evi alone") {
-			continue
+		targets := []ptxTarget{testTarget}
+		if i < 3 || strings.Contains(c.Name, "evi alone") {
+			targets = append(targets, ptxTarget{ISA: 63, Arch: 75})
 		}
-		for _, tg := range []ptxTarget{testTarget, {ISA: 63, Arch: 75}} {
+		for _, tg := range targets {
 			spec, err := generate(c.Job.Program, shapeOf(c.Job), tg)
 			if err != nil {
 				t.Fatal(err)
 			}
 			write(fmt.Sprintf("%02d-sm%d-%s", i, tg.Arch, strings.NewReplacer(" ", "-").Replace(c.Name)), spec)
 		}
+	}
+}
+
+// Chunks carry 192 MiB (both ways) when one direction dominates, 64 MiB
+// when the two are balanced, always a multiple of ChunkAlign pixels.
+func TestJobChunkTop(t *testing.T) {
+	s := &state{chunkPixels: DefaultChunkPixels}
+	for _, c := range []struct{ up, down, want int }{
+		{12, 4, 192 << 20 / 16 / ChunkAlign * ChunkAlign}, // EVI over float32
+		{4, 4, 64 << 20 / 8},                              // NDVI over uint16
+		{6, 8, 64 << 20 / 14 / ChunkAlign * ChunkAlign},   // two indices over three uint16 bands
+		{14, 40, 192 << 20 / 54 / ChunkAlign * ChunkAlign},
+		{0, 4, 192 << 20 / 4}, // a formula of constants
+		{1 << 30, 4, ChunkAlign},
+	} {
+		if got := s.jobChunkTop(c.up, c.down); got != c.want || got%ChunkAlign != 0 {
+			t.Errorf("jobChunkTop(%d, %d) = %d, want %d", c.up, c.down, got, c.want)
+		}
+	}
+	s.jobChunkBytes = 32 << 20
+	if got := s.jobChunkTop(12, 4); got != 2<<20 {
+		t.Errorf("with 32 MiB chunks: %d", got)
 	}
 }
