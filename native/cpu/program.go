@@ -12,6 +12,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"slices"
 	"unsafe"
 
 	"canopy/compute/index"
@@ -113,6 +114,7 @@ type Program struct {
 	bands   []C.canopy_band
 	outs    []*C.float
 	outRegs []C.int32_t
+	outAt   []C.int32_t
 	pixels  int
 	pin     runtime.Pinner
 	pinned  bool
@@ -139,10 +141,9 @@ func (p *Program) Prepare(prog *index.Program, n int, bands []Band, out [][]floa
 		return fmt.Errorf("cpu program: mask holds %d pixels, image has %d", len(mask), n)
 	}
 	nregs := max(1, prog.NumRegs)
-	if nregs > math.MaxInt32/Block {
-		return fmt.Errorf("cpu program: %d registers are too many", prog.NumRegs)
+	if nregs > C.CANOPY_MAX_REGS {
+		return fmt.Errorf("cpu program: %d registers are too many for the C interpreter (at most %d)", prog.NumRegs, C.CANOPY_MAX_REGS)
 	}
-	p.code = p.code[:0]
 	for _, in := range prog.Code {
 		if in.Op >= numOps || int(in.Dst) >= nregs {
 			return fmt.Errorf("cpu program: bad instruction %s", in.String(prog))
@@ -154,9 +155,10 @@ func (p *Program) Prepare(prog *index.Program, n int, bands []Band, out [][]floa
 		} else if int(in.A) >= nregs || int(in.B) >= nregs {
 			return fmt.Errorf("cpu program: %s reads a missing register", in.String(prog))
 		}
-		p.code = append(p.code, C.canopy_instr{op: C.uint8_t(in.Op), dst: C.uint16_t(in.Dst),
-			a: C.uint16_t(in.A), b: C.uint16_t(in.B), k: C.float(in.K)})
 	}
+	// at[c] is where instruction c of prog went in p.code (-1: fused into
+	// a later one).
+	at := p.marshal(prog)
 	p.bands = p.bands[:0]
 	for k := range bands {
 		b := &bands[k]
@@ -174,7 +176,7 @@ func (p *Program) Prepare(prog *index.Program, n int, bands []Band, out [][]floa
 		}
 		p.bands = append(p.bands, cb)
 	}
-	p.outs, p.outRegs = p.outs[:0], p.outRegs[:0]
+	p.outs, p.outRegs, p.outAt = p.outs[:0], p.outRegs[:0], p.outAt[:0]
 	for o, plane := range out {
 		if len(plane) != n {
 			return fmt.Errorf("cpu program: output %d holds %d pixels, image has %d", o, len(plane), n)
@@ -185,6 +187,12 @@ func (p *Program) Prepare(prog *index.Program, n int, bands []Band, out [][]floa
 		}
 		p.outs = append(p.outs, (*C.float)(unsafe.Pointer(&plane[0])))
 		p.outRegs = append(p.outRegs, C.int32_t(r))
+		c := storingFinite(prog, r)
+		if c >= 0 {
+			c = at[c]
+			p.code[c].store = 1
+		}
+		p.outAt = append(p.outAt, C.int32_t(c))
 	}
 	// The C side reads the descriptors, and through them the planes: pin
 	// all of it for the job's duration.
@@ -211,8 +219,10 @@ func (p *Program) Prepare(prog *index.Program, n int, bands []Band, out [][]floa
 	if len(p.outs) > 0 {
 		p.pin.Pin(&p.outs[0])
 		p.pin.Pin(&p.outRegs[0])
+		p.pin.Pin(&p.outAt[0])
 		c.out = &p.outs[0]
 		c.outregs = &p.outRegs[0]
+		c.outat = &p.outAt[0]
 	}
 	if mask != nil {
 		p.pin.Pin(&mask[0])
@@ -221,6 +231,129 @@ func (p *Program) Prepare(prog *index.Program, n int, bands []Band, out [][]floa
 	p.c = c
 	p.pixels = n
 	return nil
+}
+
+// marshal writes prog's code for C into p.code, fusing each normalised
+// difference (a sub, an add of the same two registers and the div of the
+// two, in a row, whose partial results are not read again) into one
+// CANOPY_OP_ND, which rounds as the three do, and an nd that an output's
+// storing finite reads next, with that finite, into CANOPY_OP_ND_STORE
+// (then the whole of an NDVI-like index is one pass). It returns where
+// each instruction went (-1: fused into a later one).
+func (p *Program) marshal(prog *index.Program) []int {
+	code := prog.Code
+	at := make([]int, len(code))
+	p.code = p.code[:0]
+	for c := 0; c < len(code); c++ {
+		if ndStoreAt(prog, c) {
+			at[c], at[c+1], at[c+2] = -1, -1, -1
+			at[c+3] = len(p.code)
+			p.code = append(p.code, C.canopy_instr{op: opNDStore, dst: C.uint16_t(code[c+3].Dst),
+				a: C.uint16_t(code[c].A), b: C.uint16_t(code[c].B)})
+			c += 3
+			continue
+		}
+		if ndAt(prog, c) {
+			at[c], at[c+1] = -1, -1
+			div := code[c+2]
+			at[c+2] = len(p.code)
+			p.code = append(p.code, C.canopy_instr{op: opND, dst: C.uint16_t(div.Dst),
+				a: C.uint16_t(code[c].A), b: C.uint16_t(code[c].B)})
+			c += 2
+			continue
+		}
+		in := code[c]
+		at[c] = len(p.code)
+		p.code = append(p.code, C.canopy_instr{op: C.uint8_t(in.Op), dst: C.uint16_t(in.Dst),
+			a: C.uint16_t(in.A), b: C.uint16_t(in.B), k: C.float(in.K)})
+	}
+	return at
+}
+
+// ndAt reports whether instructions c, c+1, c+2 are x = a - b; y = a + b
+// (or b + a); z = x / y with x distinct from a, b and y, and neither x nor
+// y read after the div (other than as z itself): then z = nd(a, b).
+func ndAt(prog *index.Program, c int) bool {
+	code := prog.Code
+	if c+2 >= len(code) {
+		return false
+	}
+	sub, add, div := code[c], code[c+1], code[c+2]
+	if sub.Op != index.OpSub || add.Op != index.OpAdd || div.Op != index.OpDiv {
+		return false
+	}
+	a, b, x, y := sub.A, sub.B, sub.Dst, add.Dst
+	if !((add.A == a && add.B == b) || (add.A == b && add.B == a)) {
+		return false
+	}
+	if x == a || x == b || x == y || div.A != x || div.B != y {
+		return false
+	}
+	for _, r := range []uint16{x, y} {
+		if r != div.Dst && readLater(prog, int(r), c+3) {
+			return false
+		}
+	}
+	return true
+}
+
+// ndStoreAt reports whether a fused nd at c (ndAt) is followed by the
+// storing finite of an output (storingFinite) that reads it, with the nd's
+// register not read afterwards: the four become one CANOPY_OP_ND_STORE.
+func ndStoreAt(prog *index.Program, c int) bool {
+	if !ndAt(prog, c) || c+3 >= len(prog.Code) {
+		return false
+	}
+	z, fin := prog.Code[c+2].Dst, prog.Code[c+3]
+	if fin.Op != index.OpFinite || fin.A != z || !slices.Contains(prog.Outputs, int(fin.Dst)) ||
+		storingFinite(prog, int(fin.Dst)) != c+3 {
+		return false
+	}
+	return z == fin.Dst || !readLater(prog, int(z), c+4)
+}
+
+// readLater reports whether the value register r holds before instruction
+// from is read from there on (by an instruction, or as an output after the
+// code).
+func readLater(prog *index.Program, r, from int) bool {
+	for _, in := range prog.Code[from:] {
+		n := in.Op.Regs()
+		if (n >= 1 && int(in.A) == r) || (n >= 2 && int(in.B) == r) {
+			return true
+		}
+		if int(in.Dst) == r {
+			return false
+		}
+	}
+	for _, o := range prog.Outputs {
+		if o == r {
+			return true
+		}
+	}
+	return false
+}
+
+// storingFinite returns the instruction that can write output register r
+// straight to its planes, or -1: the last instruction writing r, when it
+// is a finite and no later instruction reads r (so the register itself
+// need not be written). Compile ends every output so.
+func storingFinite(prog *index.Program, r int) int {
+	last := -1
+	for c, in := range prog.Code {
+		if int(in.Dst) == r {
+			last = c
+		}
+	}
+	if last < 0 || prog.Code[last].Op != index.OpFinite {
+		return -1
+	}
+	for _, in := range prog.Code[last+1:] {
+		n := in.Op.Regs()
+		if (n >= 1 && int(in.A) == r) || (n >= 2 && int(in.B) == r) {
+			return -1
+		}
+	}
+	return last
 }
 
 // numOps is the number of ops the C interpreter knows.
@@ -312,3 +445,9 @@ var cOps = [...]struct {
 	{index.OpKDiv, C.CANOPY_OP_KDIV}, {index.OpMinK, C.CANOPY_OP_MINK},
 	{index.OpMaxK, C.CANOPY_OP_MAXK}, {index.OpFinite, C.CANOPY_OP_FINITE},
 }
+
+// The fused ops' numbers.
+const (
+	opND      = C.CANOPY_OP_ND
+	opNDStore = C.CANOPY_OP_ND_STORE
+)

@@ -14,7 +14,10 @@
 #include <stdint.h>
 
 /* CANOPY_BLOCK is the number of pixels each op handles at a time. */
-#define CANOPY_BLOCK 2048
+#define CANOPY_BLOCK 1024
+
+/* CANOPY_MAX_REGS is the most registers a program may use. */
+#define CANOPY_MAX_REGS 1024
 
 /* The ops, numbered as compute/index.Op. */
 enum {
@@ -38,7 +41,16 @@ enum {
 	CANOPY_OP_MINK,
 	CANOPY_OP_MAXK,
 	CANOPY_OP_FINITE,
-	CANOPY_NUM_OPS
+	CANOPY_NUM_OPS,
+	/* Fused ops the Go side forms from the program (not index.Ops):
+	 * r[dst] = (r[a] - r[b]) / (r[a] + r[b]), NaN where the sum is zero,
+	 * with the roundings of the sub, add and div it replaces. */
+	CANOPY_OP_ND = CANOPY_NUM_OPS,
+	/* An nd whose result only a storing finite reads, and that finite:
+	 * writes finite(nd(r[a], r[b])) straight to the outputs whose outat
+	 * is this instruction (store is always set). */
+	CANOPY_OP_ND_STORE,
+	CANOPY_NUM_OPS_ALL
 };
 
 /* The stored sample types, numbered as compute.DataType. */
@@ -51,15 +63,20 @@ enum {
 	CANOPY_F32
 };
 
-/* Band flags. */
+/* Band flags. A float32 band with neither is read in place: the load's
+ * register is the band itself (whole vectors only). */
 enum {
 	CANOPY_RADIOMETRY = 1, /* v = ((x + add) * scale) + offset, three roundings */
 	CANOPY_NODATA = 2      /* NaN where the sample equals nodata */
 };
 
-/* One instruction: r[dst] = op(r[a], r[b], k); for a load, a is the band. */
+/* One instruction: r[dst] = op(r[a], r[b], k); for a load, a is the band.
+ * A finite with store set does not write r[dst]: it writes finite(r[a])
+ * straight to the outputs whose outat is this instruction (no later
+ * instruction reads r[dst]). */
 typedef struct {
 	uint8_t op;
+	uint8_t store;
 	uint16_t dst, a, b;
 	float k;
 } canopy_instr;
@@ -82,6 +99,8 @@ typedef struct {
 	const canopy_band *bands;
 	float *const *out;      /* nout planes */
 	const int32_t *outregs; /* the register of each output */
+	const int32_t *outat;   /* the storing finite of each output, or -1:
+				 * stored from its register after the code */
 	const uint8_t *mask;    /* NULL, or one byte per pixel: non-zero masks */
 	int32_t ncode, nregs, nbands, nout;
 	int32_t stream;         /* write the outputs with streaming stores */

@@ -248,26 +248,45 @@ func TestMaskAndOutputs(t *testing.T) {
 	g := rand.New(rand.NewPCG(5, 6))
 	for i := range a {
 		a[i] = float32(i)
+		if g.IntN(7) == 0 {
+			a[i] = float32(math.Inf(1 - 2*g.IntN(2)))
+		}
 		if g.IntN(3) == 0 {
 			mask[i] = uint8(1 + g.IntN(255))
 		}
 	}
-	prog := &index.Program{Inputs: []string{"red"}, NumRegs: 2,
-		Code:    []index.Instr{{Op: index.OpLoad, Dst: 0, A: 0}, {Op: index.OpMulK, Dst: 1, A: 0, K: 2}},
-		Outputs: []int{1, 0}}
+	// Outputs 0 and 1 are stored from their registers after the code;
+	// outputs 2 and 3 share one finite, which writes them directly.
+	prog := &index.Program{Inputs: []string{"red"}, NumRegs: 3,
+		Code: []index.Instr{{Op: index.OpLoad, Dst: 0, A: 0}, {Op: index.OpMulK, Dst: 1, A: 0, K: 2},
+			{Op: index.OpFinite, Dst: 2, A: 1}},
+		Outputs: []int{1, 0, 2, 2}}
+	if storingFinite(prog, 2) != 2 || storingFinite(prog, 1) != -1 {
+		t.Fatalf("storingFinite: %d %d, want 2 -1", storingFinite(prog, 2), storingFinite(prog, 1))
+	}
 	eachISA(t, func(t *testing.T) {
-		o1, o2 := make([]float32, n), make([]float32, n)
-		runProgram(t, prog, n, []Band{{Type: F32, Data: f32Bytes(a)}}, [][]float32{o1, o2}, mask)
+		outs := [][]float32{make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n)}
+		runProgram(t, prog, n, []Band{{Type: F32, Data: f32Bytes(a)}}, outs, mask)
 		for i := range n {
-			w1, w2 := 2*a[i], a[i]
-			if mask[i] != 0 {
-				w1, w2 = float32(math.NaN()), float32(math.NaN())
+			w := []float32{2 * a[i], a[i], 2 * a[i], 2 * a[i]}
+			if math.IsInf(float64(w[2]), 0) {
+				w[2], w[3] = float32(math.NaN()), float32(math.NaN())
 			}
-			if !same(o1[i], w1) || !same(o2[i], w2) {
-				t.Fatalf("pixel %d (mask %d): got %g %g, want %g %g", i, mask[i], o1[i], o2[i], w1, w2)
+			for o := range w {
+				if mask[i] != 0 {
+					w[o] = float32(math.NaN())
+				}
+				if !same(outs[o][i], w[o]) {
+					t.Fatalf("output %d pixel %d (mask %d): got %g, want %g", o, i, mask[i], outs[o][i], w[o])
+				}
 			}
 		}
 	})
+	// A finite whose register is read later is not a storing one.
+	prog.Code = append(prog.Code, index.Instr{Op: index.OpAdd, Dst: 0, A: 2, B: 2})
+	if at := storingFinite(prog, 2); at != -1 {
+		t.Errorf("storingFinite = %d for a register read later", at)
+	}
 }
 
 // Malformed programs and buffers are refused before any C code runs.
@@ -333,5 +352,98 @@ func TestPrepareRefuses(t *testing.T) {
 	}
 	if err := p.Run(make([]float32, 3), 0, 10); err == nil {
 		t.Error("Run accepted short scratch")
+	}
+}
+
+// A normalised difference (sub, add, div in a row) runs as one fused op
+// with the roundings of the three, on every pair of special values; the
+// fusion is refused when a partial result is used again.
+func TestFusedND(t *testing.T) {
+	var as, bs []float32
+	for _, a := range specials {
+		for _, b := range specials {
+			as, bs = append(as, a), append(bs, b)
+		}
+	}
+	n := len(as)
+	bands := []Band{{Type: F32, Data: f32Bytes(as)}, {Type: F32, Data: f32Bytes(bs)}}
+	nd := func(addSwapped bool) *index.Program {
+		add := index.Instr{Op: index.OpAdd, Dst: 0, A: 0, B: 1}
+		if addSwapped {
+			add.A, add.B = 1, 0
+		}
+		return &index.Program{Inputs: []string{"red", "nir"}, NumRegs: 3,
+			Code: []index.Instr{{Op: index.OpLoad, Dst: 0, A: 1}, {Op: index.OpLoad, Dst: 1, A: 0},
+				{Op: index.OpSub, Dst: 2, A: 0, B: 1}, add, {Op: index.OpDiv, Dst: 0, A: 2, B: 0},
+				{Op: index.OpFinite, Dst: 0, A: 0}},
+			Outputs: []int{0}}
+	}
+	for _, swapped := range []bool{false, true} {
+		prog := nd(swapped)
+		if !ndAt(prog, 2) {
+			t.Fatalf("swapped=%v: the normalised difference is not fused", swapped)
+		}
+		var p Program
+		p.marshal(prog)
+		if len(p.code) != 3 || p.code[2].op != opNDStore {
+			t.Fatalf("swapped=%v: marshalled code %v, want load load nd-store", swapped, p.code)
+		}
+		eachISA(t, func(t *testing.T) {
+			out := make([]float32, n)
+			runProgram(t, prog, n, bands, [][]float32{out}, nil)
+			in, regs, want := make([]float32, 2), make([]float32, 3), make([]float32, 1)
+			for i := range n {
+				in[0], in[1] = as[i], bs[i]
+				prog.Eval32(in, regs, want)
+				if !same(out[i], want[0]) {
+					t.Fatalf("nd(%g, %g): got %g, want %g", bs[i], as[i], out[i], want[0])
+				}
+			}
+		})
+	}
+	// Without the finite, the nd is fused alone and the output stored
+	// from its register.
+	for _, fin := range []bool{false, true} {
+		prog := nd(false)
+		if !fin {
+			prog.Code = prog.Code[:5]
+		} else {
+			prog.Code[5].Dst = 1 // the finite into another register
+			prog.Outputs[0] = 1
+		}
+		var p Program
+		p.marshal(prog)
+		want := []uint8{0, 0, opND}
+		if fin {
+			want = []uint8{0, 0, opNDStore}
+		}
+		if len(p.code) != len(want) || uint8(p.code[2].op) != want[2] {
+			t.Fatalf("finite=%v: marshalled %v, want ops %v", fin, p.code, want)
+		}
+		eachISA(t, func(t *testing.T) {
+			out := make([]float32, n)
+			runProgram(t, prog, n, bands, [][]float32{out}, nil)
+			in, regs, w := make([]float32, 2), make([]float32, 3), make([]float32, 1)
+			for i := range n {
+				in[0], in[1] = as[i], bs[i]
+				prog.Eval32(in, regs, w)
+				if !same(out[i], w[0]) {
+					t.Fatalf("finite=%v nd(%g, %g): got %g, want %g", fin, bs[i], as[i], out[i], w[0])
+				}
+			}
+		})
+	}
+	// The sum is read again by a later op: no fusion.
+	prog := nd(false)
+	prog.Code = append(prog.Code[:5:5], index.Instr{Op: index.OpAdd, Dst: 1, A: 0, B: 2}, index.Instr{Op: index.OpFinite, Dst: 0, A: 1})
+	if ndAt(prog, 2) {
+		t.Error("fused although the difference is read after the div")
+	}
+	// The difference overwrites an operand of the add: no fusion.
+	prog = nd(false)
+	prog.Code[2].Dst = 1
+	prog.Code[4].A = 1
+	if ndAt(prog, 2) {
+		t.Error("fused although the sub overwrites the add's operand")
 	}
 }
