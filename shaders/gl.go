@@ -17,3 +17,15 @@ var NDVIComp string
 //
 //go:embed copy.comp
 var CopyComp string
+
+// IndexCompTmpl is the gl backend's template for index jobs
+// (index.comp.tmpl): a Go text/template that compute/glback fills in at
+// run time with one storage buffer per band in its stored type (bindings
+// 0..), the mask, one buffer holding every output, and each output's
+// formula (index.Expr.CExpr); uniforms base (location 0), count (1), stride
+// (2) and the bands' nodata and radiometry (8 onwards). The result is a
+// GLSL 4.30 compute shader with the same VEC4S, ITERS and LOCAL as
+// NDVIComp.
+//
+//go:embed index.comp.tmpl
+var IndexCompTmpl string

@@ -41,6 +41,10 @@ type tuning struct {
 	chunk            int    // pixels per dispatch at most (0: the driver's limits)
 	part             int    // pixels per device buffer at most (0: DefaultPartBytes)
 	memory           string // MemoryAuto (""), MemoryGL or MemoryCUDA
+	jobVec4s         int    // quads per invocation of job shaders (0: DefaultJobVec4s)
+	// jobHook, when set, edits each generated job shader before it is
+	// compiled (tests break it on purpose).
+	jobHook func(string) string
 }
 
 // DefaultPartBytes is the most bytes one device buffer holds: each band and
@@ -82,6 +86,14 @@ type glState struct {
 
 	// host copy time spent in the last upload and download (mapped mode)
 	memcpyUp, memcpyDown time.Duration
+
+	// Index jobs (job.go): the buffers of the last job's layout and the
+	// compiled shaders by jobKey.
+	maxBlocks int // GL_MAX_COMPUTE_SHADER_STORAGE_BLOCKS
+	jobVec4s  int // quads per invocation (VEC4S of job shaders)
+	job       *jobBuffers
+	progs     map[string]*jobProgram
+	clock     uint64
 }
 
 // newGLState creates the context on the calling (locked) thread and
@@ -137,6 +149,13 @@ func (st *glState) init(tu tuning) error {
 	gl.GetInteger64v(gl.MAX_SHADER_STORAGE_BLOCK_SIZE, &st.maxBlock)
 	gl.GetIntegerv(gl.SHADER_STORAGE_BUFFER_OFFSET_ALIGNMENT, &align)
 	st.maxGX, st.maxGY = int(gx), int(gy)
+	var blocks int32
+	gl.GetIntegerv(maxComputeStorageBlocks, &blocks)
+	st.maxBlocks = int(blocks)
+	st.jobVec4s = DefaultJobVec4s
+	if tu.jobVec4s > 0 {
+		st.jobVec4s = tu.jobVec4s
+	}
 	if tu.groupsX > 0 {
 		st.maxGX = min(st.maxGX, tu.groupsX)
 	}
@@ -473,6 +492,11 @@ func (st *glState) release() {
 	}
 	if st.ctx.Current() || st.ctx.MakeCurrent() == nil {
 		st.freeDevice()
+		st.freeJob()
+		for _, p := range st.progs {
+			gl.DeleteProgram(p.prog)
+		}
+		st.progs = nil
 		st.up.release()
 		st.down.release()
 		st.host.release()
