@@ -42,6 +42,7 @@ type tuning struct {
 	part             int    // pixels per device buffer at most (0: DefaultPartBytes)
 	memory           string // MemoryAuto (""), MemoryGL or MemoryCUDA
 	jobVec4s         int    // quads per invocation of job shaders (0: DefaultJobVec4s)
+	blocks           int    // storage buffers a shader may bind at most (0: the driver's limit)
 	// jobHook, when set, edits each generated job shader before it is
 	// compiled (tests break it on purpose).
 	jobHook func(string) string
@@ -152,6 +153,9 @@ func (st *glState) init(tu tuning) error {
 	var blocks int32
 	gl.GetIntegerv(maxComputeStorageBlocks, &blocks)
 	st.maxBlocks = int(blocks)
+	if tu.blocks > 0 {
+		st.maxBlocks = min(st.maxBlocks, tu.blocks)
+	}
 	st.jobVec4s = DefaultJobVec4s
 	if tu.jobVec4s > 0 {
 		st.jobVec4s = tu.jobVec4s
