@@ -34,7 +34,9 @@ type jobProgram struct {
 	used uint64 // the state's clock when last used
 }
 
-// jobLayout is what a job's device buffers depend on.
+// jobLayout is what a job's device buffers depend on. pixels is their
+// capacity: a job of as many pixels or fewer (the last block of a
+// pipeline) runs in them.
 type jobLayout struct {
 	pixels, part, outs int
 	types              string // the bands' stored types, in order
@@ -119,10 +121,19 @@ func (st *glState) deleteBuffers(bufs []uint32) {
 	}
 }
 
+// fits reports whether the job buffers hold a job of layout l.
+func (jb *jobBuffers) fits(l jobLayout) bool {
+	if jb == nil {
+		return false
+	}
+	c := jb.layout
+	return c.part == l.part && c.outs == l.outs && c.types == l.types && c.mask == l.mask && l.pixels <= c.pixels
+}
+
 // ensureJobBuffers makes the job buffers fit l, reallocating them only
-// when the layout changes, and returns how long that took.
+// when they do not, and returns how long that took.
 func (st *glState) ensureJobBuffers(l jobLayout, types []compute.DataType) (time.Duration, error) {
-	if st.job != nil && st.job.layout == l {
+	if st.job.fits(l) {
 		return 0, nil
 	}
 	t0 := time.Now()
@@ -312,22 +323,24 @@ func (st *glState) jobDispatch(prog uint32, j *compute.Job, limit int) {
 		most = min(most, max(per, st.chunk/4))
 	}
 	left := limit
-	np := (l.pixels + l.part - 1) / l.part
+	px := j.Pixels()
+	np := (px + l.part - 1) / l.part
 	for p := 0; p < np && (limit == 0 || left > 0); p++ {
-		nq := quads(min(l.part, l.pixels-p*l.part))
+		nq := quads(min(l.part, px-p*l.part))       // quads to compute
+		cq := quads(min(l.part, l.pixels-p*l.part)) // quads the part's buffers hold
 		bind := func(i int, buf uint32, bytes int) {
 			gl.BindBufferRange(gl.SHADER_STORAGE_BUFFER, uint32(i), buf, 0, bytes)
 		}
 		for k, d := range jb.bands {
-			bind(k, d.bufs[p], nq*4*d.size)
+			bind(k, d.bufs[p], cq*4*d.size)
 		}
 		at := len(jb.bands)
 		if l.mask {
-			bind(at, jb.mask.bufs[p], nq*4)
+			bind(at, jb.mask.bufs[p], cq*4)
 			at++
 		}
-		bind(at, jb.out[p], l.outs*nq*16)
-		gl.Uniform1ui(locStride, uint32(nq))
+		bind(at, jb.out[p], l.outs*cq*16)
+		gl.Uniform1ui(locStride, uint32(cq))
 		for q := 0; q < nq && (limit == 0 || left > 0); {
 			n := min(most, nq-q)
 			if limit > 0 {
@@ -559,7 +572,7 @@ func (b *Backend) RunJob(j *compute.Job) (compute.Timings, error) {
 		}
 		l := jobLayout{pixels: j.Pixels(), outs: len(j.Out), types: strings.Join(ts, ","), mask: j.Mask != nil}
 		l.part = st.jobPart(l.outs)
-		fresh := st.job == nil || st.job.layout != l
+		fresh := !st.job.fits(l)
 		d, err := st.ensureJobBuffers(l, types)
 		t.Setup += d
 		if err != nil {

@@ -1,6 +1,7 @@
 package glback
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -323,5 +324,34 @@ func TestJobStorageLimit(t *testing.T) {
 	_, err := compute.RunJob(b, evenJob(t, 8, 8, true, "ndvi"))
 	if err == nil || !strings.Contains(err.Error(), "needs 4 storage buffers") || !strings.Contains(err.Error(), "allows a compute shader 3") {
 		t.Errorf("over the limit: %v", err)
+	}
+}
+
+// TestJobReusesBuffers: a job with fewer pixels than the last (a
+// pipeline's last block) runs in the buffers already there, with no setup
+// and right results, also when planes are cut into parts; a larger one
+// allocates.
+func TestJobReusesBuffers(t *testing.T) {
+	for _, part := range []int{0, 4, 1024} {
+		t.Run(fmt.Sprintf("part=%d", part), func(t *testing.T) {
+			b := New()
+			b.tu.part, b.tu.memory = part, MemoryGL
+			defer b.Close()
+			need(t, b)
+			for mi, m := range []string{ModeSubData, ModeMapped} {
+				w := 301 + 10*mi // each mode starts larger than the last
+				big, small, odd := evenJob(t, w, 20, true, "nbr", "ndvi"), evenJob(t, 300, 7, true, "nbr", "ndvi"), evenJob(t, 5, 3, true, "nbr", "ndvi")
+				big.Mode, small.Mode, odd.Mode = m, m, m
+				runJob(t, b, big)
+				for _, j := range []*compute.Job{small, odd, big} {
+					if tm := runJob(t, b, j); tm.Setup != 0 {
+						t.Errorf("%s %dx%d after %dx20: setup %v", m, j.Width, j.Height, w, tm.Setup)
+					}
+				}
+				if tm := runJob(t, b, evenJob(t, w+1, 20, true, "nbr", "ndvi")); tm.Setup <= 0 {
+					t.Errorf("%s: a larger job reported no setup", m)
+				}
+			}
+		})
 	}
 }
