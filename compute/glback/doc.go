@@ -1,8 +1,11 @@
 // Package glback is Canopy's gl backend: NDVI in an OpenGL 4.3 compute
-// shader (shaders/ndvi.comp) on a headless EGL context (native/egl), so the
-// same code serves the command line, CI on Mesa's llvmpipe and the desktop
-// app beside Fyne's own GL context. Importing the package registers the
-// backend as compute.NameGL.
+// shader (shaders/ndvi.comp), and any index job (RunJob, compute.Engine)
+// in a compute shader generated from the job's program
+// (shaders/index.comp.tmpl, compiled by the driver and cached), on a
+// headless EGL context (native/egl), so the same code serves the command
+// line, CI on Mesa's llvmpipe and the desktop app beside Fyne's own GL
+// context. Importing the package registers the backend as compute.NameGL.
+// docs/GL.md describes the generated shaders.
 //
 // # Threads
 //
