@@ -2,45 +2,32 @@ package compute
 
 import (
 	"bufio"
-	"os"
-	"path/filepath"
+
+	"canopy/compute/outfile"
 )
 
-// WriteFileAtomic writes a file through fill into a temporary file in the
-// same directory and renames it over path once complete, so a failure (a
-// full disk, an encoder error) never leaves a half-written file and never
-// touches an existing one. The file gets mode 0644.
-func WriteFileAtomic(path string, fill func(f *os.File) error) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".*.tmp")
+// WriteFileAtomic writes one output through fill with the rules of
+// compute/outfile: a temporary file beside path, renamed over it only once
+// complete (a failure, a full disk or an interrupt never leaves a
+// half-written file and never touches an existing one), a replaced file's
+// mode kept, and never over a symbolic link, a device or a directory.
+func WriteFileAtomic(path string, fill func(w *outfile.Writer) error) error {
+	set := outfile.NewSet()
+	defer set.Abort()
+	w, err := set.Create(path)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if err = fill(f); err != nil {
+	if err := fill(w); err != nil {
 		return err
 	}
-	if err = f.Chmod(0o644); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	return set.Commit()
 }
 
 // WriteFileAtomicBuffered is WriteFileAtomic for streaming writers: fill
 // gets a buffered writer, flushed before the rename.
 func WriteFileAtomicBuffered(path string, fill func(w *bufio.Writer) error) error {
-	return WriteFileAtomic(path, func(f *os.File) error {
+	return WriteFileAtomic(path, func(f *outfile.Writer) error {
 		bw := bufio.NewWriterSize(f, 1<<20)
 		if err := fill(bw); err != nil {
 			return err

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"runtime"
 	"sort"
 	"strconv"
@@ -19,6 +18,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"canopy/compute"
+	"canopy/compute/outfile"
 )
 
 // Compression selects how the writer compresses tiles.
@@ -166,11 +166,8 @@ func writeBands[T Sample](path string, width, height int, bands [][]T, geo *comp
 	if err := checkWrite(width, height, bands, &opt); err != nil {
 		return err
 	}
-	return compute.WriteFileAtomic(path, func(f *os.File) error {
-		if err := encode(f, width, height, bands, geo, opt); err != nil {
-			return err
-		}
-		return f.Sync()
+	return compute.WriteFileAtomic(path, func(w *outfile.Writer) error {
+		return encode(w, width, height, bands, geo, opt)
 	})
 }
 
