@@ -150,7 +150,7 @@ func pngPaths(path string, names []string) []string {
 
 func cmdCompute(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("compute", stderr)
-	var in inputFlags
+	in := inputFlags{warn: stderr}
 	in.register(fs)
 	var ix indexFlags
 	ix.register(fs, "indices to compute")

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strconv"
@@ -25,6 +26,9 @@ func (b *bandFlags) Set(v string) error { *b = append(*b, v); return nil }
 // shorthand, --band ROLE=F[:B], or --scene PATH, with the mask and nodata
 // options. compute, zonal, change and batch share them.
 type inputFlags struct {
+	// warn, when set, hears a one-line notice before a load that needs
+	// more memory than raster.Budget.
+	warn            io.Writer
 	red, nir, scene string
 	bands           bandFlags
 	mask            string
@@ -190,6 +194,17 @@ func (f *inputFlags) load(roles []string, names []string) (*loaded, error) {
 	for _, r := range roles {
 		if _, ok := specs[r]; !ok {
 			return nil, usageError{(&compute.MissingRoleError{Index: strings.Join(names, ","), Role: r, Given: given}).Error() + fmt.Sprintf("; give it with --band %s=FILE[:BAND]", r)}
+		}
+	}
+	if f.warn != nil {
+		var need raster.Need
+		for _, r := range roles {
+			if n, err := raster.Estimate(specs[r]); err == nil {
+				need.Width, need.Height, need.Memory = n.Width, n.Height, need.Memory+n.Memory
+			}
+		}
+		if need = need.WithPlanes(len(names)); need.Large() {
+			fmt.Fprintf(f.warn, "canopy: %s\n", need)
 		}
 	}
 	l := &loaded{raw: true}
