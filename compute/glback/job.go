@@ -32,6 +32,9 @@ const maxJobPrograms = 64
 type jobProgram struct {
 	prog uint32
 	used uint64 // the state's clock when last used
+	// zero: the shader multiplies by cn_zero(), so its uniform is active
+	// (setting an inactive one may be an error on some drivers).
+	zero bool
 }
 
 // jobLayout is what a job's device buffers depend on. pixels is their
@@ -246,7 +249,7 @@ func (st *glState) program(j *compute.Job, hook func(string) string) (*jobProgra
 	if st.progs == nil {
 		st.progs = map[string]*jobProgram{}
 	}
-	p := &jobProgram{prog: prog, used: st.clock}
+	p := &jobProgram{prog: prog, used: st.clock, zero: strings.Contains(src, "* cn_zero()") || strings.Contains(src, "* -cn_zero()")}
 	st.progs[key] = p
 	return p, time.Since(t0), true, nil
 }
@@ -303,11 +306,13 @@ const (
 // jobDispatch runs prog over the job's buffers, part by part, at most
 // limit quads in all (0: every quad), each dispatch within the grid's
 // limits.
-func (st *glState) jobDispatch(prog uint32, j *compute.Job, limit int) {
+func (st *glState) jobDispatch(p *jobProgram, j *compute.Job, limit int) {
 	jb := st.job
 	l := jb.layout
-	gl.UseProgram(prog)
-	gl.Uniform1ui(locZero, 0)
+	gl.UseProgram(p.prog)
+	if p.zero {
+		gl.Uniform1ui(locZero, 0)
+	}
 	for k, b := range j.Bands {
 		nd, has := noDataBits(b)
 		r := b.Radiometry
@@ -595,7 +600,7 @@ func (b *Backend) RunJob(j *compute.Job) (compute.Timings, error) {
 			// Let the driver finish the program for the device, and commit
 			// the buffers' pages, before anything is timed.
 			t0 := time.Now()
-			st.jobDispatch(p.prog, j, st.local*st.jobVec4s*st.iters)
+			st.jobDispatch(p, j, st.local*st.jobVec4s*st.iters)
 			gl.Finish()
 			t.Setup += time.Since(t0)
 			if err := glError("the warm-up dispatch"); err != nil {
@@ -609,7 +614,7 @@ func (b *Backend) RunJob(j *compute.Job) (compute.Timings, error) {
 		}
 		t.Upload = time.Since(t0)
 		phase = "kernel"
-		t.Kernel, b.timer, b.wall = st.timed(func() { st.jobDispatch(p.prog, j, 0) })
+		t.Kernel, b.timer, b.wall = st.timed(func() { st.jobDispatch(p, j, 0) })
 		if err := glError("dispatching the job shader"); err != nil {
 			return err
 		}
