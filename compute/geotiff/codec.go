@@ -2,6 +2,7 @@ package geotiff
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -12,6 +13,8 @@ import (
 	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/zstd"
 	"golang.org/x/image/tiff/lzw"
+
+	libdeflate "canopy/native/deflate"
 )
 
 // errShort reports compressed data that ends before the chunk is complete.
@@ -37,6 +40,9 @@ const (
 	// most 64 MiB.
 	zstdMinWindow = 8 << 20
 	zstdMaxWindow = 64 << 20
+	// wholeChunk is the largest DEFLATE chunk (decoded, and stored)
+	// inflated whole with libdeflate; larger ones are streamed.
+	wholeChunk = 16 << 20
 )
 
 // workerConfig is what every decoding worker of one read needs.
@@ -44,6 +50,7 @@ type workerConfig struct {
 	block  int    // bytes of a row block buffer
 	window uint64 // ZSTD window limit
 	memory int64  // estimate of one worker's memory
+	whole  int    // > 0: DEFLATE chunks are inflated whole (libdeflate) into this many bytes
 }
 
 func (f *File) workerConfig() workerConfig {
@@ -62,6 +69,13 @@ func (f *File) workerConfig() workerConfig {
 		c.memory += int64(w) + 1<<20
 	case compAdobeDflt, compDeflate:
 		c.memory += 64 << 10
+		if full := uint64(f.chunkNeed(0)); libdeflate.Available && full <= wholeChunk && f.maxCount <= wholeChunk {
+			// libdeflate inflates a whole chunk at once into a buffer
+			// of the chunk's size, from a buffer of the largest chunk's
+			// stored bytes.
+			c.whole = int(full)
+			c.memory += int64(full) + int64(f.maxCount)
+		}
 	case compLZW:
 		c.memory += 32 << 10
 	}
@@ -79,6 +93,9 @@ type worker struct {
 	zd       *zstd.Decoder // this worker's streaming ZSTD decoder
 	pb       packBits
 	buf, tmp []byte
+	ld       *libdeflate.Decompressor // whole-chunk DEFLATE (cfg.whole > 0)
+	zin, zo  []byte                   // its input and output buffers
+	whole    bytes.Reader             // over zo
 }
 
 func (f *File) newWorker(cfg workerConfig, deadline time.Time, failed *atomic.Bool) (*worker, error) {
@@ -89,6 +106,13 @@ func (f *File) newWorker(cfg workerConfig, deadline time.Time, failed *atomic.Bo
 	}
 	if f.pred == 3 {
 		w.tmp = make([]byte, f.rowBytes)
+	}
+	if cfg.whole > 0 {
+		d, err := libdeflate.NewDecompressor()
+		if err != nil {
+			return nil, err
+		}
+		w.ld, w.zin, w.zo = d, make([]byte, f.maxCount), make([]byte, cfg.whole)
 	}
 	if f.comp == compZSTD {
 		zd, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
@@ -105,11 +129,23 @@ func (w *worker) close() {
 	if w.zd != nil {
 		w.zd.Close()
 	}
+	if w.ld != nil {
+		w.ld.Close()
+	}
 }
 
-// reader returns the decoded bytes of chunk ci as a stream.
-func (w *worker) reader(ci int) (io.Reader, error) {
+// reader returns the decoded bytes of chunk ci as a stream; need is how
+// many of them the caller will read.
+func (w *worker) reader(ci, need int) (io.Reader, error) {
 	f := w.f
+	if w.ld != nil {
+		if r, err := w.inflateWhole(ci, need); r != nil || err != nil {
+			return r, err
+		}
+		// libdeflate found something it would not take (data past the
+		// chunk's end, a corrupt stream): the streaming reader decodes
+		// what the chunk needs and reports what is wrong in its words.
+	}
 	w.br.Reset(io.NewSectionReader(f.r, int64(f.offsets[ci]), int64(f.counts[ci])))
 	switch f.comp {
 	case compPackBits:
@@ -162,7 +198,7 @@ func (w *worker) chunk(ci int, tl []target, x0, wy, vw, r0, r1 int) error {
 	first := r0
 	if f.comp != compNone {
 		var err error
-		if rd, err = w.reader(ci); err != nil {
+		if rd, err = w.reader(ci, r1*rb); err != nil {
 			return err
 		}
 		first = 0
@@ -209,6 +245,28 @@ func (w *worker) chunk(ci int, tl []target, x0, wy, vw, r0, r1 int) error {
 		}
 	}
 	return nil
+}
+
+// inflateWhole inflates DEFLATE chunk ci at once with libdeflate and
+// returns its first need bytes (at least) as a stream; nil, nil when the
+// streaming reader should take the chunk instead.
+func (w *worker) inflateWhole(ci, need int) (io.Reader, error) {
+	f := w.f
+	n := f.counts[ci]
+	z := w.zin[:n]
+	if err := f.readAt(z, f.offsets[ci]); err != nil {
+		return nil, fmt.Errorf("%w: %w", errRead, err)
+	}
+	if n < 2 || (uint16(z[0])<<8|uint16(z[1]))%31 != 0 || z[0]&0x0f != 8 || z[1]&0x20 != 0 {
+		return nil, nil
+	}
+	full := min(len(w.zo), f.chunkNeed(ci))
+	_, got, err := w.ld.Inflate(w.zo[:full], z[2:])
+	if err != nil && !(errors.Is(err, libdeflate.ErrShort) && got >= need) {
+		return nil, nil
+	}
+	w.whole.Reset(w.zo[:got])
+	return &w.whole, nil
 }
 
 func readFull(r io.Reader, dst []byte) error {

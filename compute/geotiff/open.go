@@ -92,6 +92,7 @@ type File struct {
 	rowBytes           int     // one decoded row of a chunk
 	byPlace            []int32 // chunks by (offset, byte count); sparse ones last
 	stored             uint64  // bytes of chunk data, each byte counted once
+	maxCount           uint64  // the largest chunk's stored bytes
 	work               uint64  // bytes to decode, each distinct chunk once
 
 	geo       *compute.GeoRef
@@ -732,6 +733,7 @@ func (f *File) image(entries []entry) error {
 		if n == 0 {
 			continue // sparse: filled with nodata (or 0), as GDAL does
 		}
+		f.maxCount = max(f.maxCount, n)
 		if off > uint64(f.size) || n > uint64(f.size)-off {
 			return truncated("%s %d, %d bytes at offset %d, runs past the end of the file, %d bytes", what, i, n, off, f.size)
 		}

@@ -14,7 +14,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/klauspost/compress/zlib"
 	"github.com/klauspost/compress/zstd"
 
 	"canopy/compute"
@@ -47,13 +46,17 @@ func (c Compression) String() string {
 }
 
 // WriteOptions tune the writer. The zero value writes 256×256 tiles,
-// DEFLATE at level 6 with the predictor suited to the sample type
-// (floating point for floats, horizontal for integers), and BigTIFF only
-// when the file could pass 4 GiB.
+// DEFLATE at the default level with the predictor suited to the sample
+// type (floating point for floats, horizontal for integers), and BigTIFF
+// only when the file could pass 4 GiB. The default DEFLATE level is what
+// measured fastest for its size (encoder.go): level 1 of
+// klauspost/compress for floats, level 1 of libdeflate for integers
+// (level 6 of klauspost/compress without cgo).
 type WriteOptions struct {
 	Compression Compression
-	// Level is the compression level: 1-9 for DEFLATE, 1-22 for ZSTD
-	// (as zstd's command line counts); 0 means the default.
+	// Level is the compression level: 1-9 for DEFLATE (libdeflate's
+	// levels when it is linked in), 1-22 for ZSTD (as zstd's command line
+	// counts); 0 means the default.
 	Level int
 	// TileSize is the tile side in pixels, a multiple of 16; 0 means 256.
 	TileSize int
@@ -345,12 +348,8 @@ func encode[T Sample](w io.WriterAt, width, height int, bands [][]T, geo *comput
 		}
 		defer zenc.Close()
 	}
-	level := 6
-	if opt.Compression == Deflate && opt.Level != 0 {
-		if opt.Level < 1 || opt.Level > 9 {
-			return fmt.Errorf("DEFLATE level %d: must be 1 to 9", opt.Level)
-		}
-		level = opt.Level
+	if opt.Compression == Deflate && (opt.Level < 0 || opt.Level > 9) {
+		return fmt.Errorf("DEFLATE level %d: must be 1 to 9", opt.Level)
 	}
 
 	pos := uint64(8)
@@ -375,7 +374,12 @@ func encode[T Sample](w io.WriterAt, width, height int, bands [][]T, geo *comput
 				defer next.Done()
 				buf := make([]byte, tileBytes)
 				tmp := make([]byte, ts*size)
-				var zw *zlib.Writer
+				var zw *deflater
+				defer func() {
+					if zw != nil {
+						zw.close()
+					}
+				}()
 				for j := range work {
 					p, c := j.index/perPlane, j.index%perPlane
 					x0, y0 := (c%across)*ts, (c/across)*ts
@@ -402,19 +406,13 @@ func encode[T Sample](w io.WriterAt, width, height int, bands [][]T, geo *comput
 						j.out.Write(zenc.EncodeAll(buf, j.out.AvailableBuffer()))
 					case Deflate:
 						if zw == nil {
-							var err error
-							if zw, err = zlib.NewWriterLevel(&j.out, level); err != nil {
-								j.err = err
+							if zw, j.err = newDeflater(opt.Level, typ.Float()); j.err != nil {
 								continue
 							}
-						} else {
-							zw.Reset(&j.out)
 						}
-						if _, err := zw.Write(buf); err != nil {
-							j.err = err
-							continue
-						}
-						j.err = zw.Close()
+						var z []byte
+						z, j.err = zw.compress(j.out.AvailableBuffer(), buf)
+						j.out.Write(z)
 					}
 				}
 			}()

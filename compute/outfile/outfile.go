@@ -100,6 +100,10 @@ func (w *Writer) Seek(off int64, whence int) (int64, error) { return w.f.Seek(of
 // ReadAt reads back what was written (some encoders patch headers).
 func (w *Writer) ReadAt(p []byte, off int64) (int, error) { return w.f.ReadAt(p, off) }
 
+// Fd is the temporary file's descriptor, for encoders that rearrange the
+// file in place (a COG writer opens room for its headers with fallocate).
+func (w *Writer) Fd() uintptr { return w.f.Fd() }
+
 // Path is the output's final path.
 func (w *Writer) Path() string { return w.path }
 

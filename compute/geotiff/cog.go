@@ -1,0 +1,652 @@
+package geotiff
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"canopy/compute"
+)
+
+// COGOptions tune the Cloud Optimized GeoTIFF writer. The zero value
+// writes 512² tiles, DEFLATE with the floating-point predictor at the
+// default level (see WriteOptions.Level), GDAL_NODATA nan, and BigTIFF
+// only when the file could pass 4 GiB.
+type COGOptions struct {
+	Compression Compression
+	// Level is the compression level (0: the default).
+	Level int
+	// TileSize is the tile side, a multiple of 16 (0: 512, as GDAL's COG
+	// driver).
+	TileSize int
+	// BigTIFF forces the BigTIFF format.
+	BigTIFF bool
+	// NoData is the GDAL_NODATA text ("" writes "nan").
+	NoData string
+	// Descriptions name the bands (GDAL_METADATA DESCRIPTION items).
+	Descriptions []string
+	// ScratchDir holds the overviews' tile data until Close lays the file
+	// out, in files that have no name (removed by the system however the
+	// program ends). "" is the output's own directory when the writer
+	// knows it (an outfile.Writer), else the system's temporary directory.
+	ScratchDir string
+}
+
+// COGWriter streams float32 bands, rows in order, into a Cloud Optimized
+// GeoTIFF: tiled, compressed with the floating-point predictor, with
+// internal overviews (2×, 4×, … down to the first that fits in one tile)
+// built from the rows as they pass, each overview pixel the mean of the
+// valid (not NaN) pixels of the 2×2 below it (GDAL's AVERAGE resampling,
+// level by level), NaN where none is valid. Every NaN is written as the
+// same bits (0x7fc00000).
+//
+// The layout is GDAL's COG: the header, GDAL's structural metadata
+// (LAYOUT=IFDS_BEFORE_DATA, BLOCK_ORDER=ROW_MAJOR, BLOCK_LEADER=SIZE_AS_UINT4,
+// BLOCK_TRAILER=LAST_4_BYTES_REPEATED), every IFD (full resolution first,
+// then the overviews by decreasing size), then the tile data from the
+// smallest overview to the full resolution, each level's tiles in row
+// order, each tile preceded by its size and followed by its last 4 bytes
+// repeated. Several bands are pixel-interleaved in one tile, as GDAL's COG
+// driver writes them.
+//
+// Since the headers come first, the full resolution's tiles go to the
+// output as they are compressed and the overviews' to unnamed scratch
+// files; Close then opens a gap at the start of the output (fallocate's
+// FALLOC_FL_INSERT_RANGE where the file system has it, else by moving the
+// data up in place), writes the headers and copies the overviews in. Memory
+// is one row of tiles per level, whatever the image size.
+type COGWriter struct {
+	w         io.WriterAt
+	width     int
+	height    int
+	nb        int
+	geo       *compute.GeoRef
+	opt       COGOptions
+	big       bool
+	ts        int
+	level     int // DEFLATE or ZSTD level, resolved
+	levels    []*cogLevel
+	next      int // the next full-resolution row expected
+	encs      []*tileEncoder
+	err       error
+	closed    bool
+	moveBytes int64 // how many bytes Close moved in place (0 with fallocate)
+}
+
+// cogLevel is one resolution being written.
+type cogLevel struct {
+	w, h          int
+	across, down  int
+	buf           [][]float32 // per band: ts rows of w pixels
+	rows          int         // rows held in buf
+	done          int         // rows emitted
+	offsets, cnts []uint64    // per tile, offsets within out
+	out           io.WriterAt
+	pos           int64
+	scratch       *os.File // nil for the full resolution
+}
+
+// NewCOG starts a COG of width×height pixels with bands float32 bands,
+// georeferenced by geo (nil for none), written into w: an io.WriterAt
+// that is also an io.ReaderAt (an outfile.Writer or an *os.File; Close
+// rearranges the file in place). Write the rows in order with WriteRows,
+// then Close; Abort drops the scratch files of a run that failed.
+func NewCOG(w io.WriterAt, width, height, bands int, geo *compute.GeoRef, opt COGOptions) (*COGWriter, error) {
+	if _, ok := w.(io.ReaderAt); !ok {
+		return nil, errors.New("a COG is laid out in place: the output must be readable too")
+	}
+	if width <= 0 || height <= 0 || uint64(width)*uint64(height) > maxPixels {
+		return nil, fmt.Errorf("image size %dx%d is not a usable size", width, height)
+	}
+	if bands < 1 || bands > 1024 {
+		return nil, fmt.Errorf("%d bands: need 1 to 1024", bands)
+	}
+	if opt.TileSize == 0 {
+		opt.TileSize = 512
+	}
+	if opt.TileSize < 16 || opt.TileSize%16 != 0 || opt.TileSize > 4096 {
+		return nil, fmt.Errorf("tile size %d: must be a multiple of 16 from 16 to 4096", opt.TileSize)
+	}
+	if opt.NoData == "" {
+		opt.NoData = "nan"
+	}
+	c := &COGWriter{w: w, width: width, height: height, nb: bands, geo: geo, opt: opt, ts: opt.TileSize}
+	var err error
+	if c.level, err = resolveLevel(opt.Compression, opt.Level); err != nil {
+		return nil, err
+	}
+	// The levels: full resolution, then halves down to the first that
+	// fits in one tile.
+	lw, lh := width, height
+	var raw, tiles uint64
+	for {
+		l := &cogLevel{w: lw, h: lh, across: (lw + c.ts - 1) / c.ts, down: (lh + c.ts - 1) / c.ts}
+		n := l.across * l.down
+		l.offsets, l.cnts = make([]uint64, n), make([]uint64, n)
+		l.buf = make([][]float32, bands)
+		for b := range l.buf {
+			l.buf[b] = make([]float32, c.ts*lw)
+		}
+		c.levels = append(c.levels, l)
+		raw += uint64(l.across*l.down) * uint64(c.ts*c.ts*4*bands)
+		tiles += uint64(n)
+		if lw <= c.ts && lh <= c.ts {
+			break
+		}
+		lw, lh = (lw+1)/2, (lh+1)/2
+	}
+	c.big = opt.BigTIFF || raw+raw/16+tiles*24+1<<20 >= 1<<32
+	c.levels[0].out = w
+	dir := opt.ScratchDir
+	if dir == "" {
+		if p, ok := w.(interface{ Path() string }); ok {
+			dir = filepath.Dir(p.Path())
+		} else {
+			dir = os.TempDir()
+		}
+	}
+	for _, l := range c.levels[1:] {
+		f, err := scratchFile(dir)
+		if err != nil {
+			c.Abort()
+			return nil, fmt.Errorf("scratch file for the overviews in %s: %w", dir, err)
+		}
+		l.scratch, l.out = f, f
+	}
+	return c, nil
+}
+
+// resolveLevel checks a compression level and fills the default.
+func resolveLevel(comp Compression, level int) (int, error) {
+	switch comp {
+	case Deflate:
+		if level < 0 || level > 9 {
+			return 0, fmt.Errorf("DEFLATE level %d: must be 1 to 9", level)
+		}
+	case ZSTD:
+		if level < 0 || level > 22 {
+			return 0, fmt.Errorf("ZSTD level %d: must be 1 to 22", level)
+		}
+	case NoCompression:
+	default:
+		return 0, fmt.Errorf("unknown compression %v", comp)
+	}
+	return level, nil
+}
+
+// Levels returns the size of each resolution the file holds: the full
+// resolution first, then the overviews.
+func (c *COGWriter) Levels() [][2]int {
+	var out [][2]int
+	for _, l := range c.levels {
+		out = append(out, [2]int{l.w, l.h})
+	}
+	return out
+}
+
+// WriteRows adds rows [y0, y0+rows) of every band: bands[b] holds
+// rows×Width samples. Rows come in order, each once.
+func (c *COGWriter) WriteRows(y0, rows int, bands [][]float32) error {
+	if c.err != nil {
+		return c.err
+	}
+	if c.closed {
+		return errors.New("COG already closed")
+	}
+	if y0 != c.next || rows <= 0 || y0+rows > c.height {
+		return fmt.Errorf("rows %d to %d: the next rows are %d on, of %d", y0, y0+rows, c.next, c.height)
+	}
+	if len(bands) != c.nb {
+		return fmt.Errorf("%d bands given, the COG has %d", len(bands), c.nb)
+	}
+	for b, p := range bands {
+		if len(p) != rows*c.width {
+			return fmt.Errorf("band %d holds %d samples for %d rows of %d", b+1, len(p), rows, c.width)
+		}
+	}
+	l := c.levels[0]
+	for done := 0; done < rows; {
+		n := min(rows-done, c.ts-l.rows)
+		for b := range bands {
+			copy(l.buf[b][l.rows*c.width:], bands[b][done*c.width:(done+n)*c.width])
+		}
+		l.rows += n
+		done += n
+		if l.rows == c.ts || l.done+l.rows == l.h {
+			if err := c.flush(0); err != nil {
+				c.err = err
+				return err
+			}
+		}
+	}
+	c.next += rows
+	return nil
+}
+
+// flush writes the row of tiles level k holds and passes it down to the
+// next level.
+func (c *COGWriter) flush(k int) error {
+	l := c.levels[k]
+	if err := c.writeTiles(l); err != nil {
+		return err
+	}
+	if k+1 < len(c.levels) {
+		nl := c.levels[k+1]
+		got := reduce(l, nl)
+		nl.rows += got
+		if nl.rows == c.ts || nl.done+nl.rows == nl.h {
+			if err := c.flush(k + 1); err != nil {
+				return err
+			}
+		}
+	}
+	l.done += l.rows
+	l.rows = 0
+	return nil
+}
+
+// reduce averages the rows of l two by two into nl's buffer (after the
+// rows it holds) and returns how many rows it added.
+func reduce(l, nl *cogLevel) int {
+	out := (l.rows + 1) / 2
+	par := runtime.GOMAXPROCS(0)
+	var wg sync.WaitGroup
+	for b := range l.buf {
+		src, dst := l.buf[b], nl.buf[b]
+		for p := range par {
+			lo, hi := out*p/par, out*(p+1)/par
+			if lo == hi {
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for j := lo; j < hi; j++ {
+					r0 := src[2*j*l.w:][:l.w]
+					var r1 []float32
+					if 2*j+1 < l.rows {
+						r1 = src[(2*j+1)*l.w:][:l.w]
+					}
+					average(dst[(nl.rows+j)*nl.w:][:nl.w], r0, r1)
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	return out
+}
+
+// average sets d[i] to the mean of the valid pixels among r0[2i],
+// r0[2i+1], r1[2i], r1[2i+1] (r1 nil on an image's last odd row; the
+// second column absent on its last odd column), NaN when none is valid.
+func average(d, r0, r1 []float32) {
+	w := len(r0)
+	for i := range d {
+		x := 2 * i
+		var s float64
+		n := 0
+		add := func(v float32) {
+			if v == v {
+				s += float64(v)
+				n++
+			}
+		}
+		add(r0[x])
+		if x+1 < w {
+			add(r0[x+1])
+		}
+		if r1 != nil {
+			add(r1[x])
+			if x+1 < w {
+				add(r1[x+1])
+			}
+		}
+		if n == 0 {
+			d[i] = float32(math.NaN())
+		} else {
+			d[i] = float32(s / float64(n))
+		}
+	}
+}
+
+// writeTiles compresses the row of tiles l holds on all cores and appends
+// them to l's output, each with its leader and trailer.
+func (c *COGWriter) writeTiles(l *cogLevel) error {
+	row := l.done / c.ts
+	workers := min(runtime.GOMAXPROCS(0), l.across)
+	for len(c.encs) < workers {
+		e, err := newTileEncoder(c.opt.Compression, c.level, Float32, c.nb, c.ts, 3)
+		if err != nil {
+			return err
+		}
+		c.encs = append(c.encs, e)
+	}
+	outs := make([][]byte, l.across)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var errOnce sync.Once
+	var err error
+	for wk := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e := c.encs[wk]
+			for {
+				t := int(next.Add(1)) - 1
+				if t >= l.across {
+					return
+				}
+				x0 := t * c.ts
+				vw := min(c.ts, l.w-x0)
+				e.fill(l.buf, l.w, x0, vw, l.rows)
+				z, e2 := e.compress()
+				if e2 != nil {
+					errOnce.Do(func() { err = e2 })
+					return
+				}
+				outs[t] = append(make([]byte, 0, len(z)+8), z...)
+			}
+		}()
+	}
+	wg.Wait()
+	if err != nil {
+		return fmt.Errorf("compress tile: %w", err)
+	}
+	var buf []byte
+	start := l.pos
+	for t, z := range outs {
+		var lead [4]byte
+		binary.LittleEndian.PutUint32(lead[:], uint32(len(z)))
+		buf = append(buf, lead[:]...)
+		l.offsets[row*l.across+t] = uint64(start) + uint64(len(buf))
+		l.cnts[row*l.across+t] = uint64(len(z))
+		buf = append(buf, z...)
+		buf = append(buf, z[len(z)-4:]...)
+	}
+	if _, err := l.out.WriteAt(buf, l.pos); err != nil {
+		return err
+	}
+	l.pos += int64(len(buf))
+	return nil
+}
+
+// Abort drops the scratch files; the output is left as it is (its
+// outfile.Set removes it).
+func (c *COGWriter) Abort() {
+	for _, l := range c.levels {
+		if l.scratch != nil {
+			l.scratch.Close()
+			l.scratch = nil
+		}
+	}
+	c.closed = true
+}
+
+// ghost is GDAL's structural metadata of a COG, placed right after the
+// header, as GDAL writes it.
+const ghost = "GDAL_STRUCTURAL_METADATA_SIZE=000140 bytes\n" +
+	"LAYOUT=IFDS_BEFORE_DATA\nBLOCK_ORDER=ROW_MAJOR\nBLOCK_LEADER=SIZE_AS_UINT4\n" +
+	"BLOCK_TRAILER=LAST_4_BYTES_REPEATED\nKNOWN_INCOMPATIBLE_EDITION=NO\n "
+
+// Close lays the file out once every row was written: the headers and
+// the overviews' tiles go before the full resolution's, and the scratch
+// files are dropped.
+func (c *COGWriter) Close() error {
+	if c.err != nil {
+		c.Abort()
+		return c.err
+	}
+	if c.closed {
+		return errors.New("COG already closed")
+	}
+	defer c.Abort()
+	if c.next != c.height {
+		return fmt.Errorf("only %d of %d rows were written", c.next, c.height)
+	}
+	hdr := 8
+	if c.big {
+		hdr = 16
+	}
+	ifdAt := hdr + len(ghost)
+	ifdAt += ifdAt & 1
+	// The IFDs' sizes do not depend on the offsets they hold.
+	sizes := make([]int, len(c.levels))
+	for k := range c.levels {
+		sizes[k] = len(marshalIFD(c.entries(k), 0, c.big))
+	}
+	pos := make([]uint64, len(c.levels)) // each IFD's offset
+	p := uint64(ifdAt)
+	for k := range c.levels {
+		pos[k] = p
+		p += uint64(sizes[k])
+		p += p & 1
+	}
+	// Overview data from the smallest level up, then the gap, then the
+	// full resolution at prefix.
+	dataAt := make([]uint64, len(c.levels))
+	for k := len(c.levels) - 1; k >= 1; k-- {
+		dataAt[k] = p
+		p += uint64(c.levels[k].pos)
+	}
+	align := uint64(blockAlign(c.w))
+	prefix := (p + align - 1) / align * align
+	dataAt[0] = prefix
+	total := prefix + uint64(c.levels[0].pos)
+	if !c.big && total >= 1<<32 {
+		return errors.New("the file passes 4 GiB; write it as BigTIFF")
+	}
+	if err := c.openGap(int64(prefix)); err != nil {
+		return err
+	}
+	// Headers.
+	head := make([]byte, ifdAt)
+	if c.big {
+		copy(head, []byte{'I', 'I', 43, 0, 8, 0, 0, 0})
+		binary.LittleEndian.PutUint64(head[8:], pos[0])
+	} else {
+		copy(head, []byte{'I', 'I', 42, 0})
+		binary.LittleEndian.PutUint32(head[4:], uint32(pos[0]))
+	}
+	copy(head[hdr:], ghost)
+	for k, l := range c.levels {
+		for i := range l.offsets {
+			l.offsets[i] += dataAt[k]
+		}
+		es := c.entries(k)
+		ifd := marshalIFD(es, pos[k], c.big)
+		if k+1 < len(c.levels) {
+			at := 2 + len(es)*12
+			if c.big {
+				at = 8 + len(es)*20
+				binary.LittleEndian.PutUint64(ifd[at:], pos[k+1])
+			} else {
+				binary.LittleEndian.PutUint32(ifd[at:], uint32(pos[k+1]))
+			}
+		}
+		for uint64(len(head)) < pos[k] {
+			head = append(head, 0)
+		}
+		head = append(head, ifd...)
+	}
+	for uint64(len(head))&1 != 0 {
+		head = append(head, 0)
+	}
+	if _, err := c.w.WriteAt(head, 0); err != nil {
+		return err
+	}
+	// The overviews' tiles, then zeros up to the full resolution.
+	buf := make([]byte, 4<<20)
+	for k := len(c.levels) - 1; k >= 1; k-- {
+		l := c.levels[k]
+		for off := int64(0); off < l.pos; {
+			n := min(int64(len(buf)), l.pos-off)
+			if _, err := l.scratch.ReadAt(buf[:n], off); err != nil {
+				return fmt.Errorf("scratch file: %w", err)
+			}
+			if _, err := c.w.WriteAt(buf[:n], int64(dataAt[k])+off); err != nil {
+				return err
+			}
+			off += n
+		}
+	}
+	if gap := prefix - p; gap > 0 {
+		if _, err := c.w.WriteAt(make([]byte, gap), int64(p)); err != nil {
+			return err
+		}
+	}
+	c.closed = true
+	return nil
+}
+
+// openGap moves the full resolution's data (at the start of the output)
+// up by n bytes.
+func (c *COGWriter) openGap(n int64) error {
+	size := c.levels[0].pos
+	if insertRange(c.w, n) == nil {
+		return nil
+	}
+	r := c.w.(io.ReaderAt)
+	buf := make([]byte, min(int64(8<<20), size))
+	for end := size; end > 0; {
+		k := min(int64(len(buf)), end)
+		at := end - k
+		if _, err := r.ReadAt(buf[:k], at); err != nil {
+			return fmt.Errorf("moving the tiles into place: %w", err)
+		}
+		if _, err := c.w.WriteAt(buf[:k], at+n); err != nil {
+			return err
+		}
+		end = at
+	}
+	c.moveBytes = size
+	return nil
+}
+
+// entries are level k's IFD entries.
+func (c *COGWriter) entries(k int) []wentry {
+	l := c.levels[k]
+	var es []wentry
+	add := func(tag, typ uint16, count int, data []byte) {
+		es = append(es, wentry{tag, typ, uint64(count), data})
+	}
+	shorts := func(tag uint16, v ...uint16) {
+		b := make([]byte, 2*len(v))
+		for i, x := range v {
+			binary.LittleEndian.PutUint16(b[2*i:], x)
+		}
+		add(tag, typeShort, len(v), b)
+	}
+	longs := func(tag uint16, v ...uint32) {
+		b := make([]byte, 4*len(v))
+		for i, x := range v {
+			binary.LittleEndian.PutUint32(b[4*i:], x)
+		}
+		add(tag, typeLong, len(v), b)
+	}
+	doubles := func(tag uint16, v []float64) {
+		if len(v) == 0 {
+			return
+		}
+		b := make([]byte, 8*len(v))
+		for i, x := range v {
+			binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(x))
+		}
+		add(tag, typeDouble, len(v), b)
+	}
+	ascii := func(tag uint16, s string) { add(tag, typeASCII, len(s)+1, append([]byte(s), 0)) }
+	chunkArray := func(tag uint16, v []uint64) {
+		if c.big {
+			b := make([]byte, 8*len(v))
+			for i, x := range v {
+				binary.LittleEndian.PutUint64(b[8*i:], x)
+			}
+			add(tag, typeLong8, len(v), b)
+			return
+		}
+		u := make([]uint32, len(v))
+		for i, x := range v {
+			u[i] = uint32(x)
+		}
+		longs(tag, u...)
+	}
+	perSample := func(v uint16) []uint16 {
+		s := make([]uint16, c.nb)
+		for i := range s {
+			s[i] = v
+		}
+		return s
+	}
+	if k > 0 {
+		longs(tagNewSubfileType, 1) // a reduced-resolution image
+	}
+	longs(tagImageWidth, uint32(l.w))
+	longs(tagImageLength, uint32(l.h))
+	shorts(tagBitsPerSample, perSample(32)...)
+	shorts(tagCompression, map[Compression]uint16{Deflate: compAdobeDflt, ZSTD: compZSTD, NoCompression: compNone}[c.opt.Compression])
+	shorts(tagPhotometric, 1)
+	shorts(tagSamplesPerPixel, uint16(c.nb))
+	shorts(tagPlanarConfig, 1)
+	if c.opt.Compression != NoCompression {
+		shorts(tagPredictor, 3)
+	}
+	shorts(tagTileWidth, uint16(c.ts))
+	shorts(tagTileLength, uint16(c.ts))
+	chunkArray(tagTileOffsets, l.offsets)
+	chunkArray(tagTileByteCounts, l.cnts)
+	if c.nb > 1 {
+		shorts(tagExtraSamples, make([]uint16, c.nb-1)...)
+	}
+	shorts(tagSampleFormat, perSample(3)...)
+	if k == 0 && c.geo != nil {
+		doubles(tagModelPixelScale, c.geo.PixelScale)
+		doubles(tagModelTiepoint, c.geo.Tiepoints)
+		doubles(tagModelTransform, c.geo.Transformation)
+		if len(c.geo.GeoKeyDirectory) > 0 {
+			shorts(tagGeoKeyDirectory, c.geo.GeoKeyDirectory...)
+		}
+		doubles(tagGeoDoubleParams, c.geo.GeoDoubleParams)
+		if c.geo.GeoASCIIParams != "" {
+			ascii(tagGeoASCIIParams, c.geo.GeoASCIIParams)
+		}
+	}
+	if k == 0 {
+		if md := gdalMetadata(c.opt.Descriptions); md != "" {
+			ascii(tagGDALMetadata, md)
+		}
+	}
+	ascii(tagGDALNoData, c.opt.NoData)
+	return es
+}
+
+// WriteCOG writes whole float32 bands (each width*height samples) as a
+// COG into w, as a COGWriter does row by row.
+func WriteCOG(w io.WriterAt, width, height int, bands [][]float32, geo *compute.GeoRef, opt COGOptions) error {
+	c, err := NewCOG(w, width, height, len(bands), geo, opt)
+	if err != nil {
+		return err
+	}
+	step := max(1, (8<<20)/(4*width*len(bands)))
+	for y := 0; y < height; y += step {
+		n := min(step, height-y)
+		rows := make([][]float32, len(bands))
+		for b := range bands {
+			if len(bands[b]) != width*height {
+				c.Abort()
+				return fmt.Errorf("band %d holds %d samples, a %dx%d image needs %d", b+1, len(bands[b]), width, height, width*height)
+			}
+			rows[b] = bands[b][y*width : (y+n)*width]
+		}
+		if err := c.WriteRows(y, n, rows); err != nil {
+			c.Abort()
+			return err
+		}
+	}
+	return c.Close()
+}

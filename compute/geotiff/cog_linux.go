@@ -1,0 +1,53 @@
+package geotiff
+
+import (
+	"errors"
+	"io"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// fder is an output whose file descriptor is known (an *os.File, an
+// outfile.Writer).
+type fder interface{ Fd() uintptr }
+
+// insertRange opens a gap of n bytes (a multiple of blockAlign) at the
+// start of the file behind w without moving its data (ext4 and XFS):
+// fallocate's FALLOC_FL_INSERT_RANGE. An error means the caller moves the
+// data itself.
+func insertRange(w io.WriterAt, n int64) error {
+	f, ok := w.(fder)
+	if !ok {
+		return errors.New("no file descriptor")
+	}
+	return unix.Fallocate(int(f.Fd()), unix.FALLOC_FL_INSERT_RANGE, 0, n)
+}
+
+// blockAlign is the file system's block size for w's file (4096 when
+// unknown): insertRange needs multiples of it.
+func blockAlign(w io.WriterAt) int {
+	if f, ok := w.(fder); ok {
+		var st unix.Stat_t
+		if unix.Fstat(int(f.Fd()), &st) == nil && st.Blksize >= 512 && st.Blksize <= 1<<20 {
+			return int(max(st.Blksize, 4096))
+		}
+	}
+	return 4096
+}
+
+// scratchFile is a file with no name in dir (O_TMPFILE), or one created
+// and removed at once where the file system lacks O_TMPFILE: either way
+// the system frees it when it is closed or the program ends.
+func scratchFile(dir string) (*os.File, error) {
+	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o600)
+	if err == nil {
+		return os.NewFile(uintptr(fd), dir+"/(scratch)"), nil
+	}
+	f, err := os.CreateTemp(dir, ".canopy-scratch-*")
+	if err != nil {
+		return nil, err
+	}
+	os.Remove(f.Name())
+	return f, nil
+}

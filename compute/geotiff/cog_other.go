@@ -1,0 +1,26 @@
+//go:build !linux
+
+package geotiff
+
+import (
+	"errors"
+	"io"
+	"os"
+)
+
+// insertRange is Linux's; elsewhere the caller moves the data itself.
+func insertRange(w io.WriterAt, n int64) error { return errors.New("not on this system") }
+
+// blockAlign is 4096 away from Linux.
+func blockAlign(w io.WriterAt) int { return 4096 }
+
+// scratchFile is a file created in dir and removed at once (on systems
+// that refuse to remove an open file, it is removed when closed).
+func scratchFile(dir string) (*os.File, error) {
+	f, err := os.CreateTemp(dir, ".canopy-scratch-*")
+	if err != nil {
+		return nil, err
+	}
+	os.Remove(f.Name())
+	return f, nil
+}

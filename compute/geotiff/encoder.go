@@ -1,0 +1,202 @@
+package geotiff
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+
+	"github.com/klauspost/compress/zlib"
+	"github.com/klauspost/compress/zstd"
+
+	libdeflate "canopy/native/deflate"
+)
+
+// Which DEFLATE compressor runs, measured on realistic tiles (Sentinel-2
+// uint16 tiles with predictor 2, float32 NDVI tiles with predictor 3;
+// docs/BENCHMARKS.md): for float32 with the floating-point predictor,
+// klauspost/compress at level 1 compresses within 1% of level 6's size at
+// twice level 6's speed and faster than libdeflate's level 1, so it is
+// the default there; for integer samples libdeflate's level 1 makes files
+// smaller than zlib's level 6 at twice its speed, so it is the default
+// there when linked in. An explicit level runs libdeflate at that level
+// when it is linked in (its levels mean what zlib's mean, with smaller
+// output), klauspost/compress otherwise.
+const (
+	floatDefaultLevel = 1
+	intDefaultLevel   = 1
+	goIntDefaultLevel = 6
+)
+
+// deflater compresses whole tiles as zlib streams.
+type deflater struct {
+	ld    *libdeflate.Compressor
+	kp    *zlib.Writer
+	out   bytes.Buffer
+	level int
+}
+
+// newDeflater picks the compressor for a level (0: the default for the
+// sample kind).
+func newDeflater(level int, float bool) (*deflater, error) {
+	d := &deflater{level: level}
+	useLD := libdeflate.Available && (level != 0 || !float)
+	switch {
+	case level == 0 && float:
+		d.level = floatDefaultLevel
+	case level == 0 && useLD:
+		d.level = intDefaultLevel
+	case level == 0:
+		d.level = goIntDefaultLevel
+	}
+	if useLD {
+		c, err := libdeflate.NewCompressor(d.level)
+		if err != nil {
+			return nil, err
+		}
+		d.ld = c
+		return d, nil
+	}
+	w, err := zlib.NewWriterLevel(&d.out, d.level)
+	if err != nil {
+		return nil, err
+	}
+	d.kp = w
+	return d, nil
+}
+
+// compress appends src as a zlib stream to dst.
+func (d *deflater) compress(dst, src []byte) ([]byte, error) {
+	if d.ld != nil {
+		return d.ld.ZlibCompress(dst, src), nil
+	}
+	d.out.Reset()
+	d.kp.Reset(&d.out)
+	if _, err := d.kp.Write(src); err != nil {
+		return nil, err
+	}
+	if err := d.kp.Close(); err != nil {
+		return nil, err
+	}
+	return append(dst, d.out.Bytes()...), nil
+}
+
+func (d *deflater) close() {
+	if d.ld != nil {
+		d.ld.Close()
+	}
+}
+
+// canonicalNaN is the bits every NaN is written as: GDAL's and NumPy's
+// quiet NaN.
+const canonicalNaN = 0x7fc00000
+
+// tileEncoder turns one tile of float32 samples (spp pixel-interleaved
+// bands) into its compressed bytes: samples little-endian, every NaN as
+// canonicalNaN, the floating-point predictor applied row by row, then
+// compressed. Each goroutine has its own.
+type tileEncoder struct {
+	comp     Compression
+	spp, ts  int
+	pred     int
+	tile     []byte
+	tmp      []byte
+	out      []byte
+	deflater *deflater
+	zstd     *zstd.Encoder
+}
+
+func newTileEncoder(comp Compression, level int, typ SampleType, spp, ts, pred int) (*tileEncoder, error) {
+	e := &tileEncoder{comp: comp, spp: spp, ts: ts, pred: pred, tile: make([]byte, ts*ts*spp*typ.Size()), tmp: make([]byte, ts*spp*typ.Size())}
+	if comp == NoCompression {
+		e.pred = 1
+	}
+	switch comp {
+	case Deflate:
+		d, err := newDeflater(level, typ.Float())
+		if err != nil {
+			return nil, err
+		}
+		e.deflater = d
+	case ZSTD:
+		lvl := zstd.SpeedDefault
+		if level > 0 {
+			lvl = zstd.EncoderLevelFromZstd(level)
+		}
+		z, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(lvl), zstd.WithEncoderConcurrency(1))
+		if err != nil {
+			return nil, err
+		}
+		e.zstd = z
+	}
+	return e, nil
+}
+
+// fill lays out columns [x0, x0+vw) of the first rows rows of the bands
+// (each of width w) as the tile, zero elsewhere.
+func (e *tileEncoder) fill(bands [][]float32, w, x0, vw, rows int) {
+	clear(e.tile)
+	rowBytes := e.ts * e.spp * 4
+	for r := range rows {
+		dst := e.tile[r*rowBytes:]
+		for b, band := range bands {
+			src := band[r*w+x0:][:vw]
+			o := 4 * b
+			for _, v := range src {
+				bits := math.Float32bits(v)
+				if v != v {
+					bits = canonicalNaN
+				}
+				binary.LittleEndian.PutUint32(dst[o:], bits)
+				o += 4 * e.spp
+			}
+		}
+	}
+}
+
+// compress returns the tile's compressed bytes, valid until the next
+// call.
+func (e *tileEncoder) compress() ([]byte, error) {
+	if e.pred == 3 {
+		rowBytes := e.ts * e.spp * 4
+		for r := 0; r < len(e.tile); r += rowBytes {
+			applyFloatPredictorStride(e.tile[r:r+rowBytes], e.tmp, 4, e.spp)
+		}
+	}
+	var err error
+	switch e.comp {
+	case Deflate:
+		e.out, err = e.deflater.compress(e.out[:0], e.tile)
+	case ZSTD:
+		e.out = e.zstd.EncodeAll(e.tile, e.out[:0])
+	default:
+		e.out = append(e.out[:0], e.tile...)
+	}
+	return e.out, err
+}
+
+// applyFloatPredictorStride applies predictor 3 to one little-endian row
+// of pixels of stride samples of size bytes, as libtiff does: the bytes
+// of all the row's samples split by significance (most significant plane
+// first), then each byte differenced with the byte stride positions
+// before it. tmp must hold the row.
+func applyFloatPredictorStride(row, tmp []byte, size, stride int) {
+	n := len(row) / size
+	tmp = tmp[:len(row)]
+	if size == 4 {
+		p0, p1, p2, p3 := tmp[:n], tmp[n:2*n], tmp[2*n:3*n], tmp[3*n:4*n]
+		for k := range p0 {
+			s := row[4*k : 4*k+4]
+			p0[k], p1[k], p2[k], p3[k] = s[3], s[2], s[1], s[0]
+		}
+	} else {
+		for k := 0; k < n; k++ {
+			for b := 0; b < size; b++ {
+				tmp[b*n+k] = row[k*size+size-1-b]
+			}
+		}
+	}
+	copy(row[:stride], tmp[:stride])
+	for i := stride; i < len(tmp); i++ {
+		row[i] = tmp[i] - tmp[i-stride]
+	}
+}

@@ -1,0 +1,44 @@
+//go:build !cgo
+
+package deflate
+
+import "errors"
+
+// Available reports whether libdeflate is linked in.
+const Available = false
+
+var errNoCgo = errors.New("libdeflate needs cgo (built with CGO_ENABLED=0)")
+
+// Errors of Inflate.
+var (
+	ErrCorrupt = errors.New("corrupt DEFLATE data")
+	ErrShort   = errors.New("DEFLATE data ends early")
+	ErrLong    = errors.New("DEFLATE data holds more than expected")
+)
+
+// Compressor compresses whole buffers at one level (not available).
+type Compressor struct{}
+
+// NewCompressor reports that libdeflate is not linked in.
+func NewCompressor(level int) (*Compressor, error) { return nil, errNoCgo }
+
+// ZlibBound is not available without cgo.
+func (c *Compressor) ZlibBound(n int) int { return 0 }
+
+// ZlibCompress is not available without cgo.
+func (c *Compressor) ZlibCompress(dst, src []byte) []byte { panic(errNoCgo) }
+
+// Close does nothing.
+func (c *Compressor) Close() {}
+
+// Decompressor inflates whole buffers (not available).
+type Decompressor struct{}
+
+// NewDecompressor reports that libdeflate is not linked in.
+func NewDecompressor() (*Decompressor, error) { return nil, errNoCgo }
+
+// Inflate is not available without cgo.
+func (d *Decompressor) Inflate(dst, src []byte) (used, n int, err error) { return 0, 0, errNoCgo }
+
+// Close does nothing.
+func (d *Decompressor) Close() {}
