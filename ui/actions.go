@@ -7,9 +7,9 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
-	"sync"
 
 	"canopy/compute"
+	"canopy/compute/index"
 	"canopy/ui/render/chart"
 	"canopy/ui/render/colormap"
 )
@@ -22,14 +22,10 @@ type bandsFunc func(ctx context.Context, progress progressFunc) (red, nir *compu
 // eagerly after a run: 4096², 200 MB for three float32 planes.
 const bigImage = 1 << 24
 
-// ceiling measures the host copy bandwidth once per process (64 MiB per
-// buffer: past any cache, small enough not to matter next to a scene).
-var ceiling = sync.OnceValue(func() float64 { return compute.HostCopyCeiling(64 << 20) })
-
 // start is the first job: ask every backend whether it can run here, make
 // the start scene and compute it on the chosen backend.
 func (w *Window) start() {
-	entries := w.backends
+	entries := w.backs.entries
 	opts := w.opts
 	w.bridge.start("Starting", func(ctx context.Context, progress progressFunc) (func(), error) {
 		progress(-1, "Looking for backends…")
@@ -39,16 +35,20 @@ func (w *Window) start() {
 		}
 		var (
 			chooseErr     error
-			e             *backendEntry
+			run           *runSpec
 			ramp, stretch string
 		)
 		w.bridge.doAndWait(func() {
 			for i, en := range entries {
 				en.info, en.known = infos[i], true
 			}
-			w.showInfos()
+			w.backs.showInfos()
 			chooseErr = w.chooseStart(opts.Backend)
-			e, ramp, stretch = w.selected, w.ramp, w.stretch
+			if e := w.backs.selected; e != nil {
+				r := e.run()
+				run = &r
+			}
+			ramp, stretch = w.ramp, w.stretch
 		})
 		var mk bandsFunc
 		if opts.Red != "" || opts.NIR != "" {
@@ -56,7 +56,7 @@ func (w *Window) start() {
 		} else {
 			mk = fakeBands(opts.Scene, opts.Size, opts.Size, uint64(opts.Seed))
 		}
-		apply, err := w.sceneJob(mk, e, ramp, stretch)(ctx, progress)
+		apply, err := w.sceneJob(mk, run, ramp, stretch)(ctx, progress)
 		if err != nil {
 			return nil, err
 		}
@@ -80,8 +80,8 @@ func (w *Window) chooseStart(spec string) error {
 			return nil
 		}
 	}
-	if e := w.autoBackend(); e != nil {
-		w.pick(e)
+	if e := w.backs.auto(); e != nil {
+		w.backs.pick(e)
 	}
 	return err
 }
@@ -113,10 +113,10 @@ func loadBands(redSpec, nirSpec string) bandsFunc {
 	}
 }
 
-// sceneJob makes the bands with mk, computes NDVI on e and its statistics,
-// and returns the function that shows the new scene. The current scene
-// stays on screen until then, and stays if anything fails.
-func (w *Window) sceneJob(mk bandsFunc, e *backendEntry, ramp, stretch string) job {
+// sceneJob makes the bands with mk, computes NDVI on run and its
+// statistics, and returns the function that shows the new scene. The
+// current scene stays on screen until then, and stays if anything fails.
+func (w *Window) sceneJob(mk bandsFunc, run *runSpec, ramp, stretch string) job {
 	return func(ctx context.Context, progress progressFunc) (func(), error) {
 		red, nir, label, err := mk(ctx, progress)
 		if err != nil {
@@ -130,27 +130,42 @@ func (w *Window) sceneJob(mk bandsFunc, e *backendEntry, ramp, stretch string) j
 			return nil, err
 		}
 		s := &scene{red: red, nir: nir, in: in, label: label}
-		return w.computeInto(ctx, progress, s, e, ramp, stretch)
+		return w.computeInto(ctx, progress, s, run, ramp, stretch)
 	}
 }
 
-// computeInto computes s's NDVI on e (a one-run benchmark: warm-up and
-// setup apart, verified against the float64 reference), then its
-// statistics and colour stretch, and returns the function showing it.
-func (w *Window) computeInto(ctx context.Context, progress progressFunc, s *scene, e *backendEntry, ramp, stretch string) (func(), error) {
-	if e == nil {
+// ndviJob is the index job of s's bands: NDVI, one output plane.
+func ndviJob(s *scene) (*compute.Job, error) {
+	bands := []compute.BandInput{floatBand("red", s.red), floatBand("nir", s.nir)}
+	return compute.NewJob(bands, nil, []string{"ndvi"}, []*index.Expr{ndviFormula})
+}
+
+// floatBand is a float32 band as the engine's input.
+func floatBand(role string, b *compute.Band) compute.BandInput {
+	return compute.BandInput{Role: role, Plane: compute.PlaneOf(b.Width, b.Height, b.Data), Radiometry: compute.Identity(),
+		NoData: b.NoData, HasNoData: b.HasNoData, Source: b.Source}
+}
+
+// computeInto computes s's NDVI on run (compute.RunJob in the run's mode,
+// verified against the float64 truth), then its statistics and colour
+// stretch, and returns the function showing it.
+func (w *Window) computeInto(ctx context.Context, progress progressFunc, s *scene, run *runSpec, ramp, stretch string) (func(), error) {
+	if run == nil {
 		return nil, errors.New("no backend is available to compute NDVI")
 	}
-	progress(-1, fmt.Sprintf("Computing NDVI of %d×%d on %s…", s.in.Width, s.in.Height, e.label()))
-	out := compute.NewOutput(s.in.Pixels())
-	res := compute.Bench(e.b, s.in, out, compute.BenchOptions{Repeat: 1, HostCeiling: hostCeiling(e), HostBuffers: e.host.Load()})
-	if res.Error != "" && !res.Verified {
-		return nil, fmt.Errorf("%s: %s", e.label(), res.Error)
+	progress(-1, fmt.Sprintf("Computing NDVI of %d×%d on %s…", s.in.Width, s.in.Height, run.label()))
+	j, err := ndviJob(s)
+	if err != nil {
+		return nil, err
+	}
+	res, err := run.compute(j)
+	if err != nil {
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	s.ndvi, s.backend = out, e.label()
+	s.ndvi, s.backend = j.Out[0], run.label()
 	progress(-1, "Statistics…")
 	s.summary = summarize(s)
 	lut, st, err := makeLUT(ramp, stretch, s)
@@ -164,15 +179,6 @@ func (w *Window) computeInto(ctx context.Context, progress progressFunc, s *scen
 		w.addResult(res)
 		w.setStatus(resultLine(res), res.Verified)
 	}, nil
-}
-
-// hostCeiling is the host copy ceiling for CPU backends (GPU backends
-// measure their own).
-func hostCeiling(e *backendEntry) float64 {
-	if e.info.GPU {
-		return 0
-	}
-	return ceiling()
 }
 
 // makeLUT builds the colour table for ramp and the stretch named mode of
@@ -191,7 +197,7 @@ func makeLUT(ramp, mode string, s *scene) (*colormap.LUT, colormap.Stretch, erro
 
 // computeSelected recomputes the current bands on the selected backend.
 func (w *Window) computeSelected() {
-	e := w.selected
+	e := w.backs.selected
 	if w.scene == nil {
 		return
 	}
@@ -205,9 +211,10 @@ func (w *Window) computeSelected() {
 	}
 	old := w.scene
 	ramp, stretch := w.ramp, w.stretch
+	run := e.run()
 	w.bridge.start("Computing on "+e.label(), func(ctx context.Context, progress progressFunc) (func(), error) {
 		s := &scene{red: old.red, nir: old.nir, in: old.in, label: old.label}
-		return w.computeInto(ctx, progress, s, e, ramp, stretch)
+		return w.computeInto(ctx, progress, s, &run, ramp, stretch)
 	})
 }
 
@@ -217,33 +224,36 @@ func (w *Window) compareAll() {
 	if w.scene == nil {
 		return
 	}
-	entries := w.available()
-	if len(entries) == 0 {
+	runs := benchPlan(w.backs.available())
+	if len(runs) == 0 {
 		return
 	}
-	in := w.scene.in
+	s := w.scene
 	repeat := w.opts.Repeat
 	w.bridge.start("Comparing backends", func(ctx context.Context, progress progressFunc) (func(), error) {
-		runs := benchPlan(entries)
-		out := compute.NewOutput(in.Pixels())
+		// A job of its own: the map's plane is not overwritten while shown.
+		j, err := ndviJob(s)
+		if err != nil {
+			return nil, err
+		}
 		var results []compute.BenchResult
 		for i, r := range runs {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			progress(float64(i)/float64(len(runs)), fmt.Sprintf("Compare all: %s on %d×%d (%d of %d)…", r.label(), in.Width, in.Height, i+1, len(runs)))
-			results = append(results, r.bench(in, out, repeat))
+			progress(float64(i)/float64(len(runs)), fmt.Sprintf("Compare all: %s on %d×%d (%d of %d)…", r.label(), j.Width, j.Height, i+1, len(runs)))
+			results = append(results, r.bench(j, repeat))
 		}
-		if in.Pixels() >= bigImage {
+		if j.Pixels() >= bigImage {
 			// GPU backends keep device buffers (host memory on a software
-			// renderer) and the scratch plane is garbage: give both back.
-			for _, e := range entries {
-				if e.info.GPU {
-					e.b.Close()
+			// renderer) and the scratch planes are garbage: give both back.
+			for _, r := range runs {
+				if r.info.GPU {
+					r.b.Close()
 				}
 			}
-			debug.FreeOSMemory() // out is dead here
-
+			j = nil
+			debug.FreeOSMemory()
 		}
 		progress(1, "")
 		return func() {
@@ -274,14 +284,13 @@ func sweepSizes(max int) []int {
 // sizeSweep runs every available backend on noise scenes of growing size,
 // so the chart shows where the GPU starts to win.
 func (w *Window) sizeSweep() {
-	entries := w.available()
-	if len(entries) == 0 {
+	runs := benchPlan(w.backs.available())
+	if len(runs) == 0 {
 		return
 	}
 	sizes := sweepSizes(w.charts.sweepMax())
 	repeat := w.opts.Repeat
 	w.bridge.start("Size sweep", func(ctx context.Context, progress progressFunc) (func(), error) {
-		runs := benchPlan(entries)
 		var results []compute.BenchResult
 		var weights, done float64
 		for _, n := range sizes {
@@ -292,15 +301,14 @@ func (w *Window) sizeSweep() {
 				return nil, err
 			}
 			progress(done/weights, fmt.Sprintf("Size sweep: generating %d×%d…", n, n))
-			red, nir, err := compute.Fake(compute.SceneNoise, n, n, 1)
+			bands, _, err := compute.FakeBands(compute.SceneNoise, n, n, 1, ndviFormula.Roles())
 			if err != nil {
 				return nil, err
 			}
-			in, err := compute.PairInput(red, nir)
+			j, err := compute.NewJob(bands, nil, []string{"ndvi"}, []*index.Expr{ndviFormula})
 			if err != nil {
 				return nil, err
 			}
-			out := compute.NewOutput(in.Pixels())
 			// Fewer repeats where one run takes long; never fewer than 3
 			// so the median means something.
 			rep := repeat
@@ -312,14 +320,14 @@ func (w *Window) sizeSweep() {
 					return nil, err
 				}
 				progress(done/weights, fmt.Sprintf("Size sweep: %s at %d×%d…", r.label(), n, n))
-				results = append(results, r.bench(in, out, rep))
+				results = append(results, r.bench(j, rep))
 				done += float64(n) * float64(n)
 			}
 		}
 		// The backends hold buffers for the largest size now; give them
 		// back (a GPU backend on a software renderer holds host memory).
-		for _, e := range entries {
-			e.b.Close()
+		for _, r := range runs {
+			r.b.Close()
 		}
 		progress(1, "")
 		return func() {
@@ -331,38 +339,19 @@ func (w *Window) sizeSweep() {
 	})
 }
 
-// benchRun is one backend in one mode.
-type benchRun struct {
-	e    *backendEntry
-	mode string
-}
-
-func (r benchRun) label() string { return compute.Label(r.e.name(), r.mode) }
-
-func (r benchRun) bench(in compute.Input, out []float32, repeat int) compute.BenchResult {
-	opt := compute.BenchOptions{Repeat: repeat, HostCeiling: hostCeiling(r.e), HostBuffers: r.mode == compute.ModeHost}
-	if r.mode != "" && r.mode != compute.ModeHost {
-		m := r.e.b.(compute.Moder)
-		prev := m.Mode()
-		if err := m.SetMode(r.mode); err != nil {
-			return compute.BenchResult{Backend: r.e.name(), Mode: r.mode, Width: in.Width, Height: in.Height, Error: err.Error()}
-		}
-		defer m.SetMode(prev)
-	}
-	return compute.Bench(r.e.b, in, out, opt)
-}
-
-// benchPlan lists the runs of Compare all: every entry, every mode.
-func benchPlan(entries []*backendEntry) []benchRun {
-	var runs []benchRun
+// benchPlan lists the runs of Compare all and the sweeps: every entry in
+// every mode of compute.BenchModes (the command line's policy), in the
+// order of the picker.
+func benchPlan(entries []*backendEntry) []runSpec {
+	var runs []runSpec
 	for _, e := range entries {
-		if ms := e.modes(); len(ms) > 1 {
-			for _, mode := range ms {
-				runs = append(runs, benchRun{e, mode})
-			}
-			continue
+		ms := e.modes()
+		if len(ms) == 0 {
+			ms = []string{""}
 		}
-		runs = append(runs, benchRun{e: e})
+		for _, m := range ms {
+			runs = append(runs, runSpec{b: e.b, info: e.info, mode: m})
+		}
 	}
 	return runs
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync/atomic"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -17,20 +16,32 @@ import (
 
 // backendEntry is one backend in the picker: a radio button with the
 // device it runs on, or greyed out with the reason it cannot run here.
+//
+// Its fields are the event goroutine's: a job gets the backend and the
+// mode chosen as a runSpec when it starts, and never asks the backend its
+// mode (a backend's mode is an argument of each run, not its state).
 type backendEntry struct {
 	b     compute.Backend
 	info  compute.Info
 	known bool // info has been asked for
+	// mode is the choice of the mode picker: compute.ModeHost (the bands
+	// in the backend's own host buffers, as canopy compute puts them),
+	// one of the backend's Moder modes, or "" for a backend without modes.
+	mode string
 
 	radio  *widget.RadioGroup
 	detail *widget.Label
 	icon   *widget.Icon
-	mode   *widget.Select
+	picker *widget.Select
+}
 
-	// host: runs put the bands in the backend's own host buffers
-	// (compute.HostMemory, the "host" choice of the mode picker), as
-	// canopy compute does; the staging copy counts as setup.
-	host atomic.Bool
+func newBackendEntry(b compute.Backend) *backendEntry {
+	e := &backendEntry{b: b}
+	// The backend's own default, read once before any job runs.
+	if m, ok := b.(compute.Moder); ok {
+		e.mode = m.Mode()
+	}
+	return e
 }
 
 func (e *backendEntry) name() string { return e.b.Name() }
@@ -39,48 +50,45 @@ func (e *backendEntry) name() string { return e.b.Name() }
 // where the backend keeps host memory of its own, then its Moder modes.
 func (e *backendEntry) modes() []string { return compute.BenchModes(e.b) }
 
-// setMode applies a choice of the mode picker.
-func (e *backendEntry) setMode(s string) error {
-	if s == compute.ModeHost {
-		e.host.Store(true)
-		return nil
-	}
-	e.host.Store(false)
-	if m, ok := e.b.(compute.Moder); ok {
-		return m.SetMode(s)
-	}
-	return nil
-}
-
-// currentMode is the current choice of the mode picker ("" without modes).
-func (e *backendEntry) currentMode() string {
-	if e.host.Load() {
-		return compute.ModeHost
-	}
-	if m, ok := e.b.(compute.Moder); ok {
-		return m.Mode()
-	}
-	return ""
-}
-
 // label is the name with the mode for backends that have modes.
-func (e *backendEntry) label() string {
-	if md := e.currentMode(); md != "" {
-		return e.b.Name() + ":" + md
-	}
-	return e.b.Name()
+func (e *backendEntry) label() string { return compute.Label(e.b.Name(), e.mode) }
+
+// run is the entry as a job runs it: the backend, what it reported about
+// itself, and the mode chosen now.
+func (e *backendEntry) run() runSpec { return runSpec{b: e.b, info: e.info, mode: e.mode} }
+
+// backendPanel is the backend picker: one row per backend. It tells the
+// window when the user picks a backend or a mode, through callbacks.
+type backendPanel struct {
+	entries  []*backendEntry
+	selected *backendEntry
+	box      *fyne.Container
+
+	// onPick is called after the selection changed; onError shows a
+	// refused choice.
+	onPick  func()
+	onError func(error)
 }
 
-// fillPicker builds one row per backend.
-func (w *Window) fillPicker() {
-	w.picker.RemoveAll()
-	for _, e := range w.backends {
+func newBackendPanel(bs []compute.Backend) *backendPanel {
+	p := &backendPanel{box: container.NewVBox(), onPick: func() {}, onError: func(error) {}}
+	for _, b := range bs {
+		p.entries = append(p.entries, newBackendEntry(b))
+	}
+	p.fill()
+	return p
+}
+
+// fill builds one row per backend.
+func (p *backendPanel) fill() {
+	p.box.RemoveAll()
+	for _, e := range p.entries {
 		e.radio = widget.NewRadioGroup([]string{e.name()}, nil)
 		e.radio.Required = true
 		e.radio.OnChanged = func(s string) {
 			if s != "" {
-				w.pick(e)
-			} else if w.selected == e {
+				p.pick(e)
+			} else if p.selected == e {
 				e.radio.SetSelected(e.name()) // stays selected until another is chosen
 			}
 		}
@@ -91,27 +99,23 @@ func (w *Window) fillPicker() {
 		e.radio.Disable()
 		right := fyne.CanvasObject(e.icon)
 		if ms := e.modes(); len(ms) > 1 {
-			e.mode = widget.NewSelect(ms, func(s string) {
-				if err := e.setMode(s); err != nil {
-					w.setStatus(err.Error(), false)
-				}
-			})
-			e.mode.SetSelected(e.currentMode())
-			e.mode.Disable()
-			right = container.NewHBox(e.mode, e.icon)
+			e.picker = widget.NewSelect(ms, func(s string) { e.mode = s })
+			e.picker.SetSelected(e.mode)
+			e.picker.Disable()
+			right = container.NewHBox(e.picker, e.icon)
 		}
 		row := container.NewBorder(nil, nil, e.radio, right)
 		detail := container.New(layout.NewCustomPaddedLayout(-theme.Padding()*2, 0, theme.Padding()*6, 0), e.detail)
-		w.picker.Add(container.NewVBox(row, detail))
+		p.box.Add(container.NewVBox(row, detail))
 	}
-	if len(w.backends) == 0 {
-		w.picker.Add(widget.NewLabel("No backends are built into this binary."))
+	if len(p.entries) == 0 {
+		p.box.Add(widget.NewLabel("No backends are built into this binary."))
 	}
 }
 
 // showInfos shows each backend's device, or why it is unavailable.
-func (w *Window) showInfos() {
-	for _, e := range w.backends {
+func (p *backendPanel) showInfos() {
+	for _, e := range p.entries {
 		if !e.known {
 			continue
 		}
@@ -128,8 +132,8 @@ func (w *Window) showInfos() {
 			} else {
 				e.icon.SetResource(nil)
 			}
-			if e.mode != nil {
-				e.mode.Enable()
+			if e.picker != nil {
+				e.picker.Enable()
 			}
 		} else {
 			reason := e.info.Reason
@@ -140,18 +144,18 @@ func (w *Window) showInfos() {
 			e.detail.Importance = widget.LowImportance
 			e.radio.Disable()
 			e.icon.SetResource(theme.WarningIcon())
-			if e.mode != nil {
-				e.mode.Disable()
+			if e.picker != nil {
+				e.picker.Disable()
 			}
 		}
 		e.detail.Refresh()
 	}
-	w.updateButtons()
+	p.onPick()
 }
 
-func (w *Window) pick(e *backendEntry) {
-	w.selected = e
-	for _, o := range w.backends {
+func (p *backendPanel) pick(e *backendEntry) {
+	p.selected = e
+	for _, o := range p.entries {
 		if o != e && o.radio.Selected != "" {
 			o.radio.SetSelected("")
 		}
@@ -159,15 +163,17 @@ func (w *Window) pick(e *backendEntry) {
 	if e.radio.Selected == "" {
 		e.radio.SetSelected(e.name())
 	}
-	w.updateButtons()
+	p.onPick()
 }
 
 // SelectBackend selects a backend by name (name or name:mode), as a click
 // in the picker does. It refuses, with the reason, a backend that is
 // unknown or cannot run here, and leaves the selection as it was.
-func (w *Window) SelectBackend(spec string) error {
+func (w *Window) SelectBackend(spec string) error { return w.backs.selectSpec(spec) }
+
+func (p *backendPanel) selectSpec(spec string) error {
 	name, mode, _ := strings.Cut(spec, ":")
-	for _, e := range w.backends {
+	for _, e := range p.entries {
 		if e.name() != name {
 			continue
 		}
@@ -178,18 +184,16 @@ func (w *Window) SelectBackend(spec string) error {
 			if !slices.Contains(e.modes(), mode) {
 				return fmt.Errorf("backend %s has no mode %q (%s)", name, mode, strings.Join(e.modes(), ", "))
 			}
-			if err := e.setMode(mode); err != nil {
-				return err
-			}
-			if e.mode != nil {
-				e.mode.SetSelected(mode)
+			e.mode = mode
+			if e.picker != nil {
+				e.picker.SetSelected(mode)
 			}
 		}
-		w.pick(e)
+		p.pick(e)
 		return nil
 	}
-	names := make([]string, len(w.backends))
-	for i, e := range w.backends {
+	names := make([]string, len(p.entries))
+	for i, e := range p.entries {
 		names[i] = e.name()
 	}
 	return fmt.Errorf("unknown backend %q (known: %s)", name, strings.Join(names, ", "))
@@ -197,18 +201,26 @@ func (w *Window) SelectBackend(spec string) error {
 
 // Selected returns the name of the selected backend, "" when none.
 func (w *Window) Selected() string {
-	if w.selected == nil {
+	if w.backs.selected == nil {
 		return ""
 	}
-	return w.selected.name()
+	return w.backs.selected.name()
 }
 
 // BackendMode returns the picker's mode choice for a backend, nil when it
 // has none (tests pick from it).
 func (w *Window) BackendMode(name string) *widget.Select {
-	for _, e := range w.backends {
+	if e := w.backs.entry(name); e != nil {
+		return e.picker
+	}
+	return nil
+}
+
+// entry returns the entry of the backend called name, nil if none.
+func (p *backendPanel) entry(name string) *backendEntry {
+	for _, e := range p.entries {
 		if e.name() == name {
-			return e.mode
+			return e
 		}
 	}
 	return nil
@@ -216,10 +228,8 @@ func (w *Window) BackendMode(name string) *widget.Select {
 
 // BackendRadio returns the picker's radio button for a backend (tests tap it).
 func (w *Window) BackendRadio(name string) *widget.RadioGroup {
-	for _, e := range w.backends {
-		if e.name() == name {
-			return e.radio
-		}
+	if e := w.backs.entry(name); e != nil {
+		return e.radio
 	}
 	return nil
 }
@@ -227,10 +237,8 @@ func (w *Window) BackendRadio(name string) *widget.RadioGroup {
 // BackendDetail returns the text under a backend in the picker: its device
 // or the reason it is unavailable.
 func (w *Window) BackendDetail(name string) string {
-	for _, e := range w.backends {
-		if e.name() == name {
-			return e.detail.Text
-		}
+	if e := w.backs.entry(name); e != nil {
+		return e.detail.Text
 	}
 	return ""
 }
@@ -238,15 +246,13 @@ func (w *Window) BackendDetail(name string) string {
 // autoBackend picks the backend to start on: the fastest available for an
 // image that starts and ends in host memory, in the CLI's order, else the
 // first available.
-func (w *Window) autoBackend() *backendEntry {
+func (p *backendPanel) auto() *backendEntry {
 	for _, n := range compute.AutoOrder {
-		for _, e := range w.backends {
-			if e.name() == n && e.info.Available {
-				return e
-			}
+		if e := p.entry(n); e != nil && e.info.Available {
+			return e
 		}
 	}
-	for _, e := range w.backends {
+	for _, e := range p.entries {
 		if e.info.Available {
 			return e
 		}
@@ -255,6 +261,15 @@ func (w *Window) autoBackend() *backendEntry {
 }
 
 // available returns the available backends in picker order.
-func (w *Window) available() []*backendEntry {
-	return slices.DeleteFunc(slices.Clone(w.backends), func(e *backendEntry) bool { return !e.info.Available })
+func (p *backendPanel) available() []*backendEntry {
+	return slices.DeleteFunc(slices.Clone(p.entries), func(e *backendEntry) bool { return !e.info.Available })
+}
+
+// selectedOrAuto is the selected backend if it can run, else the automatic
+// choice (nil when none can).
+func (p *backendPanel) selectedOrAuto() *backendEntry {
+	if p.selected != nil && p.selected.info.Available {
+		return p.selected
+	}
+	return p.auto()
 }

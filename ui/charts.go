@@ -20,7 +20,6 @@ import (
 // chartsPanel shows the timing chart (one run per backend, stacked
 // upload/kernel/download) with a table of the numbers, and the size sweep.
 type chartsPanel struct {
-	w         *Window
 	timingTab fyne.CanvasObject
 	sweepTab  fyne.CanvasObject
 
@@ -34,11 +33,13 @@ type chartsPanel struct {
 // Largest sizes a sweep can go to.
 var sweepMaxes = []int{1024, 2048, 4096, 8192, 10980}
 
-func newChartsPanel(w *Window) *chartsPanel {
-	p := &chartsPanel{w: w}
+// newChartsPanel builds the chart tabs; do runs a function on the event
+// goroutine, onSweep starts the size sweep.
+func newChartsPanel(do func(func()), onSweep func()) *chartsPanel {
+	p := &chartsPanel{}
 	p.Timing = newChartView(timingChart, "Compute, or Compare all, to see what each backend costs.")
 	p.SweepView = newChartView(sweepChart, "Run a size sweep to see where the GPU starts to win.")
-	p.Timing.do, p.SweepView.do = w.bridge.do, w.bridge.do
+	p.Timing.do, p.SweepView.do = do, do
 	p.table = container.NewVBox()
 	p.crossover = widget.NewLabel("")
 	p.crossover.Wrapping = fyne.TextWrapWord
@@ -54,7 +55,7 @@ func newChartsPanel(w *Window) *chartsPanel {
 	p.timingTab = container.NewVSplit(p.Timing, tableScroll)
 	p.timingTab.(*container.Split).Offset = 0.68
 	controls := container.NewHBox(widget.NewLabel("From 256 × 256 up to"), p.SweepMax,
-		widget.NewButtonWithIcon("Run sweep", theme.ViewRefreshIcon(), w.sizeSweep))
+		widget.NewButtonWithIcon("Run sweep", theme.ViewRefreshIcon(), onSweep))
 	p.sweepTab = container.NewBorder(controls, p.crossover, nil, nil, p.SweepView)
 	return p
 }

@@ -16,17 +16,18 @@ import (
 	"canopy/ui/render/colormap"
 )
 
-// colourPanel picks the ramp and the stretch; the legend it owns is shown
-// beside the map.
+// colourPanel picks the ramp and the stretch and tells the window
+// (onChange); the legend it owns is shown beside the map.
 type colourPanel struct {
-	w       *Window
-	card    fyne.CanvasObject
-	Ramp    *widget.Select
-	Stretch *widget.Select
-	hint    *widget.Label
-	legend  *fyne.Container // the legend column beside the map
-	box     *fyne.Container // the legend itself
-	image   *canvas.Image
+	parent   fyne.Window // its canvas scale sizes the legend
+	onChange func(ramp, stretch string)
+	card     fyne.CanvasObject
+	Ramp     *widget.Select
+	Stretch  *widget.Select
+	hint     *widget.Label
+	legend   *fyne.Container // the legend column beside the map
+	box      *fyne.Container // the legend itself
+	image    *canvas.Image
 }
 
 // Stretch choices as the user reads them, and the colormap mode of each.
@@ -50,14 +51,14 @@ func rampLabel(name string) string {
 	return name
 }
 
-func newColourPanel(w *Window) *colourPanel {
-	p := &colourPanel{w: w}
+func newColourPanel(parent fyne.Window, ramp string, onChange func(ramp, stretch string)) *colourPanel {
+	p := &colourPanel{parent: parent, onChange: onChange}
 	var ramps []string
 	for _, r := range colormap.Ramps() {
 		ramps = append(ramps, rampLabel(r))
 	}
 	p.Ramp = widget.NewSelect(ramps, nil)
-	p.Ramp.SetSelected(rampLabel(w.ramp))
+	p.Ramp.SetSelected(rampLabel(ramp))
 	p.Ramp.OnChanged = func(string) { p.changed() }
 	var stretches []string
 	for _, s := range stretchChoices {
@@ -66,7 +67,7 @@ func newColourPanel(w *Window) *colourPanel {
 	p.Stretch = widget.NewSelect(stretches, nil)
 	p.Stretch.SetSelected(stretchChoices[0].label)
 	p.Stretch.OnChanged = func(string) { p.changed() }
-	p.hint = widget.NewLabel(colormap.Describe(w.ramp))
+	p.hint = widget.NewLabel(colormap.Describe(ramp))
 	p.hint.Wrapping = fyne.TextWrapWord
 	p.hint.SizeName = theme.SizeNameCaptionText
 	p.card = section("Colour", container.NewVBox(
@@ -101,17 +102,21 @@ func (p *colourPanel) selected() (ramp, stretch string) {
 // SetRamp chooses a ramp by name (rdylgn, viridis, classes).
 func (p *colourPanel) SetRamp(name string) { p.Ramp.SetSelected(rampLabel(name)) }
 
-// changed recolours the map: at once when the stretch is known, else after
-// a short job that reads it from the data.
+// changed shows the ramp's description and asks the window to recolour.
 func (p *colourPanel) changed() {
 	ramp, mode := p.selected()
-	w := p.w
 	p.hint.SetText(colormap.Describe(ramp))
 	if ramp == colormap.RampClasses {
 		p.Stretch.Disable() // class bounds are absolute NDVI values
 	} else {
 		p.Stretch.Enable()
 	}
+	p.onChange(ramp, mode)
+}
+
+// recolour shows the map in ramp and the stretch named mode: at once when
+// the stretch is known, else after a short job that reads it from the data.
+func (w *Window) recolour(ramp, mode string) {
 	s := w.scene
 	if s == nil {
 		if lut, err := colormap.New(ramp, -1, 1); err == nil {
@@ -171,7 +176,7 @@ func (p *colourPanel) showLegend(lut *colormap.LUT) {
 		return
 	}
 	scale := float32(1)
-	if c := p.w.Win.Canvas(); c != nil && c.Scale() > 0 {
+	if c := p.parent.Canvas(); c != nil && c.Scale() > 0 {
 		scale = c.Scale()
 	}
 	img := lut.Legend(float64(scale))

@@ -158,7 +158,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	status := 0
 	var w *Window
-	f.opts.OnReady = func() {
+	onReady := func() {
 		if w != nil && w.scene == nil && f.exitAfter > 0 {
 			status = 1 // the smoke test must see the failure
 		}
@@ -182,7 +182,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			}
 		})
 	}
-	w = NewWindow(a, f.opts)
+	w = newWindow(a, f.opts, hooks{onReady: onReady})
 	if f.ramp != "" {
 		w.colour.SetRamp(f.ramp)
 	}

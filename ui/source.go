@@ -60,9 +60,12 @@ func (b *bandPicker) spec() string {
 // Size presets of generated scenes, up to a Sentinel-2 tile.
 var sizePresets = []int{256, 512, 1024, 2048, 4096, 8192, 10980}
 
-// sourcePanel opens the red and NIR bands or generates a fake scene.
+// sourcePanel opens the red and NIR bands or generates a fake scene; the
+// window runs what it asks for (load).
 type sourcePanel struct {
-	w        *Window
+	parent   fyne.Window // for dialogs
+	defSize  int
+	load     func(what string, mk bandsFunc)
 	card     fyne.CanvasObject
 	Red, NIR *bandPicker
 	Load     *widget.Button
@@ -73,23 +76,23 @@ type sourcePanel struct {
 	shown    *widget.Label
 }
 
-func newSourcePanel(w *Window) *sourcePanel {
-	p := &sourcePanel{w: w}
+func newSourcePanel(parent fyne.Window, opts Options, load func(what string, mk bandsFunc)) *sourcePanel {
+	p := &sourcePanel{parent: parent, defSize: opts.Size, load: load}
 	p.Red = p.newBandPicker(bandRed)
 	p.NIR = p.newBandPicker(bandNIR)
-	p.Load = widget.NewButtonWithIcon("Load bands", theme.DownloadIcon(), p.load)
+	p.Load = widget.NewButtonWithIcon("Load bands", theme.DownloadIcon(), p.loadBands)
 	p.Load.Disable()
 
 	p.Scene = widget.NewSelect(compute.Scenes(), nil)
-	p.Scene.SetSelected(w.opts.Scene)
+	p.Scene.SetSelected(opts.Scene)
 	var sizes []string
 	for _, n := range sizePresets {
 		sizes = append(sizes, sizeLabel(n))
 	}
 	p.Size = widget.NewSelect(sizes, nil)
-	p.Size.SetSelected(sizeLabel(w.opts.Size))
+	p.Size.SetSelected(sizeLabel(opts.Size))
 	p.Seed = widget.NewEntry()
-	p.Seed.SetText(strconv.Itoa(w.opts.Seed))
+	p.Seed.SetText(strconv.Itoa(opts.Seed))
 	p.Seed.Validator = func(s string) error {
 		if _, err := strconv.ParseUint(strings.TrimSpace(s), 10, 64); err != nil {
 			return fmt.Errorf("the seed is a whole number ≥ 0")
@@ -149,7 +152,7 @@ func (p *sourcePanel) picker(k bandKind) *bandPicker {
 func (p *sourcePanel) open(k bandKind) {
 	d := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
 		if err != nil {
-			p.w.showJobError("Opening the "+k.String()+" band", err)
+			dialog.ShowError(fmt.Errorf("opening the %s band: %w", k, err), p.parent)
 			return
 		}
 		if r == nil {
@@ -158,9 +161,9 @@ func (p *sourcePanel) open(k bandKind) {
 		path := r.URI().Path()
 		r.Close()
 		if err := p.SetFile(k, path); err != nil {
-			dialog.ShowError(err, p.w.Win)
+			dialog.ShowError(err, p.parent)
 		}
-	}, p.w.Win)
+	}, p.parent)
 	d.SetFilter(storage.NewExtensionFileFilter([]string{".tif", ".tiff", ".TIF", ".TIFF", ".png", ".PNG"}))
 	d.SetTitleText("Open the " + k.String() + " band")
 	if other := p.picker(1 - k).path; other != "" {
@@ -237,36 +240,26 @@ func (p *sourcePanel) SetSpecs(red, nir string) {
 	}
 }
 
-// load loads the chosen bands and computes them on the selected backend.
-func (p *sourcePanel) load() {
-	w := p.w
-	red, nir := p.Red.spec(), p.NIR.spec()
-	w.bridge.start("Loading bands", w.sceneJob(loadBands(red, nir), w.selectedOrAuto(), w.ramp, w.stretch))
+// loadBands loads the chosen bands and computes them on the selected
+// backend.
+func (p *sourcePanel) loadBands() {
+	p.load("Loading bands", loadBands(p.Red.spec(), p.NIR.spec()))
 }
 
 // generate makes a fake scene and computes it on the selected backend.
 func (p *sourcePanel) generate() {
-	w := p.w
 	seed, err := strconv.ParseUint(strings.TrimSpace(p.Seed.Text), 10, 64)
 	if err != nil {
-		dialog.ShowError(fmt.Errorf("seed %q: a whole number ≥ 0, please", p.Seed.Text), w.Win)
+		dialog.ShowError(fmt.Errorf("seed %q: a whole number ≥ 0, please", p.Seed.Text), p.parent)
 		return
 	}
-	n := w.opts.Size
+	n := p.defSize
 	for _, s := range sizePresets {
 		if sizeLabel(s) == p.Size.Selected {
 			n = s
 		}
 	}
-	kind := p.Scene.Selected
-	w.bridge.start("Generating a scene", w.sceneJob(fakeBands(kind, n, n, seed), w.selectedOrAuto(), w.ramp, w.stretch))
-}
-
-func (w *Window) selectedOrAuto() *backendEntry {
-	if w.selected != nil && w.selected.info.Available {
-		return w.selected
-	}
-	return w.autoBackend()
+	p.load("Generating a scene", fakeBands(p.Scene.Selected, n, n, seed))
 }
 
 // showScene describes the bands of the scene shown.

@@ -52,7 +52,7 @@ type statsPanel struct {
 	classes *fyne.Container
 }
 
-func newStatsPanel(w *Window) *statsPanel {
+func newStatsPanel() *statsPanel {
 	p := &statsPanel{}
 	p.Hist = newHistogram()
 	p.Numbers = widget.NewLabel("")

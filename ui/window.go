@@ -37,13 +37,19 @@ type Options struct {
 	Repeat int
 	// WindowSize is the initial window size (1440×900 when zero).
 	WindowSize fyne.Size
-	// Backends replaces the registered backends (tests); nil means all.
-	Backends []compute.Backend
-	// loop replaces Fyne's event goroutine for the bridge (tests).
+}
+
+// hooks are what the tests and Main's smoke-test mode plug into a window;
+// they are not the user's settings, so Options does not carry them.
+type hooks struct {
+	// backends replaces the registered backends; nil means all.
+	backends []compute.Backend
+	// loop replaces Fyne's event goroutine for the bridge.
 	loop *eventLoop
-	// OnReady is called once on the event goroutine when the first map
-	// (and, with Compare, the first timing chart) is shown.
-	OnReady func()
+	// onReady is called once on the event goroutine when the first map
+	// (and, with Compare, the first timing chart) is shown, or when the
+	// start failed.
+	onReady func()
 }
 
 func (o *Options) defaults() {
@@ -81,10 +87,10 @@ type Window struct {
 	App fyne.App
 	Win fyne.Window
 
-	opts     Options
-	bridge   *bridge
-	backends []*backendEntry
-	selected *backendEntry
+	opts    Options
+	onReady func()
+	bridge  *bridge
+	backs   *backendPanel
 
 	scene   *scene
 	results []compute.BenchResult // latest run of each backend, for the timing chart
@@ -112,7 +118,6 @@ type Window struct {
 	colour    *colourPanel
 	stats     *statsPanel
 	charts    *chartsPanel
-	picker    *fyne.Container
 	busyFor   string
 	tabs      *container.AppTabs
 	zoomLabel *widget.Label
@@ -121,20 +126,22 @@ type Window struct {
 
 // NewWindow builds the main window on app and starts the first job: find
 // the backends, generate or load the start scene and compute it.
-func NewWindow(app fyne.App, opts Options) *Window {
+func NewWindow(app fyne.App, opts Options) *Window { return newWindow(app, opts, hooks{}) }
+
+func newWindow(app fyne.App, opts Options, h hooks) *Window {
 	opts.defaults()
-	w := &Window{App: app, opts: opts, ramp: colormap.DefaultRamp, stretch: colormap.StretchFull}
+	w := &Window{App: app, opts: opts, onReady: h.onReady, ramp: colormap.DefaultRamp, stretch: colormap.StretchFull}
 	w.Win = app.NewWindow("Canopy")
-	w.bridge = &bridge{onBusy: w.setBusy, onProgress: w.setProgress, onError: w.showJobError, loop: opts.loop}
+	w.bridge = &bridge{onBusy: w.setBusy, onProgress: w.setProgress, onError: w.showJobError, loop: h.loop}
 	w.lut, _ = colormap.New(w.ramp, -1, 1)
 
-	bs := opts.Backends
+	bs := h.backends
 	if bs == nil {
 		bs = backends.All()
 	}
-	for _, b := range bs {
-		w.backends = append(w.backends, &backendEntry{b: b})
-	}
+	w.backs = newBackendPanel(bs)
+	w.backs.onPick = w.updateButtons
+	w.backs.onError = func(err error) { w.setStatus(err.Error(), false) }
 
 	w.build()
 	if opts.Red != "" || opts.NIR != "" {
@@ -170,12 +177,12 @@ func (w *Window) build() {
 	w.SceneLabel = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	w.SceneLabel.Truncation = fyne.TextTruncateEllipsis
 
-	w.source = newSourcePanel(w)
-	w.colour = newColourPanel(w)
-	w.stats = newStatsPanel(w)
-	w.charts = newChartsPanel(w)
-	w.picker = container.NewVBox()
-	w.fillPicker()
+	w.source = newSourcePanel(w.Win, w.opts, func(what string, mk bandsFunc) {
+		w.bridge.start(what, w.sceneJob(mk, w.runOrAuto(), w.ramp, w.stretch))
+	})
+	w.colour = newColourPanel(w.Win, w.ramp, w.recolour)
+	w.stats = newStatsPanel()
+	w.charts = newChartsPanel(w.bridge.do, w.sizeSweep)
 
 	w.zoomLabel = widget.NewLabelWithStyle("", fyne.TextAlignTrailing, fyne.TextStyle{})
 	w.Map.OnViewChanged = w.showZoom
@@ -192,7 +199,7 @@ func (w *Window) build() {
 
 	sidebar := container.NewVScroll(container.NewVBox(
 		w.source.card,
-		section("Backend", w.picker),
+		section("Backend", w.backs.box),
 		w.colour.card,
 	))
 
@@ -366,7 +373,7 @@ func (w *Window) updateButtons() {
 		return
 	}
 	haveBands := w.scene != nil
-	if haveBands && w.selected != nil && w.selected.info.Available {
+	if sel := w.backs.selected; haveBands && sel != nil && sel.info.Available {
 		w.Compute.Enable()
 	} else {
 		w.Compute.Disable()
@@ -383,13 +390,16 @@ func (w *Window) updateButtons() {
 	}
 }
 
-func (w *Window) anyAvailable() bool {
-	for _, e := range w.backends {
-		if e.info.Available {
-			return true
-		}
+func (w *Window) anyAvailable() bool { return len(w.backs.available()) > 0 }
+
+// runOrAuto is the selected backend as a job runs it, or the automatic
+// choice when the selected one cannot run (nil when none can).
+func (w *Window) runOrAuto() *runSpec {
+	if e := w.backs.selectedOrAuto(); e != nil {
+		r := e.run()
+		return &r
 	}
-	return false
+	return nil
 }
 
 // probe shows the pixel under the cursor: row/column, map coordinates when
@@ -470,8 +480,8 @@ func (w *Window) markReady() {
 		return
 	}
 	w.ready = true
-	if w.opts.OnReady != nil {
-		w.opts.OnReady()
+	if w.onReady != nil {
+		w.onReady()
 	}
 }
 
@@ -480,7 +490,7 @@ func (w *Window) close() {
 	w.bridge.stop()
 	go func() {
 		w.bridge.wait()
-		for _, e := range w.backends {
+		for _, e := range w.backs.entries {
 			e.b.Close()
 		}
 	}()

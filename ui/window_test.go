@@ -3,6 +3,7 @@ package ui
 import (
 	"image"
 	"image/png"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -30,6 +31,8 @@ type fakeBackend struct {
 	reason    string
 	delay     time.Duration // makes Run slow, for cancellation
 	runs      atomic.Int32
+	lastMode  atomic.Pointer[string] // the mode the last job asked for
+	jobs      atomic.Int32
 }
 
 func (f *fakeBackend) Name() string { return f.name }
@@ -53,12 +56,37 @@ func (f *fakeBackend) Run(in compute.Input, out []float32) (compute.Timings, err
 	for i := range out {
 		out[i] = compute.Pixel(in.Red[i], in.NIR[i], in.Nodata)
 	}
+	return f.timings(), nil
+}
+
+// RunJob computes any index job with the float64 truth rounded to
+// float32, in the fixed times.
+func (f *fakeBackend) RunJob(j *compute.Job) (compute.Timings, error) {
+	f.runs.Add(1)
+	mode := j.Mode
+	f.lastMode.Store(&mode)
+	if f.delay > 0 {
+		time.Sleep(f.delay)
+	}
+	for o := range j.Out {
+		for i := range j.Out[o] {
+			j.Out[o][i] = float32(j.Reference64(o, i))
+		}
+	}
+	t := f.timings()
+	if f.jobs.Add(1) == 1 {
+		t.Setup = time.Millisecond // the first call sets up, as real backends do
+	}
+	return t, nil
+}
+
+func (f *fakeBackend) timings() compute.Timings {
 	t := compute.Timings{Kernel: 2 * time.Millisecond}
 	if f.gpu {
 		t.Upload, t.Kernel, t.Download = 3*time.Millisecond, time.Millisecond/2, 2*time.Millisecond
 	}
 	t.Total = t.Upload + t.Kernel + t.Download
-	return t, nil
+	return t
 }
 
 // testBackends: a CPU backend, an available GPU one and an unavailable one.
@@ -69,19 +97,23 @@ func testBackends() (cpu, gpu, missing *fakeBackend, all []compute.Backend) {
 	return cpu, gpu, missing, []compute.Backend{cpu, gpu, missing}
 }
 
-// newTestWindow opens the window on a small landscape and waits for the
-// first map.
-func newTestWindow(t *testing.T, opts Options) *Window {
+// newTestWindow opens the window on a small landscape (on the test
+// backends unless h names others) and waits for the first map.
+func newTestWindow(t *testing.T, opts Options, h ...hooks) *Window {
 	t.Helper()
 	a := test.NewTempApp(t)
 	if opts.Size == 0 {
 		opts.Size = 64
 	}
-	if opts.Backends == nil {
-		_, _, _, opts.Backends = testBackends()
+	var hk hooks
+	if len(h) > 0 {
+		hk = h[0]
 	}
-	opts.loop = newEventLoop()
-	w := NewWindow(a, opts)
+	if hk.backends == nil {
+		_, _, _, hk.backends = testBackends()
+	}
+	hk.loop = newEventLoop()
+	w := newWindow(a, opts, hk)
 	w.Win.Resize(fyne.NewSize(1400, 900))
 	w.Wait()
 	t.Cleanup(w.Win.Close)
@@ -103,7 +135,7 @@ func tappable(t *testing.T, o fyne.CanvasObject) fyne.Tappable {
 
 func TestWindowBuilds(t *testing.T) {
 	ready := 0
-	w := newTestWindow(t, Options{OnReady: func() { ready++ }})
+	w := newTestWindow(t, Options{}, hooks{onReady: func() { ready++ }})
 	ndvi, wd, ht := w.NDVI()
 	if ndvi == nil || wd != 64 || ht != 64 {
 		t.Fatalf("first map: got %d×%d (nil %v), want 64×64", wd, ht, ndvi == nil)
@@ -138,7 +170,7 @@ func TestWindowBuilds(t *testing.T) {
 
 func TestComputeUpdatesMapAndChart(t *testing.T) {
 	_, gpu, _, bs := testBackends()
-	w := newTestWindow(t, Options{Backends: bs})
+	w := newTestWindow(t, Options{}, hooks{backends: bs})
 	before, _, _ := w.NDVI()
 	if n := len(w.Results()); n != 1 {
 		t.Fatalf("%d results after the first map, want 1", n)
@@ -183,19 +215,16 @@ func TestComputeUpdatesMapAndChart(t *testing.T) {
 // fakeGL has transfer modes and host buffers of its own, as gl has.
 type fakeGL struct {
 	fakeBackend
-	mode          string
 	red, nir, out []float32
 	gotRed        atomic.Pointer[float32]
+	setModes      atomic.Int32
 }
 
 func (f *fakeGL) Modes() []string { return []string{"mapped", "subdata"} }
-func (f *fakeGL) Mode() string {
-	if f.mode == "" {
-		return "mapped"
-	}
-	return f.mode
-}
-func (f *fakeGL) SetMode(m string) error { f.mode = m; return nil }
+func (f *fakeGL) Mode() string    { return "mapped" }
+
+// SetMode counts: the window passes the mode with each run instead.
+func (f *fakeGL) SetMode(m string) error { f.setModes.Add(1); return nil }
 func (f *fakeGL) HostBuffers(w, h int) (red, nir, out []float32, err error) {
 	if len(f.red) != w*h {
 		f.red, f.nir, f.out = make([]float32, w*h), make([]float32, w*h), make([]float32, w*h)
@@ -214,7 +243,7 @@ func (f *fakeGL) Run(in compute.Input, out []float32) (compute.Timings, error) {
 func TestHostBuffersMode(t *testing.T) {
 	cpu := &fakeBackend{name: compute.NameGo, available: true}
 	gl := &fakeGL{fakeBackend: fakeBackend{name: compute.NameGL, available: true, gpu: true}}
-	w := newTestWindow(t, Options{Backends: []compute.Backend{cpu, gl}, Repeat: 1})
+	w := newTestWindow(t, Options{Repeat: 1}, hooks{backends: []compute.Backend{cpu, gl}})
 	sel := w.BackendMode(compute.NameGL)
 	if sel == nil || strings.Join(sel.Options, ",") != "host,mapped,subdata" || sel.Selected != "mapped" {
 		t.Fatalf("gl's mode picker: %+v", sel)
@@ -222,8 +251,11 @@ func TestHostBuffersMode(t *testing.T) {
 	test.Tap(tappable(t, w.BackendRadio(compute.NameGL)))
 	test.Tap(w.Compute)
 	w.Wait()
-	if p := gl.gotRed.Load(); p == nil || (len(gl.red) > 0 && p == &gl.red[0]) {
+	if p := gl.gotRed.Load(); p != nil {
 		t.Fatal("mapped mode ran on the backend's host buffers")
+	}
+	if m := gl.lastMode.Load(); m == nil || *m != "mapped" {
+		t.Fatalf("the job ran in mode %v, want mapped", m)
 	}
 	sel.SetSelected(compute.ModeHost)
 	test.Tap(w.Compute)
@@ -246,8 +278,13 @@ func TestHostBuffersMode(t *testing.T) {
 	if rep := compute.Verify(w.scene.in, w.scene.ndvi); !rep.OK() {
 		t.Errorf("the map after a host-buffer run: %s", rep)
 	}
-	if err := w.SelectBackend("gl:subdata"); err != nil || sel.Selected != "subdata" || gl.Mode() != "subdata" {
-		t.Errorf("SelectBackend(gl:subdata): %v, picker %q, backend %q", err, sel.Selected, gl.Mode())
+	if err := w.SelectBackend("gl:subdata"); err != nil || sel.Selected != "subdata" {
+		t.Errorf("SelectBackend(gl:subdata): %v, picker %q", err, sel.Selected)
+	}
+	test.Tap(w.Compute)
+	w.Wait()
+	if got := gl.lastMode.Load(); got == nil || *got != "subdata" {
+		t.Errorf("the run after choosing gl:subdata was asked for mode %v", got)
 	}
 	if err := w.SelectBackend("gl:overlapped"); err == nil {
 		t.Error("SelectBackend accepted a mode gl does not have")
@@ -264,11 +301,14 @@ func TestHostBuffersMode(t *testing.T) {
 	if strings.Join(modes, ",") != "host,mapped,subdata" {
 		t.Errorf("Compare all timed gl in %v", modes)
 	}
+	if n := gl.setModes.Load(); n != 0 {
+		t.Errorf("the window set the backend's mode %d times; a mode is an argument of each run", n)
+	}
 }
 
 func TestUnavailableBackendCannotStart(t *testing.T) {
 	_, _, missing, bs := testBackends()
-	w := newTestWindow(t, Options{Backends: bs})
+	w := newTestWindow(t, Options{}, hooks{backends: bs})
 	r := w.BackendRadio(compute.NameCUDA)
 	if !r.Disabled() {
 		t.Fatal("the unavailable backend's radio is enabled")
@@ -284,11 +324,7 @@ func TestUnavailableBackendCannotStart(t *testing.T) {
 		t.Errorf("SelectBackend(cuda) = %v, want the reason", err)
 	}
 	// Even forced into the selection, Compute refuses it.
-	for _, e := range w.backends {
-		if e.name() == compute.NameCUDA {
-			w.selected = e
-		}
-	}
+	w.backs.selected = w.backs.entry(compute.NameCUDA)
 	w.updateButtons()
 	if !w.Compute.Disabled() {
 		t.Error("Compute is enabled for an unavailable backend")
@@ -401,8 +437,8 @@ func TestLoadBands(t *testing.T) {
 	if wd != 40 || ht != 30 {
 		t.Fatalf("loaded %d×%d, want 40×30", wd, ht)
 	}
-	want := compute.Pixel(0.1, 0.5, compute.Nodata{})
-	if ndvi[0] != want {
+	r, n := float64(float32(0.1)), float64(float32(0.5))
+	if want := (n - r) / (n + r); math.Abs(float64(ndvi[0])-want) > 1e-7 {
 		t.Errorf("ndvi[0] = %v, want %v", ndvi[0], want)
 	}
 	if msg := dialogText(w); msg != "" {
@@ -467,7 +503,7 @@ func TestCompareAllAndSweep(t *testing.T) {
 
 func TestCancel(t *testing.T) {
 	cpu, _, _, bs := testBackends()
-	w := newTestWindow(t, Options{Backends: bs})
+	w := newTestWindow(t, Options{}, hooks{backends: bs})
 	before, _, _ := w.NDVI()
 	cpu.delay = 300 * time.Millisecond
 	test.Tap(w.Compute)
@@ -609,7 +645,7 @@ func TestStartOnMissingFile(t *testing.T) {
 	nir := filepath.Join(dir, "B08.tif")
 	writeBand(t, nir, 24, 20, 0.6)
 	ready := false
-	w := newTestWindow(t, Options{Red: filepath.Join(dir, "B04.tif"), NIR: nir, OnReady: func() { ready = true }})
+	w := newTestWindow(t, Options{Red: filepath.Join(dir, "B04.tif"), NIR: nir}, hooks{onReady: func() { ready = true }})
 	if ndvi, _, _ := w.NDVI(); ndvi != nil {
 		t.Error("a map without a red band")
 	}
