@@ -143,7 +143,7 @@ func (l *LUT) Ticks() ([]float64, []string) {
 
 // Legend draws the LUT's legend at scale (1 for a screen at normal
 // density, larger for big exports; values below 1 count as 1): under the
-// heading "NDVI", a vertical colour bar with ticks and labels at Ticks for
+// heading "NDVI" (or WithHeading's), a vertical colour bar with ticks and labels at Ticks for
 // continuous ramps (high values at the top), or a swatch per class with
 // its name and bounds for the classes ramp (dense at the top), and a
 // transparent "no data" swatch. The picture uses the LUT's Palette on a
@@ -198,7 +198,7 @@ func (l *LUT) legend(scale float64, title string) *image.Paletted {
 	labelW = max(labelW, textWidth(text, noData))
 	barW, swH := px(legBarW), px(legSwatchH)
 	width := pad + barW + px(6) + labelW + pad
-	width = max(width, pad+textWidth(head, "NDVI")+pad)
+	width = max(width, pad+textWidth(head, l.headingText())+pad)
 	titleH := 0
 	if titleFace != nil {
 		width = max(width, pad+textWidth(titleFace, title)+pad)
@@ -217,7 +217,7 @@ func (l *LUT) legend(scale float64, title string) *image.Paletted {
 		c.label(titleFace, title, pad, y+titleFace.Metrics().Height.Ceil()/2)
 		y += titleH
 	}
-	c.label(head, "NDVI", pad, y+headH/2)
+	c.label(head, l.headingText(), pad, y+headH/2)
 	y += headH + gap
 	x := pad
 	if l.ramp.discrete {

@@ -40,6 +40,8 @@ type LUT struct {
 	// pscale maps a value to a palette step in [0, RampSteps).
 	pscale  float32
 	palette color.Palette
+	// heading heads the legend ("" is "NDVI"; WithHeading).
+	heading string
 }
 
 // New returns the lookup table of the named ramp ("" for the default)

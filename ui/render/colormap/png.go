@@ -28,6 +28,8 @@ type PNGOptions struct {
 	Title string
 	// Geo, when valid, makes WritePNG write a world file next to the PNG.
 	Geo *compute.GeoRef
+	// Heading heads the legend: the index shown ("" is "NDVI").
+	Heading string
 }
 
 // WorldFile returns the six lines of an ESRI world file for rasters placed
@@ -77,6 +79,7 @@ func Compose(ndvi []float32, w, h int, opt PNGOptions) (*image.Paletted, error) 
 	if err != nil {
 		return nil, err
 	}
+	l.heading = opt.Heading
 	if !opt.Legend && opt.Title == "" {
 		return l.Image(ndvi, w, h), nil
 	}

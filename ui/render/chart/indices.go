@@ -1,0 +1,204 @@
+package chart
+
+import (
+	"errors"
+	"fmt"
+	"image"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"canopy/compute"
+)
+
+// IndexCount is how many indices one run computed: the names in its Index
+// ("ndvi,evi,savi" is 3).
+func IndexCount(r compute.BenchResult) int {
+	if r.Index == "" {
+		return 1
+	}
+	return strings.Count(r.Index, ",") + 1
+}
+
+// IndexCrossover is Crossover with the number of indices per upload on the
+// x axis instead of the image size: the smallest count from which the GPU
+// backend (a name or a name:mode label) beats the fastest CPU backend run
+// on the same count, its kernel alone or with its transfers. Between the
+// last count where the GPU loses and the first where it wins, the count
+// is interpolated linearly (each time grows about linearly with the
+// count). ok is false when the GPU never wins.
+func IndexCrossover(results []compute.BenchResult, gpuBackend string, withTransfers bool) (indices float64, ok bool) {
+	gpu := map[int]float64{}
+	cpu := map[int]float64{}
+	for _, r := range results {
+		if !usable(r) {
+			continue
+		}
+		n := IndexCount(r)
+		switch {
+		case r.GPU && (r.Backend == gpuBackend || r.Label() == gpuBackend):
+			t := r.KernelMS
+			if withTransfers {
+				t = r.TotalMS
+			}
+			if old, seen := gpu[n]; t > 0 && (!seen || t < old) {
+				gpu[n] = t
+			}
+		case !r.GPU:
+			if old, seen := cpu[n]; !seen || cpuTime(r) < old {
+				cpu[n] = cpuTime(r)
+			}
+		}
+	}
+	var counts []int
+	for n := range gpu {
+		if _, both := cpu[n]; both {
+			counts = append(counts, n)
+		}
+	}
+	slices.Sort(counts)
+	for i, n := range counts {
+		if gpu[n] >= cpu[n] {
+			continue
+		}
+		if i == 0 {
+			return float64(n), true
+		}
+		n0 := counts[i-1]
+		a := gpu[n0] - cpu[n0] // ≥ 0: the GPU loses
+		b := gpu[n] - cpu[n]   // < 0: the GPU wins
+		return float64(n0) + a/(a-b)*float64(n-n0), true
+	}
+	return 0, false
+}
+
+// IndexSweep plots time (ms, median) against the number of indices
+// computed from one upload of the bands (1, 2, 5, 10, ...) on a w×h
+// pixel image: a solid line per backend (and mode) for the kernel alone,
+// a dashed one in the same colour for GPU backends with their transfers,
+// and a vertical marker where each GPU backend with its transfers starts
+// to beat the fastest CPU backend (IndexCrossover). It needs at least one
+// result with a positive time.
+func IndexSweep(results []compute.BenchResult, w, h int) (image.Image, error) {
+	return render(w, h, func(dc draw.Canvas) error { return drawIndexSweep(dc, results) })
+}
+
+func drawIndexSweep(dc draw.Canvas, results []compute.BenchResult) error {
+	byLabel := map[string]*series{}
+	var order []string
+	minN, maxN := math.Inf(1), math.Inf(-1)
+	minMS, maxMS := math.Inf(1), math.Inf(-1)
+	size := ""
+	for _, r := range results {
+		if !usable(r) {
+			continue
+		}
+		l := r.Label()
+		s, seen := byLabel[l]
+		if !seen {
+			s = &series{label: l, gpu: r.GPU}
+			byLabel[l] = s
+			order = append(order, l)
+		}
+		n := float64(IndexCount(r))
+		s.kernel = append(s.kernel, plotter.XY{X: n, Y: r.KernelMS})
+		minN, maxN = math.Min(minN, n), math.Max(maxN, n)
+		minMS, maxMS = math.Min(minMS, r.KernelMS), math.Max(maxMS, r.KernelMS)
+		if r.GPU && r.TotalMS > 0 {
+			s.total = append(s.total, plotter.XY{X: n, Y: r.TotalMS})
+			maxMS = math.Max(maxMS, r.TotalMS)
+		}
+		size = fmt.Sprintf("%d×%d", r.Width, r.Height)
+	}
+	if len(order) == 0 {
+		return errors.New("indices chart: no result with a positive time")
+	}
+	if minN == maxN {
+		minN, maxN = minN-1, maxN+1
+	}
+	p := plot.New()
+	sans(p)
+	p.Title.Text = fmt.Sprintf("Indices from one upload of the bands, %s (median)", size)
+	p.X.Label.Text = "indices per upload"
+	p.Y.Label.Text = "milliseconds"
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = logTicks{format: func(v float64) string { return trimZero(fmt.Sprintf("%g", v)) }}
+	p.X.Tick.Marker = countTicks{}
+	p.X.Min, p.X.Max = minN-0.3, maxN+0.3
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Legend.ThumbnailWidth = vg.Points(24)
+	p.Add(plotter.NewGrid())
+	for _, name := range order {
+		s := byLabel[name]
+		c := BackendColor(name)
+		sort.Slice(s.kernel, func(i, j int) bool { return s.kernel[i].X < s.kernel[j].X })
+		sort.Slice(s.total, func(i, j int) bool { return s.total[i].X < s.total[j].X })
+		l, pts, err := plotter.NewLinePoints(s.kernel)
+		if err != nil {
+			return err
+		}
+		l.Color, l.Width = c, vg.Points(1.5)
+		pts.Color, pts.Shape, pts.Radius = c, draw.CircleGlyph{}, vg.Points(2.5)
+		p.Add(l, pts)
+		if s.gpu {
+			p.Legend.Add(name+" kernel", l, pts)
+		} else {
+			p.Legend.Add(name, l, pts)
+		}
+		if len(s.total) == 0 {
+			continue
+		}
+		lt, ptt, err := plotter.NewLinePoints(s.total)
+		if err != nil {
+			return err
+		}
+		lt.Color, lt.Width = c, vg.Points(1.5)
+		lt.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+		ptt.Color, ptt.Shape, ptt.Radius = c, draw.BoxGlyph{}, vg.Points(2.5)
+		p.Add(lt, ptt)
+		p.Legend.Add(name+" with transfers", lt, ptt)
+		if n, ok := IndexCrossover(results, name, true); ok && n > minN {
+			v, err := plotter.NewLine(plotter.XYs{{X: n, Y: minMS * 0.6}, {X: n, Y: maxMS}})
+			if err != nil {
+				return err
+			}
+			v.Color, v.Width = c, vg.Points(0.8)
+			v.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
+			p.Add(v)
+			lab, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: n, Y: minMS * 0.6}},
+				Labels: []string{fmt.Sprintf(" %s wins from %.1f indices", name, n)}})
+			if err != nil {
+				return err
+			}
+			lab.TextStyle[0].Font.Variant = "Sans"
+			lab.TextStyle[0].Font.Size = vg.Points(8)
+			lab.TextStyle[0].Color = c
+			lab.TextStyle[0].Rotation = math.Pi / 2
+			lab.TextStyle[0].YAlign = draw.YTop
+			lab.Offset = vg.Point{X: vg.Points(-2)}
+			p.Add(lab)
+		}
+	}
+	p.Y.Min, p.Y.Max = minMS*0.6, maxMS*1.25
+	p.Draw(dc)
+	return nil
+}
+
+// countTicks labels the whole numbers in range.
+type countTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (countTicks) Ticks(lo, hi float64) []plot.Tick {
+	var ts []plot.Tick
+	step := math.Max(1, math.Ceil((hi-lo)/12))
+	for v := math.Ceil(lo); v <= hi; v += step {
+		ts = append(ts, plot.Tick{Value: v, Label: fmt.Sprintf("%.0f", v)})
+	}
+	return ts
+}
