@@ -207,3 +207,21 @@ func median(v []float64) float64 {
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
+
+// The benchmark bands are the arrays numexpr_evi.py gives numexpr: these
+// pixels are what its NumPy code draws (printed with float.hex there).
+func TestBenchBandsMatchNumPy(t *testing.T) {
+	want := map[string][4]float32{
+		"blue": {0x1.9ea386p-4, 0x1.7aee2ap-4, 0x1.0c4b62p-4, 0x1.035178p-3},
+		"red":  {0x1.0748fap-5, 0x1.d407dap-3, 0x1.04c8ccp-4, 0x1.11d232p-2},
+		"nir":  {0x1.3f7048p-3, 0x1.3738dcp-2, 0x1.44b5dep-2, 0x1.2c054p-2},
+	}
+	pixels := [4]int{0, 1, 12345, 10980*10980 - 1}
+	for _, d := range bandDefs {
+		for k, i := range pixels {
+			if got := reflectance(i, d.seed, d.lo, d.span); got != want[d.role][k] {
+				t.Errorf("%s pixel %d: %x, NumPy draws %x", d.role, i, got, want[d.role][k])
+			}
+		}
+	}
+}
