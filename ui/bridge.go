@@ -116,7 +116,8 @@ func (b *bridge) start(label string, j job) {
 			} else if apply != nil {
 				apply()
 			}
-			if b.onBusy != nil {
+			// apply may have started the next job, which is busy now.
+			if b.onBusy != nil && !b.busy() {
 				b.onBusy(false, "")
 			}
 		})

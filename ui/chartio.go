@@ -8,22 +8,8 @@ import (
 	"strings"
 
 	"canopy/compute"
-	"canopy/compute/raster"
 	"canopy/ui/render/chart"
 )
-
-// timingChart and sweepChart are the engine's charts, drawn at the size of
-// the widget that shows them.
-func timingChart(rs []compute.BenchResult, w, h int) (image.Image, error) {
-	return chart.Timings(rs, w, h)
-}
-
-func sweepChart(rs []compute.BenchResult, w, h int) (image.Image, error) {
-	return chart.Sweep(rs, w, h)
-}
-
-// loadPair loads the red and NIR bands named by two specs.
-var loadPair = raster.LoadPair
 
 // crossoverText says, for each GPU backend of a sweep, from which size it
 // beats the fastest CPU backend: kernel alone, and with transfers.
@@ -64,14 +50,42 @@ func crossoverText(rs []compute.BenchResult) string {
 	return strings.Join(lines, "\n")
 }
 
+// indexCrossoverText says, for each GPU backend of an indices sweep, from
+// how many indices per upload it beats the fastest CPU backend with its
+// transfers.
+func indexCrossoverText(rs []compute.BenchResult) string {
+	var gpus []string
+	for _, r := range rs {
+		if l := r.Label(); r.GPU && !contains(gpus, l) {
+			gpus = append(gpus, l)
+		}
+	}
+	if len(gpus) == 0 {
+		return "No GPU backend ran: the sweep compares the CPU backends only."
+	}
+	var lines []string
+	for _, g := range gpus {
+		n, ok := chart.IndexCrossover(rs, g, true)
+		if ok {
+			lines = append(lines, fmt.Sprintf("%s with its transfers beats the CPU from about %.1f indices per upload.", g, n))
+		} else {
+			lines = append(lines, g+" with its transfers beats the CPU at no count measured.")
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
 // writeChartPNG draws a chart for export, at a size that reads well in a
 // report, and writes it.
-func writeChartPNG(path string, rs []compute.BenchResult, sweep bool) error {
+func writeChartPNG(path string, rs []compute.BenchResult, which chartKind) error {
 	var img image.Image
 	var err error
-	if sweep {
+	switch which {
+	case chartSweep:
 		img, err = chart.Sweep(rs, 1600, 1000)
-	} else {
+	case chartIndices:
+		img, err = chart.IndexSweep(rs, 1600, 1000)
+	default:
 		img, err = chart.Timings(rs, 1600, max(500, 160+90*len(rs)))
 	}
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -15,31 +16,50 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"canopy/compute"
+	"canopy/ui/render/chart"
 )
 
 // chartsPanel shows the timing chart (one run per backend, stacked
-// upload/kernel/download) with a table of the numbers, and the size sweep.
+// upload/kernel/download) with a table of the numbers, the size sweep and
+// the indices-per-upload sweep.
 type chartsPanel struct {
-	timingTab fyne.CanvasObject
-	sweepTab  fyne.CanvasObject
+	timingTab  fyne.CanvasObject
+	sweepTab   fyne.CanvasObject
+	indicesTab fyne.CanvasObject
 
-	Timing    *chartView
-	SweepView *chartView
-	table     *fyne.Container
-	crossover *widget.Label
-	SweepMax  *widget.Select
+	Timing      *chartView
+	SweepView   *chartView
+	IndicesView *chartView
+	table       *fyne.Container
+	crossover   *widget.Label
+	indicesNote *widget.Label
+	SweepMax    *widget.Select
+	IndicesSize *widget.Select
 }
+
+// chartKind names a chart of the panel.
+type chartKind int
+
+const (
+	chartTimings chartKind = iota
+	chartSweep
+	chartIndices
+)
+
+// Sizes of the indices-per-upload sweep.
+var indicesSizes = []int{256, 512, 1024, 2048, 4096, 8192, 10980}
 
 // Largest sizes a sweep can go to.
 var sweepMaxes = []int{1024, 2048, 4096, 8192, 10980}
 
 // newChartsPanel builds the chart tabs; do runs a function on the event
-// goroutine, onSweep starts the size sweep.
-func newChartsPanel(do func(func()), onSweep func()) *chartsPanel {
+// goroutine, onSweep starts the size sweep, onIndices the indices sweep.
+func newChartsPanel(do func(func()), onSweep, onIndices func()) *chartsPanel {
 	p := &chartsPanel{}
-	p.Timing = newChartView(timingChart, "Compute, or Compare all, to see what each backend costs.")
-	p.SweepView = newChartView(sweepChart, "Run a size sweep to see where the GPU starts to win.")
-	p.Timing.do, p.SweepView.do = do, do
+	p.Timing = newChartView(chart.Timings, "Compute, or Compare all, to see what each backend costs.")
+	p.SweepView = newChartView(chart.Sweep, "Run a size sweep to see where the GPU starts to win.")
+	p.IndicesView = newChartView(chart.IndexSweep, "Run the sweep to see from how many indices per upload the GPU, transfers included, beats the CPU.")
+	p.Timing.do, p.SweepView.do, p.IndicesView.do = do, do, do
 	p.table = container.NewVBox()
 	p.crossover = widget.NewLabel("")
 	p.crossover.Wrapping = fyne.TextWrapWord
@@ -57,7 +77,45 @@ func newChartsPanel(do func(func()), onSweep func()) *chartsPanel {
 	controls := container.NewHBox(widget.NewLabel("From 256 × 256 up to"), p.SweepMax,
 		widget.NewButtonWithIcon("Run sweep", theme.ViewRefreshIcon(), onSweep))
 	p.sweepTab = container.NewBorder(controls, p.crossover, nil, nil, p.SweepView)
+
+	var sizes []string
+	for _, n := range indicesSizes {
+		sizes = append(sizes, sizeLabel(n))
+	}
+	p.IndicesSize = widget.NewSelect(sizes, nil)
+	p.IndicesSize.SetSelected(sizeLabel(2048))
+	p.indicesNote = widget.NewLabel("Jobs of " + indexCounts() + " catalogue indices (" + strings.Join(sweepIndices, ", ") +
+		", in that order) from one upload of the bands they read, on noise bands.")
+	p.indicesNote.Wrapping = fyne.TextWrapWord
+	icontrols := container.NewHBox(widget.NewLabel("Indices per upload at"), p.IndicesSize,
+		widget.NewButtonWithIcon("Run", theme.ViewRefreshIcon(), onIndices))
+	p.indicesTab = container.NewBorder(icontrols, p.indicesNote, nil, nil, p.IndicesView)
 	return p
+}
+
+// indexCounts lists sweepCounts for the user: "1, 2, 5 and 10".
+func indexCounts() string {
+	var s []string
+	for _, n := range sweepCounts {
+		s = append(s, strconv.Itoa(n))
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
+}
+
+// indicesSize returns the image side of the indices sweep chosen.
+func (p *chartsPanel) indicesSize() int {
+	for _, n := range indicesSizes {
+		if sizeLabel(n) == p.IndicesSize.Selected {
+			return n
+		}
+	}
+	return 2048
+}
+
+// showIndexSweep draws the indices sweep and says where the GPU wins.
+func (p *chartsPanel) showIndexSweep(rs []compute.BenchResult) {
+	p.IndicesView.set(rs)
+	p.indicesNote.SetText(indexCrossoverText(rs))
 }
 
 // sweepMax returns the largest size of the sweep chosen.
@@ -109,9 +167,9 @@ func (p *chartsPanel) showTimings(rs []compute.BenchResult) {
 		grid.Add(cell(fmt.Sprintf("%.0f%%", r.KernelPct)))
 		grid.Add(check)
 	}
-	note := widget.NewLabel(fmt.Sprintf("%d×%d, medians of %d runs after a warm-up; setup (context, compile, buffers) apart. "+
-		"Kernel GB/s count 12 bytes per pixel; the ceiling is a host memory copy for CPU backends, a device copy for GPU ones.",
-		rs[0].Width, rs[0].Height, rs[0].Repeat))
+	note := widget.NewLabel(fmt.Sprintf("%s, %d×%d, medians of %d runs after a warm-up (a single Compute: one run, not the first call); setup (context, compile, buffers) apart. "+
+		"Kernel GB/s count the bytes the job moves (bands as stored, mask, output); the ceiling is a host memory copy for CPU backends, a device copy for GPU ones.",
+		rs[0].Index, rs[0].Width, rs[0].Height, rs[0].Repeat))
 	note.Wrapping = fyne.TextWrapWord
 	note.SizeName = theme.SizeNameCaptionText
 	p.table.Add(grid)

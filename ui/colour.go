@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"image"
 	"image/color"
+	"strconv"
 	"strings"
 
 	"fyne.io/fyne/v2"
@@ -16,8 +17,11 @@ import (
 	"canopy/ui/render/colormap"
 )
 
-// colourPanel picks the ramp and the stretch and tells the window
-// (onChange); the legend it owns is shown beside the map.
+// colourPanel picks the ramp and the stretch for the index and tells the
+// window (onChange); the legend it owns is shown beside the map. The
+// choices follow the index (setIndex): the full stretch is the
+// catalogue's range of the index (a custom formula has none: min–max),
+// and the NDVI classes are offered for NDVI alone.
 type colourPanel struct {
 	parent   fyne.Window // its canvas scale sizes the legend
 	onChange func(ramp, stretch string)
@@ -28,13 +32,29 @@ type colourPanel struct {
 	legend   *fyne.Container // the legend column beside the map
 	box      *fyne.Container // the legend itself
 	image    *canvas.Image
+
+	ramps    []string      // ramp names offered, in Ramp's order
+	stretchs []stretchItem // stretches offered, in Stretch's order
+	quiet    bool
 }
 
-// Stretch choices as the user reads them, and the colormap mode of each.
-var stretchChoices = []struct{ label, mode string }{
-	{"Full range −1 … 1", colormap.StretchFull},
-	{"Min / max of the data", colormap.StretchMinMax},
-	{"Percentiles 2 – 98", colormap.StretchPercentile},
+// stretchItem is a stretch as the user reads it, and its colormap mode.
+type stretchItem struct{ label, mode string }
+
+// Stretch labels of the data's stretches.
+const (
+	labelMinMax     = "Min / max of the data"
+	labelPercentile = "Percentiles 2 – 98"
+)
+
+// stretchItems are the stretches offered for idx: its range (catalogue
+// indices), min–max and percentiles.
+func stretchItems(idx indexChoice) []stretchItem {
+	var out []stretchItem
+	if r, ok := idx.fullRange(); ok {
+		out = append(out, stretchItem{fmt.Sprintf("Index range %s … %s", tick(r.Lo), tick(r.Hi)), colormap.StretchFull})
+	}
+	return append(out, stretchItem{labelMinMax, colormap.StretchMinMax}, stretchItem{labelPercentile, colormap.StretchPercentile})
 }
 
 // Ramp choices as the user reads them.
@@ -42,6 +62,7 @@ var rampLabels = map[string]string{
 	colormap.RampRdYlGn:  "Red–yellow–green",
 	colormap.RampViridis: "Viridis (perceptual)",
 	colormap.RampClasses: "NDVI classes",
+	colormap.RampChange:  "Blue–white–red (change)",
 }
 
 func rampLabel(name string) string {
@@ -53,20 +74,8 @@ func rampLabel(name string) string {
 
 func newColourPanel(parent fyne.Window, ramp string, onChange func(ramp, stretch string)) *colourPanel {
 	p := &colourPanel{parent: parent, onChange: onChange}
-	var ramps []string
-	for _, r := range colormap.Ramps() {
-		ramps = append(ramps, rampLabel(r))
-	}
-	p.Ramp = widget.NewSelect(ramps, nil)
-	p.Ramp.SetSelected(rampLabel(ramp))
-	p.Ramp.OnChanged = func(string) { p.changed() }
-	var stretches []string
-	for _, s := range stretchChoices {
-		stretches = append(stretches, s.label)
-	}
-	p.Stretch = widget.NewSelect(stretches, nil)
-	p.Stretch.SetSelected(stretchChoices[0].label)
-	p.Stretch.OnChanged = func(string) { p.changed() }
+	p.Ramp = widget.NewSelect(nil, func(string) { p.changed() })
+	p.Stretch = widget.NewSelect(nil, func(string) { p.changed() })
 	p.hint = widget.NewLabel(colormap.Describe(ramp))
 	p.hint.Wrapping = fyne.TextWrapWord
 	p.hint.SizeName = theme.SizeNameCaptionText
@@ -80,18 +89,56 @@ func newColourPanel(parent fyne.Window, ramp string, onChange func(ramp, stretch
 	// The legend is drawn on white (its "no data" swatch is transparent).
 	p.box = container.NewStack(canvas.NewRectangle(color.White), p.image)
 	p.legend = container.NewPadded(container.NewCenter(p.box))
+	p.setIndex(ndviChoice)
+	p.quiet = true
+	p.SetRamp(ramp)
+	p.quiet = false
 	return p
+}
+
+// setIndex offers the ramps and stretches of idx, keeping the choices
+// that still apply, without telling the window.
+func (p *colourPanel) setIndex(idx indexChoice) {
+	ramp, mode := p.selected()
+	p.quiet = true
+	defer func() { p.quiet = false }()
+	p.ramps = nil
+	var rl []string
+	for _, r := range colormap.Ramps() {
+		if r == colormap.RampClasses && !idx.ndvi() {
+			continue // the classes are NDVI's
+		}
+		p.ramps = append(p.ramps, r)
+		rl = append(rl, rampLabel(r))
+	}
+	p.Ramp.SetOptions(rl)
+	if !contains(p.ramps, ramp) {
+		ramp = colormap.DefaultRamp
+	}
+	p.Ramp.SetSelected(rampLabel(ramp))
+	p.stretchs = stretchItems(idx)
+	var sl []string
+	sel := p.stretchs[0].label
+	for _, s := range p.stretchs {
+		sl = append(sl, s.label)
+		if s.mode == mode {
+			sel = s.label
+		}
+	}
+	p.Stretch.SetOptions(sl)
+	p.Stretch.SetSelected(sel)
+	p.enableStretch(ramp)
 }
 
 // selected returns the ramp and stretch mode chosen.
 func (p *colourPanel) selected() (ramp, stretch string) {
 	ramp, stretch = colormap.DefaultRamp, colormap.StretchFull
-	for _, r := range colormap.Ramps() {
+	for _, r := range p.ramps {
 		if rampLabel(r) == p.Ramp.Selected {
 			ramp = r
 		}
 	}
-	for _, s := range stretchChoices {
+	for _, s := range p.stretchs {
 		if s.label == p.Stretch.Selected {
 			stretch = s.mode
 		}
@@ -104,20 +151,27 @@ func (p *colourPanel) SetRamp(name string) { p.Ramp.SetSelected(rampLabel(name))
 
 // changed shows the ramp's description and asks the window to recolour.
 func (p *colourPanel) changed() {
+	if p.quiet {
+		return
+	}
 	ramp, mode := p.selected()
 	p.hint.SetText(colormap.Describe(ramp))
+	p.enableStretch(ramp)
+	p.onChange(ramp, mode)
+}
+
+func (p *colourPanel) enableStretch(ramp string) {
 	if ramp == colormap.RampClasses {
 		p.Stretch.Disable() // class bounds are absolute NDVI values
 	} else {
 		p.Stretch.Enable()
 	}
-	p.onChange(ramp, mode)
 }
 
 // recolour shows the map in ramp and the stretch named mode: at once when
 // the stretch is known, else after a short job that reads it from the data.
 func (w *Window) recolour(ramp, mode string) {
-	s := w.scene
+	s := w.shown
 	if s == nil {
 		if lut, err := colormap.New(ramp, -1, 1); err == nil {
 			w.lut, w.ramp, w.stretch = lut, ramp, mode
@@ -137,17 +191,17 @@ func (w *Window) recolour(ramp, mode string) {
 	}
 	w.bridge.start("Stretching", func(ctx context.Context, progress progressFunc) (func(), error) {
 		progress(-1, "Reading the "+strings.ToLower(mode)+" stretch from the data…")
-		st, err := colormap.StretchFor(mode, s.ndvi)
+		st, err := colormap.StretchFor(dataMode(s.idx, mode), s.plane)
 		if err != nil {
 			return nil, err
 		}
-		lut, err := colormap.New(ramp, st.Lo, st.Hi)
+		lut, err := newLUT(ramp, st, s.idx)
 		if err != nil {
 			return nil, err
 		}
 		return func() {
 			s.setStretch(mode, st)
-			if w.scene != s {
+			if w.shown != s {
 				return
 			}
 			w.lut, w.ramp, w.stretch = lut, ramp, mode
@@ -159,11 +213,11 @@ func (w *Window) recolour(ramp, mode string) {
 // applyColour shows the map, the legend and the histogram in the current
 // LUT.
 func (w *Window) applyColour(onlyColour bool) {
-	if s := w.scene; s != nil {
+	if s := w.shown; s != nil {
 		if onlyColour {
 			w.Map.SetLUT(w.lut)
 		} else {
-			w.Map.SetData(s.ndvi, s.in.Width, s.in.Height, w.lut)
+			w.Map.SetData(s.plane, s.w, s.h, w.lut)
 		}
 		w.stats.recolour(w.lut)
 	}
@@ -191,18 +245,25 @@ func legendSize(img image.Image, scale float32) fyne.Size {
 	return fyne.NewSize(float32(b.Dx())/scale, float32(b.Dy())/scale)
 }
 
-// stretchFor returns the stretch named mode if it is known for s.
-func (s *scene) stretchFor(mode string) (colormap.Stretch, bool) {
+// stretchFor returns the stretch named mode if it is known for s: "full"
+// is the catalogue's range of the index; the data's stretches once read.
+func (s *shown) stretchFor(mode string) (colormap.Stretch, bool) {
 	if mode == "" || mode == colormap.StretchFull {
-		return colormap.Full, true
+		if r, ok := s.idx.fullRange(); ok {
+			return r, true
+		}
+		mode = colormap.StretchMinMax
 	}
 	st, ok := s.stretches[mode]
 	return st, ok
 }
 
-func (s *scene) setStretch(mode string, st colormap.Stretch) {
-	if mode == "" || mode == colormap.StretchFull {
+func (s *shown) setStretch(mode string, st colormap.Stretch) {
+	if _, ok := s.idx.fullRange(); ok && (mode == "" || mode == colormap.StretchFull) {
 		return
+	}
+	if mode == "" || mode == colormap.StretchFull {
+		mode = colormap.StretchMinMax
 	}
 	if s.stretches == nil {
 		s.stretches = map[string]colormap.Stretch{}
@@ -210,8 +271,8 @@ func (s *scene) setStretch(mode string, st colormap.Stretch) {
 	s.stretches[mode] = st
 }
 
-// stretchText describes the stretch of lut for the user.
-func stretchText(lut *colormap.LUT) string {
-	r := lut.Range()
-	return fmt.Sprintf("%.3g … %.3g", r.Lo, r.Hi)
+// tick formats a range end as the legend does ("−1", "0.5").
+func tick(v float64) string {
+	s := strconv.FormatFloat(v, 'g', 3, 64)
+	return strings.Replace(s, "-", "−", 1)
 }

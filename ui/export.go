@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"fyne.io/fyne/v2"
@@ -15,7 +15,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"canopy/compute"
-	"canopy/compute/raster"
+	"canopy/compute/geotiff"
 	"canopy/ui/render/colormap"
 )
 
@@ -25,10 +25,11 @@ func exportMenuButton(w *Window) fyne.CanvasObject {
 	b = widget.NewButtonWithIcon("Export", theme.DocumentSaveIcon(), func() {
 		menu := fyne.NewMenu("",
 			fyne.NewMenuItem("Map as PNG…", w.exportPNGDialog),
-			fyne.NewMenuItem("NDVI as GeoTIFF (float32)…", w.exportTIFFDialog),
+			fyne.NewMenuItem("Index as GeoTIFF (float32)…", w.exportTIFFDialog),
 			fyne.NewMenuItemSeparator(),
-			fyne.NewMenuItem("Timing chart as PNG…", func() { w.exportChartDialog(false) }),
-			fyne.NewMenuItem("Sweep chart as PNG…", func() { w.exportChartDialog(true) }),
+			fyne.NewMenuItem("Timing chart as PNG…", func() { w.exportChartDialog(chartTimings) }),
+			fyne.NewMenuItem("Sweep chart as PNG…", func() { w.exportChartDialog(chartSweep) }),
+			fyne.NewMenuItem("Indices chart as PNG…", func() { w.exportChartDialog(chartIndices) }),
 			fyne.NewMenuItem("Timings as CSV…", w.exportCSVDialog),
 		)
 		c := fyne.CurrentApp().Driver().CanvasForObject(b)
@@ -42,65 +43,73 @@ func exportMenuButton(w *Window) fyne.CanvasObject {
 var errNothing = errors.New("there is nothing to export yet")
 
 // ExportPNG writes the map at full resolution, optionally with the legend
-// and a title, and a world file when the bands are georeferenced.
+// (headed by the index) and a title, and a world file when the bands are
+// georeferenced.
 func (w *Window) ExportPNG(path string, legend bool, title string) error {
 	return w.pngWriter(legend, title)(path)
 }
 
-// ExportGeoTIFF writes the NDVI as a float32 GeoTIFF with the bands'
-// georeferencing and GDAL_NODATA = nan.
+// ExportGeoTIFF writes the index shown as a float32 GeoTIFF with the
+// bands' georeferencing, GDAL_NODATA = nan and the index's name as the
+// band description.
 func (w *Window) ExportGeoTIFF(path string) error { return w.tiffWriter()(path) }
 
-// ExportChart writes the timing chart (or the sweep chart) as a PNG.
-func (w *Window) ExportChart(path string, sweep bool) error { return w.chartWriter(sweep)(path) }
+// ExportChart writes a chart (the timings, the size sweep or the
+// indices-per-upload sweep) as a PNG.
+func (w *Window) ExportChart(path string, which chartKind) error { return w.chartWriter(which)(path) }
 
-// ExportCSV writes the timings shown (and the sweep, if any) as CSV.
+// ExportCSV writes the timings shown (and the sweeps, if any) as CSV.
 func (w *Window) ExportCSV(path string) error { return w.csvWriter()(path) }
 
 // The writers capture what is shown now, on the event goroutine, and
 // write it from any goroutine.
 
 func (w *Window) pngWriter(legend bool, title string) func(string) error {
-	s, ramp, lut := w.scene, w.ramp, w.lut
+	s, lut := w.shown, w.lut
 	return func(path string) error {
 		if s == nil {
 			return errNothing
 		}
-		return colormap.WritePNG(path, s.ndvi, s.in.Width, s.in.Height, colormap.PNGOptions{
-			Ramp: ramp, Stretch: lut.Range(), Legend: legend, Title: title, Geo: s.red.Geo,
+		return colormap.WritePNG(path, s.plane, s.w, s.h, colormap.PNGOptions{
+			Ramp: lut.Ramp(), Stretch: lut.Range(), Legend: legend, Title: title, Geo: s.set.geo, Heading: s.idx.heading(),
 		})
 	}
 }
 
 func (w *Window) tiffWriter() func(string) error {
-	s := w.scene
+	s := w.shown
 	return func(path string) error {
 		if s == nil {
 			return errNothing
 		}
-		b := &compute.Band{
-			Width: s.in.Width, Height: s.in.Height, Data: s.ndvi, Geo: s.red.Geo,
-			NoData: math.NaN(), HasNoData: true, Source: "NDVI of " + s.label,
-		}
-		return raster.WriteGeoTIFF(path, b)
+		return geotiff.WriteBands(path, s.w, s.h, [][]float32{s.plane}, s.set.geo,
+			geotiff.WriteOptions{NoData: "nan", Descriptions: []string{s.idx.name}})
 	}
 }
 
-func (w *Window) chartWriter(sweep bool) func(string) error {
-	rs := w.results
-	if sweep {
-		rs = w.sweep
-	}
+func (w *Window) chartWriter(which chartKind) func(string) error {
+	rs := w.chartResults(which)
 	return func(path string) error {
 		if len(rs) == 0 {
 			return errNothing
 		}
-		return writeChartPNG(path, rs, sweep)
+		return writeChartPNG(path, rs, which)
 	}
 }
 
+// chartResults are the results a chart shows.
+func (w *Window) chartResults(which chartKind) []compute.BenchResult {
+	switch which {
+	case chartSweep:
+		return w.sweep
+	case chartIndices:
+		return w.indices
+	}
+	return w.results
+}
+
 func (w *Window) csvWriter() func(string) error {
-	rs := append(append([]compute.BenchResult(nil), w.results...), w.sweep...)
+	rs := slices.Concat(w.results, w.sweep, w.indices)
 	return func(path string) error {
 		if len(rs) == 0 {
 			return errNothing
@@ -157,14 +166,14 @@ func contains(ss []string, s string) bool {
 }
 
 func (w *Window) exportPNGDialog() {
-	if w.scene == nil {
+	if w.shown == nil {
 		dialog.ShowError(errNothing, w.Win)
 		return
 	}
 	legend := widget.NewCheck("Legend beside the map", nil)
 	legend.SetChecked(true)
 	title := widget.NewEntry()
-	title.SetText("NDVI — " + w.scene.label)
+	title.SetText(w.shown.idx.title() + " — " + w.shown.label)
 	dialog.ShowForm("Export the map as PNG", "Choose file…", "Cancel", []*widget.FormItem{
 		widget.NewFormItem("", legend),
 		widget.NewFormItem("Title", title),
@@ -172,38 +181,48 @@ func (w *Window) exportPNGDialog() {
 		if !ok {
 			return
 		}
-		w.saveDialog("Export the map as PNG", "ndvi.png", []string{".png"}, func(path string) {
+		w.saveDialog("Export the map as PNG", fileName(w.shown.idx)+".png", []string{".png"}, func(path string) {
 			w.exportJob("the map", path, w.pngWriter(legend.Checked, strings.TrimSpace(title.Text)))
 		})
 	}, w.Win)
 }
 
 func (w *Window) exportTIFFDialog() {
-	if w.scene == nil {
+	if w.shown == nil {
 		dialog.ShowError(errNothing, w.Win)
 		return
 	}
-	w.saveDialog("Export NDVI as GeoTIFF", "ndvi.tif", []string{".tif", ".tiff"}, func(path string) {
-		w.exportJob("the NDVI GeoTIFF", path, w.tiffWriter())
+	w.saveDialog("Export the index as GeoTIFF", fileName(w.shown.idx)+".tif", []string{".tif", ".tiff"}, func(path string) {
+		w.exportJob("the "+w.shown.idx.title()+" GeoTIFF", path, w.tiffWriter())
 	})
 }
 
-func (w *Window) exportChartDialog(sweep bool) {
-	name, what := "timings.png", "the timing chart"
-	if sweep {
-		name, what = "sweep.png", "the sweep chart"
+// fileName suggests a file name for an export of idx.
+func fileName(idx indexChoice) string {
+	if idx.cat == nil {
+		return "index"
 	}
-	if (sweep && len(w.sweep) == 0) || (!sweep && len(w.results) == 0) {
+	return idx.cat.Name
+}
+
+func (w *Window) exportChartDialog(which chartKind) {
+	names := map[chartKind][2]string{
+		chartTimings: {"timings.png", "the timing chart"},
+		chartSweep:   {"sweep.png", "the sweep chart"},
+		chartIndices: {"indices.png", "the indices chart"},
+	}
+	name, what := names[which][0], names[which][1]
+	if len(w.chartResults(which)) == 0 {
 		dialog.ShowError(errNothing, w.Win)
 		return
 	}
 	w.saveDialog("Export "+what, name, []string{".png"}, func(path string) {
-		w.exportJob(what, path, w.chartWriter(sweep))
+		w.exportJob(what, path, w.chartWriter(which))
 	})
 }
 
 func (w *Window) exportCSVDialog() {
-	if len(w.results) == 0 && len(w.sweep) == 0 {
+	if len(w.results) == 0 && len(w.sweep) == 0 && len(w.indices) == 0 {
 		dialog.ShowError(errNothing, w.Win)
 		return
 	}

@@ -18,6 +18,7 @@ import (
 
 	"canopy/assets"
 	"canopy/compute"
+	"canopy/compute/index"
 	"canopy/ui/render/colormap"
 )
 
@@ -29,15 +30,26 @@ const Version = "0.1.0"
 
 const usage = `usage: canopy gui [flags]
 
-Opens the desktop app. Without --red/--nir it opens on a generated scene.
+Opens the desktop app: on a product or bands when given, else on a
+generated scene.
 
-  --red F[:B]        red band: a GeoTIFF or PNG, band B of a multi-band file
-  --nir F[:B]        near-infrared band
-  --scene KIND       generated scene: landscape (default) or noise
+  --scene PATH       a product: a Sentinel-2 L2A .SAFE folder or .zip, a Landsat
+                     Collection 2 Level-2 folder or .tar, a STAC item .json, or an
+                     orthomosaic GeoTIFF (roles from its band descriptions)
+  --band ROLE=F[:B]  a band by role, band B of file F (repeatable; roles: blue green red rededge1
+                     rededge2 rededge3 nir nir2 swir1 swir2)
+  --red F[:B]        shorthand for --band red=F[:B]
+  --nir F[:B]        shorthand for --band nir=F[:B]
+  --mask auto|none   a product's cloud and quality mask: auto (SCL, QA_PIXEL, alpha; default) or none
+  --mask-buffer PX   grow the mask's clouds and shadows by PX pixels (default 0)
+  --index NAME       the catalogue index to compute (default ndvi; canopy indices lists them)
+  --expr EXPR        a formula of your own instead, e.g. '(nir - swir1) / (nir + swir1)'
+  --fake KIND        generated scene: landscape (default) or noise (--scene landscape
+                     and --scene noise say the same)
   --size N           generated scene size, N×N pixels (default 2048, at most 10980 is typical)
   --seed S           generated scene seed (default 1)
   --backend NAME     go, go-parallel, c, gl, cuda[:mode] or auto (default auto: the fastest available)
-  --ramp NAME        colour ramp: rdylgn (default), viridis, classes
+  --ramp NAME        colour ramp: rdylgn (default), viridis, classes (NDVI only)
   --compare          run "Compare all" once the first map is shown
   --repeat K         timed runs per backend when comparing (default 5)
   --screenshot FILE  write a PNG of the window once ready (Capture; may be black under Xvfb)
@@ -58,16 +70,33 @@ type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
 
+func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
 var errHelp = errors.New("help requested")
+
+// bandList is the repeatable --band ROLE=F[:B].
+type bandList []string
+
+func (b *bandList) String() string     { return strings.Join(*b, " ") }
+func (b *bandList) Set(v string) error { *b = append(*b, v); return nil }
 
 // parseFlags reads the `canopy gui` flags.
 func parseFlags(args []string) (flags, error) {
 	var f flags
 	fs := flag.NewFlagSet("canopy gui", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.StringVar(&f.opts.Red, "red", "", "")
-	fs.StringVar(&f.opts.NIR, "nir", "", "")
-	fs.StringVar(&f.opts.Scene, "scene", compute.SceneLandscape, "")
+	var red, nir, sceneArg, fake string
+	var bands bandList
+	fs.StringVar(&red, "red", "", "")
+	fs.StringVar(&nir, "nir", "", "")
+	fs.Var(&bands, "band", "")
+	fs.StringVar(&sceneArg, "scene", "", "")
+	fs.StringVar(&fake, "fake", "", "")
+	fs.StringVar(&f.opts.Mask, "mask", "auto", "")
+	fs.IntVar(&f.opts.MaskBuffer, "mask-buffer", 0, "")
+	fs.StringVar(&f.opts.Index, "index", "", "")
+	exprSet := false
+	fs.Func("expr", "", func(s string) error { f.opts.Expr, exprSet = s, true; return nil })
 	size := fs.String("size", "2048", "")
 	seed := fs.String("seed", "1", "")
 	fs.StringVar(&f.opts.Backend, "backend", "auto", "")
@@ -84,45 +113,143 @@ func parseFlags(args []string) (flags, error) {
 		return f, usageError{err.Error()}
 	}
 	if fs.NArg() > 0 {
-		return f, usageError{fmt.Sprintf("unexpected argument %q (bands are given with --red and --nir)", fs.Arg(0))}
+		return f, usagef("unexpected argument %q (a product is given with --scene PATH, bands with --band ROLE=FILE)", fs.Arg(0))
 	}
-	if (f.opts.Red == "") != (f.opts.NIR == "") {
-		return f, usageError{"--red and --nir go together: give both bands, or neither for a generated scene"}
+	// --scene landscape|noise is the generated scene, as before --fake.
+	if contains(compute.Scenes(), sceneArg) {
+		if _, err := os.Stat(sceneArg); err != nil {
+			fake, sceneArg = sceneArg, ""
+		}
+	}
+	f.opts.Fake = fake
+	if f.opts.Fake == "" {
+		f.opts.Fake = compute.SceneLandscape
+	}
+	if !contains(compute.Scenes(), f.opts.Fake) {
+		return f, usagef("unknown --fake %q (known: %s)", f.opts.Fake, strings.Join(compute.Scenes(), ", "))
+	}
+	specs := map[string]string{}
+	add := func(role, spec, name string) error {
+		role = strings.ToLower(strings.TrimSpace(role))
+		if index.RoleIndex(role) < 0 {
+			return usagef("%s: unknown role %q (roles: %s)", name, role, strings.Join(index.Roles[:], ", "))
+		}
+		if spec == "" {
+			return usagef("%s: no file for role %s", name, role)
+		}
+		if old, dup := specs[role]; dup && old != spec {
+			return usagef("%s: role %s given twice (%s and %s)", name, role, old, spec)
+		}
+		specs[role] = spec
+		return nil
+	}
+	if red != "" {
+		if err := add("red", red, "--red"); err != nil {
+			return f, err
+		}
+	}
+	if nir != "" {
+		if err := add("nir", nir, "--nir"); err != nil {
+			return f, err
+		}
+	}
+	for _, b := range bands {
+		role, spec, ok := strings.Cut(b, "=")
+		if !ok {
+			return f, usagef("--band %q: want ROLE=FILE[:BAND], e.g. --band red=scene.tif:3", b)
+		}
+		if err := add(role, spec, "--band"); err != nil {
+			return f, err
+		}
+	}
+	if len(specs) > 0 && sceneArg != "" {
+		return f, usagef("give the bands either as files (--red/--nir/--band) or as --scene, not both")
+	}
+	if len(specs) > 0 {
+		f.opts.Bands = specs
+	}
+	if sceneArg != "" {
+		if _, err := os.Stat(sceneArg); err != nil {
+			return f, usagef("--scene %q: no such file or folder (a product, or landscape or noise for a generated scene)", sceneArg)
+		}
+	}
+	f.opts.Product = sceneArg
+	if exprSet && f.opts.Index != "" {
+		return f, usagef("give --index or --expr, not both")
+	}
+	var roles []string
+	if exprSet {
+		e, err := index.Parse(f.opts.Expr)
+		if err != nil {
+			return f, usagef("--expr %q: %v", f.opts.Expr, err)
+		}
+		roles = e.Roles()
+	} else {
+		name := f.opts.Index
+		if name == "" {
+			name = "ndvi"
+		}
+		c, ok := index.Lookup(name)
+		if !ok {
+			return f, usagef("unknown --index %q (indices: %s)", name, strings.Join(index.Names(), ", "))
+		}
+		f.opts.Index, roles = c.Name, c.Roles
+	}
+	if len(specs) > 0 {
+		for _, r := range roles {
+			if _, ok := specs[r]; !ok {
+				return f, usagef("%s needs the %s band: give it with --band %s=FILE[:BAND]", indexName(f.opts), r, r)
+			}
+		}
+	}
+	if f.opts.Mask != "auto" && f.opts.Mask != "none" {
+		return f, usagef("bad --mask %q: auto or none", f.opts.Mask)
+	}
+	if f.opts.MaskBuffer < 0 || f.opts.MaskBuffer > 1000 {
+		return f, usagef("bad --mask-buffer %d: 0 to 1000 pixels", f.opts.MaskBuffer)
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(*size))
 	if err != nil || n <= 0 || n*n > compute.MaxFakePixels {
-		return f, usageError{fmt.Sprintf("bad --size %q: want a positive N (the scene is N×N), e.g. 2048 or 10980", *size)}
+		return f, usagef("bad --size %q: want a positive N (the scene is N×N), e.g. 2048 or 10980", *size)
 	}
 	f.opts.Size = n
 	s, err := strconv.ParseUint(strings.TrimSpace(*seed), 10, 63)
 	if err != nil {
-		return f, usageError{fmt.Sprintf("bad --seed %q: want a whole number ≥ 0", *seed)}
+		return f, usagef("bad --seed %q: want a whole number ≥ 0", *seed)
 	}
 	f.opts.Seed = int(s)
-	if !contains(compute.Scenes(), f.opts.Scene) {
-		return f, usageError{fmt.Sprintf("unknown --scene %q (known: %s)", f.opts.Scene, strings.Join(compute.Scenes(), ", "))}
-	}
 	if *window != "" {
 		a, b, ok := strings.Cut(strings.ToLower(*window), "x")
 		ww, err1 := strconv.Atoi(a)
 		wh, err2 := strconv.Atoi(b)
 		if !ok || err1 != nil || err2 != nil || ww < 400 || wh < 300 {
-			return f, usageError{fmt.Sprintf("bad --window %q: want WxH of at least 400x300, e.g. 1600x1000", *window)}
+			return f, usagef("bad --window %q: want WxH of at least 400x300, e.g. 1600x1000", *window)
 		}
 		f.opts.WindowSize = fyne.NewSize(float32(ww), float32(wh))
 	}
 	if f.opts.Repeat < 1 {
-		return f, usageError{fmt.Sprintf("bad --repeat %d: at least 1", f.opts.Repeat)}
+		return f, usagef("bad --repeat %d: at least 1", f.opts.Repeat)
 	}
 	if f.exitAfter < 0 {
-		return f, usageError{"bad --exit-after: a duration ≥ 0, e.g. 5s"}
+		return f, usagef("bad --exit-after: a duration ≥ 0, e.g. 5s")
 	}
 	if f.ramp != "" {
 		if _, err := colormap.New(f.ramp, -1, 1); err != nil {
-			return f, usageError{"bad --ramp: " + err.Error()}
+			return f, usagef("bad --ramp: %v", err)
+		}
+		if f.ramp == colormap.RampClasses && (exprSet || f.opts.Index != "ndvi") {
+			return f, usagef("--ramp classes: the classes are NDVI's, not %s's", indexName(f.opts))
 		}
 	}
 	return f, nil
+}
+
+// indexName names the index of the options for messages.
+func indexName(o Options) string {
+	if o.Expr != "" {
+		return "the formula"
+	}
+	return o.Index
 }
 
 // Main runs the desktop app with the `canopy gui` arguments and returns the
@@ -159,12 +286,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	status := 0
 	var w *Window
 	onReady := func() {
-		if w != nil && w.scene == nil && f.exitAfter > 0 {
+		if w != nil && w.shown == nil && f.exitAfter > 0 {
 			status = 1 // the smoke test must see the failure
 		}
-		if w != nil && w.scene != nil && w.scene.ndvi != nil {
+		if w != nil && w.shown != nil {
 			// For smoke tests: which backend made the first map.
-			fmt.Fprintf(stdout, "computed on %s\n", w.scene.backend)
+			fmt.Fprintf(stdout, "computed on %s\n", w.shown.backend)
 		}
 		// Let the window paint the map before saying so.
 		time.AfterFunc(400*time.Millisecond, func() {

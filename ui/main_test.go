@@ -54,12 +54,12 @@ func TestParseFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := f.opts
-	if o.Red != "r.tif:3" || o.NIR != "n.tif:4" || o.Size != 512 || o.Seed != 9 || o.Backend != "cuda:overlapped" ||
+	if o.Bands["red"] != "r.tif:3" || o.Bands["nir"] != "n.tif:4" || o.Size != 512 || o.Seed != 9 || o.Backend != "cuda:overlapped" ||
 		f.ramp != "viridis" || f.exitAfter != 2*time.Second || f.screenshot != "s.png" || o.WindowSize.Width != 1600 {
 		t.Errorf("parsed %+v", f)
 	}
 	f, err = parseFlags(nil)
-	if err != nil || f.opts.Size != 2048 || f.opts.Scene != "landscape" || f.opts.Backend != "auto" || f.opts.Seed != 1 {
+	if err != nil || f.opts.Size != 2048 || f.opts.Fake != "landscape" || f.opts.Index != "ndvi" || f.opts.Backend != "auto" || f.opts.Seed != 1 {
 		t.Errorf("defaults %+v, %v", f, err)
 	}
 }

@@ -2,8 +2,6 @@ package ui
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -15,76 +13,72 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"canopy/compute"
-	"canopy/compute/raster"
 )
-
-type bandKind int
-
-const (
-	bandRed bandKind = iota
-	bandNIR
-)
-
-func (k bandKind) String() string {
-	if k == bandRed {
-		return "red"
-	}
-	return "NIR"
-}
-
-// bandPicker is one band of the source panel: the file, its size, and the
-// band of a multi-band file.
-type bandPicker struct {
-	kind  bandKind
-	path  string
-	count int
-	Open  *widget.Button
-	File  *widget.Label
-	Band  *widget.Select
-}
-
-// spec returns the band spec FILE or FILE:B.
-func (b *bandPicker) spec() string {
-	if b.path == "" {
-		return ""
-	}
-	if b.count > 1 {
-		n := strings.TrimPrefix(b.Band.Selected, "Band ")
-		if _, err := strconv.Atoi(n); err == nil {
-			return b.path + ":" + n
-		}
-	}
-	return b.path
-}
 
 // Size presets of generated scenes, up to a Sentinel-2 tile.
 var sizePresets = []int{256, 512, 1024, 2048, 4096, 8192, 10980}
 
-// sourcePanel opens the red and NIR bands or generates a fake scene; the
-// window runs what it asks for (load).
+// sourcePanel opens a product (a Sentinel-2 .SAFE folder or .zip, a
+// Landsat folder or .tar, a STAC item, an orthomosaic GeoTIFF) and says
+// what it is, chooses its mask, or generates a fake scene. The window
+// runs what it asks for: onOpen (a product's path), onMask (the mask
+// choice changed), onGenerate (a fake scene).
 type sourcePanel struct {
-	parent   fyne.Window // for dialogs
-	defSize  int
-	load     func(what string, mk bandsFunc)
-	card     fyne.CanvasObject
-	Red, NIR *bandPicker
-	Load     *widget.Button
+	parent  fyne.Window // for dialogs
+	defSize int
+	card    fyne.CanvasObject
+
+	// OpenFolder and OpenFile pick a product; Path is a typed path that
+	// OpenPath (or Enter) opens.
+	OpenFolder, OpenFile, OpenPath *widget.Button
+	Path                           *widget.Entry
+	// SceneLine says what the product is: sensor, date, tile, cloud share.
+	SceneLine *widget.Label
+	// Mask applies the product's mask (auto) or not (none); Buffer grows
+	// its clouds and shadows by that many pixels; MaskInfo says what it
+	// masks.
+	Mask     *widget.Check
+	Buffer   *widget.Entry
+	MaskInfo *widget.Label
+
 	Scene    *widget.Select
 	Size     *widget.Select
 	Seed     *widget.Entry
 	Generate *widget.Button
 	shown    *widget.Label
+
+	quiet bool
+
+	onOpen     func(path string)
+	onMask     func(mask string, buffer int)
+	onGenerate func(src bandSource)
 }
 
-func newSourcePanel(parent fyne.Window, opts Options, load func(what string, mk bandsFunc)) *sourcePanel {
-	p := &sourcePanel{parent: parent, defSize: opts.Size, load: load}
-	p.Red = p.newBandPicker(bandRed)
-	p.NIR = p.newBandPicker(bandNIR)
-	p.Load = widget.NewButtonWithIcon("Load bands", theme.DownloadIcon(), p.loadBands)
-	p.Load.Disable()
+func newSourcePanel(parent fyne.Window, opts Options) *sourcePanel {
+	p := &sourcePanel{parent: parent, defSize: opts.Size,
+		onOpen: func(string) {}, onMask: func(string, int) {}, onGenerate: func(bandSource) {}}
+	p.OpenFolder = widget.NewButtonWithIcon("Folder…", theme.FolderOpenIcon(), p.pickFolder)
+	p.OpenFile = widget.NewButtonWithIcon("File…", theme.FileIcon(), p.pickFile)
+	p.Path = widget.NewEntry()
+	p.Path.SetPlaceHolder(".SAFE, .zip, .tar, item .json or .tif")
+	p.Path.OnSubmitted = func(string) { p.openTyped() }
+	p.OpenPath = widget.NewButtonWithIcon("", theme.NavigateNextIcon(), p.openTyped)
+	p.SceneLine = widget.NewLabel("No product open")
+	p.SceneLine.Wrapping = fyne.TextWrapWord
+	p.Mask = widget.NewCheck("Mask clouds and bad pixels", nil)
+	p.Mask.SetChecked(opts.Mask != "none")
+	p.Mask.OnChanged = func(bool) { p.maskChanged() }
+	p.Buffer = widget.NewEntry()
+	p.Buffer.SetText(strconv.Itoa(opts.MaskBuffer))
+	p.Buffer.Validator = func(s string) error { _, err := parseBuffer(s); return err }
+	p.Buffer.OnSubmitted = func(string) { p.maskChanged() }
+	p.MaskInfo = widget.NewLabel("")
+	p.MaskInfo.Wrapping = fyne.TextWrapWord
+	p.MaskInfo.SizeName = theme.SizeNameCaptionText
+	p.setProduct(nil)
 
 	p.Scene = widget.NewSelect(compute.Scenes(), nil)
-	p.Scene.SetSelected(opts.Scene)
+	p.Scene.SetSelected(opts.Fake)
 	var sizes []string
 	for _, n := range sizePresets {
 		sizes = append(sizes, sizeLabel(n))
@@ -104,17 +98,22 @@ func newSourcePanel(parent fyne.Window, opts Options, load func(what string, mk 
 	p.shown.Wrapping = fyne.TextWrapWord
 	p.shown.SizeName = theme.SizeNameCaptionText
 
-	files := widget.NewForm(
-		widget.NewFormItem("Red", p.Red.row()),
-		widget.NewFormItem("NIR", p.NIR.row()),
-	)
 	gen := widget.NewForm(
 		widget.NewFormItem("Scene", p.Scene),
 		widget.NewFormItem("Size", p.Size),
 		widget.NewFormItem("Seed", p.Seed),
 	)
+	open := container.NewVBox(
+		widget.NewLabelWithStyle("Open a product", fyne.TextAlignLeading, fyne.TextStyle{Italic: true}),
+		container.NewGridWithColumns(2, p.OpenFolder, p.OpenFile),
+		container.NewBorder(nil, nil, nil, p.OpenPath, p.Path),
+		p.SceneLine,
+		p.Mask,
+		widget.NewForm(widget.NewFormItem("Buffer (px)", p.Buffer)),
+		p.MaskInfo,
+	)
 	p.card = section("Source", container.NewVBox(
-		files, p.Load,
+		open,
 		widget.NewSeparator(),
 		widget.NewLabelWithStyle("Or generate a fake scene", fyne.TextAlignLeading, fyne.TextStyle{Italic: true}),
 		gen, p.Generate,
@@ -125,128 +124,98 @@ func newSourcePanel(parent fyne.Window, opts Options, load func(what string, mk 
 
 func sizeLabel(n int) string { return fmt.Sprintf("%d × %d", n, n) }
 
-func (p *sourcePanel) newBandPicker(k bandKind) *bandPicker {
-	b := &bandPicker{kind: k}
-	b.Open = widget.NewButtonWithIcon("Open…", theme.FolderOpenIcon(), func() { p.open(k) })
-	b.File = widget.NewLabel("no file")
-	b.File.Truncation = fyne.TextTruncateEllipsis
-	b.File.SizeName = theme.SizeNameCaptionText
-	b.Band = widget.NewSelect([]string{"Band 1"}, nil)
-	b.Band.SetSelected("Band 1")
-	b.Band.Disable()
-	return b
-}
-
-func (b *bandPicker) row() fyne.CanvasObject {
-	return container.NewVBox(container.NewBorder(nil, nil, b.Open, b.Band), b.File)
-}
-
-func (p *sourcePanel) picker(k bandKind) *bandPicker {
-	if k == bandRed {
-		return p.Red
+// parseBuffer reads the mask buffer: 0 to 1000 pixels.
+func parseBuffer(s string) (int, error) {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil || n < 0 || n > 1000 {
+		return 0, fmt.Errorf("the mask buffer is 0 to 1000 pixels")
 	}
-	return p.NIR
+	return n, nil
 }
 
-// open shows a file dialog for a band, filtered to the formats Canopy reads.
-func (p *sourcePanel) open(k bandKind) {
-	d := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
+// maskChoice is the mask asked for: "auto" or "none", and the buffer.
+func (p *sourcePanel) maskChoice() (string, int, error) {
+	n, err := parseBuffer(p.Buffer.Text)
+	if err != nil {
+		return "", 0, err
+	}
+	if p.Mask.Checked {
+		return "auto", n, nil
+	}
+	return "none", n, nil
+}
+
+func (p *sourcePanel) maskChanged() {
+	if p.quiet {
+		return
+	}
+	mask, n, err := p.maskChoice()
+	if err != nil {
+		dialog.ShowError(err, p.parent)
+		return
+	}
+	p.onMask(mask, n)
+}
+
+// setProduct shows the product src opens (nil: none open).
+func (p *sourcePanel) setProduct(src *bandSource) {
+	if src == nil || src.kind != srcProduct {
+		p.SceneLine.SetText("No product open")
+		p.Mask.Disable()
+		p.Buffer.Disable()
+		p.MaskInfo.SetText("")
+		return
+	}
+	p.SceneLine.SetText(sceneLine(src.info))
+	p.Mask.Enable()
+	p.Buffer.Enable()
+	p.MaskInfo.SetText(src.info.Mask.Description)
+}
+
+// pickFolder opens a product folder (.SAFE, a Landsat folder).
+func (p *sourcePanel) pickFolder() {
+	d := dialog.NewFolderOpen(func(u fyne.ListableURI, err error) {
 		if err != nil {
-			dialog.ShowError(fmt.Errorf("opening the %s band: %w", k, err), p.parent)
+			dialog.ShowError(err, p.parent)
 			return
 		}
-		if r == nil {
-			return // cancelled
-		}
-		path := r.URI().Path()
-		r.Close()
-		if err := p.SetFile(k, path); err != nil {
-			dialog.ShowError(err, p.parent)
+		if u != nil {
+			p.onOpen(u.Path())
 		}
 	}, p.parent)
-	d.SetFilter(storage.NewExtensionFileFilter([]string{".tif", ".tiff", ".TIF", ".TIFF", ".png", ".PNG"}))
-	d.SetTitleText("Open the " + k.String() + " band")
-	if other := p.picker(1 - k).path; other != "" {
-		if l, err := storage.ListerForURI(storage.NewFileURI(filepath.Dir(other))); err == nil {
-			d.SetLocation(l)
-		}
-	}
+	d.SetTitleText("Open a product folder (.SAFE, Landsat)")
 	d.Resize(fyne.NewSize(900, 600))
 	d.Show()
 }
 
-// SetFile chooses the file of a band, as the file dialog does: it reads
-// how many bands the file has (for the band picker) and shows its name
-// and size. A file that cannot be read is refused with the reason and the
-// previous choice stays.
-func (p *sourcePanel) SetFile(k bandKind, path string) error {
-	n, err := raster.Count(path)
-	if err != nil {
-		return fmt.Errorf("%s band: %w", k, err)
-	}
-	b := p.picker(k)
-	b.path, b.count = path, n
-	var bands []string
-	for i := 1; i <= n; i++ {
-		bands = append(bands, "Band "+strconv.Itoa(i))
-	}
-	b.Band.SetOptions(bands)
-	// A 4-band file is usually B, G, R, NIR: preselect what a user most
-	// likely wants, the user can change it.
-	sel := 1
-	if n >= 4 {
-		sel = map[bandKind]int{bandRed: 3, bandNIR: 4}[k]
-	}
-	b.Band.SetSelected("Band " + strconv.Itoa(sel))
-	if n > 1 {
-		b.Band.Enable()
-	} else {
-		b.Band.Disable()
-	}
-	size := ""
-	if fi, err := os.Stat(path); err == nil {
-		size = " · " + humanBytes(fi.Size())
-	}
-	b.File.SetText(fmt.Sprintf("%s%s · %d band%s", filepath.Base(path), size, n, plural(n)))
-	if p.Red.path != "" && p.NIR.path != "" {
-		p.Load.Enable()
-	}
-	return nil
-}
-
-// SetSpecs fills both band pickers from specs (FILE or FILE:B), as given
-// on the command line, without checking the files (loading does).
-func (p *sourcePanel) SetSpecs(red, nir string) {
-	for k, spec := range map[bandKind]string{bandRed: red, bandNIR: nir} {
-		if spec == "" {
-			continue
-		}
-		path, band, err := raster.ParseSpec(spec)
+// pickFile opens a product file (.zip, .tar, a STAC item, a GeoTIFF).
+func (p *sourcePanel) pickFile() {
+	d := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
 		if err != nil {
-			path, band = spec, 0
+			dialog.ShowError(err, p.parent)
+			return
 		}
-		if err := p.SetFile(k, path); err != nil {
-			b := p.picker(k)
-			b.path, b.count = path, max(band, 1)
-			b.File.SetText(filepath.Base(path))
-			continue
+		if r == nil {
+			return
 		}
-		if band > 0 {
-			p.picker(k).Band.SetSelected("Band " + strconv.Itoa(band))
-		}
-	}
-	if p.Red.path != "" && p.NIR.path != "" {
-		p.Load.Enable()
+		path := r.URI().Path()
+		r.Close()
+		p.onOpen(path)
+	}, p.parent)
+	d.SetFilter(storage.NewExtensionFileFilter([]string{".zip", ".tar", ".gz", ".tgz", ".json", ".tif", ".tiff", ".xml", ".ZIP", ".TAR", ".TIF", ".TIFF"}))
+	d.SetTitleText("Open a product (.zip, .tar, STAC item .json, GeoTIFF)")
+	d.Resize(fyne.NewSize(900, 600))
+	d.Show()
+}
+
+// openTyped opens the typed path.
+func (p *sourcePanel) openTyped() {
+	if s := strings.TrimSpace(p.Path.Text); s != "" {
+		p.onOpen(s)
 	}
 }
 
-// loadBands loads the chosen bands and computes them on the selected
-// backend.
-func (p *sourcePanel) loadBands() {
-	p.load("Loading bands", loadBands(p.Red.spec(), p.NIR.spec()))
-}
-
-// generate makes a fake scene and computes it on the selected backend.
+// generate makes a fake scene.
 func (p *sourcePanel) generate() {
 	seed, err := strconv.ParseUint(strings.TrimSpace(p.Seed.Text), 10, 64)
 	if err != nil {
@@ -259,21 +228,25 @@ func (p *sourcePanel) generate() {
 			n = s
 		}
 	}
-	p.load("Generating a scene", fakeBands(p.Scene.Selected, n, n, seed))
+	p.onGenerate(fakeSource(p.Scene.Selected, n, seed))
 }
 
-// showScene describes the bands of the scene shown.
-func (p *sourcePanel) showScene(s *scene) {
-	mb := float64(3*4*s.in.Pixels()) / (1 << 20)
+// showShown describes the bands shown.
+func (p *sourcePanel) showShown(s *shown) {
+	bytes := 4 * s.w * s.h // the index plane
+	for _, b := range s.set.bands {
+		bytes += len(b.Plane.Data)
+	}
+	bytes += len(s.set.mask)
 	geo := "no georeferencing"
-	if s.red.Geo.Valid() {
-		if a, ok := s.red.Geo.PixelArea(); ok {
+	if s.set.geo.Valid() {
+		if a, ok := s.set.geo.PixelArea(); ok {
 			geo = fmt.Sprintf("georeferenced, %.4g m² per pixel", a)
 		} else {
 			geo = "georeferenced"
 		}
 	}
-	p.shown.SetText(fmt.Sprintf("Shown: %d×%d, %s, %.0f MiB in memory (red, NIR, NDVI as float32)", s.in.Width, s.in.Height, geo, mb))
+	p.shown.SetText(fmt.Sprintf("Shown: %d×%d, %s, %s in memory (bands as stored, and the index as float32)", s.w, s.h, geo, humanBytes(int64(bytes))))
 }
 
 func plural(n int) string {

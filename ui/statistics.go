@@ -15,41 +15,51 @@ import (
 	"canopy/ui/render/colormap"
 )
 
-// Histogram bins over the NDVI range.
-const (
-	histBins       = 100
-	histLo, histHi = -1.0, 1.0
-)
+// histBins is the number of histogram bins over the index's range.
+const histBins = 100
 
-// sceneStats are the statistics of a scene's NDVI, computed by package
-// stats in the job that computed the NDVI.
+// sceneStats are the statistics of an index plane, computed by package
+// stats in the job that computed the plane.
 type sceneStats struct {
-	summary   stats.Summary
-	hist      []int
+	summary stats.Summary
+	// hist counts the values in histBins bins over [lo, hi]: the
+	// catalogue's range of the index, or a custom formula's min–max.
+	hist   []int
+	lo, hi float64
+	// classes are the NDVI classes' shares and areas (NDVI only).
 	classes   []stats.ClassShare
 	areaKnown bool
 }
 
-// summarize computes s's statistics (three parallel passes, no copy).
-func summarize(s *scene) *sceneStats {
-	area, ok := s.red.Geo.PixelArea()
+// summarize computes s's statistics (parallel passes, no copy).
+func summarize(s *shown) *sceneStats {
+	area, ok := s.set.geo.PixelArea()
 	if !ok || !(area > 0) {
 		area = math.NaN()
 	}
-	return &sceneStats{
-		summary:   stats.Summarize(s.ndvi),
-		hist:      stats.Histogram(s.ndvi, histBins, histLo, histHi),
-		classes:   stats.Classes(s.ndvi, area),
-		areaKnown: ok && area > 0,
+	st := &sceneStats{summary: stats.Summarize(s.plane), areaKnown: ok && area > 0}
+	r, ok := s.idx.fullRange()
+	if !ok {
+		if r, ok = colormap.MinMax(s.plane); !ok {
+			r = colormap.Full
+		}
 	}
+	st.lo, st.hi = r.Lo, r.Hi
+	st.hist = stats.Histogram(s.plane, histBins, st.lo, st.hi)
+	if s.idx.ndvi() {
+		st.classes = stats.Classes(s.plane, area)
+	}
+	return st
 }
 
 // statsPanel shows the histogram, the summary numbers and the classes.
 type statsPanel struct {
-	content fyne.CanvasObject
-	Hist    *histogram
-	Numbers *widget.Label
-	classes *fyne.Container
+	content   fyne.CanvasObject
+	histTitle *widget.Label
+	Hist      *histogram
+	Numbers   *widget.Label
+	clsTitle  *widget.Label
+	classes   *fyne.Container
 }
 
 func newStatsPanel() *statsPanel {
@@ -58,30 +68,40 @@ func newStatsPanel() *statsPanel {
 	p.Numbers = widget.NewLabel("")
 	p.Numbers.Wrapping = fyne.TextWrapWord
 	p.classes = container.NewVBox()
-	title := func(s string) fyne.CanvasObject {
+	title := func(s string) *widget.Label {
 		return widget.NewLabelWithStyle(s, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	}
+	p.histTitle, p.clsTitle = title("Histogram"), title("NDVI classes")
 	p.content = container.NewVScroll(container.NewVBox(
-		title("Histogram of NDVI"), p.Hist,
+		p.histTitle, p.Hist,
 		p.Numbers,
-		title("NDVI classes"), p.classes,
+		p.clsTitle, p.classes,
 	))
 	return p
 }
 
-// show fills the panel from st (nil: empty).
-func (p *statsPanel) show(st *sceneStats) {
+// show fills the panel from st, the statistics of idx (nil: empty).
+func (p *statsPanel) show(st *sceneStats, idx indexChoice) {
 	p.classes.RemoveAll()
 	if st == nil {
 		p.Numbers.SetText("")
-		p.Hist.set(nil)
+		p.Hist.set(nil, -1, 1)
 		return
 	}
-	p.Hist.set(st.hist)
+	p.histTitle.SetText("Histogram of " + idx.title())
+	p.Hist.set(st.hist, st.lo, st.hi)
 	sm := st.summary
 	p.Numbers.SetText(fmt.Sprintf("Min %.4f   Max %.4f   Mean %.4f   Std %.4f\nValid pixels %.2f %% (%s of %s)",
 		sm.Min, sm.Max, sm.Mean, sm.Std, 100*sm.ValidShare, thousands(sm.Valid), thousands(sm.Total)))
 
+	if st.classes == nil {
+		p.clsTitle.Hide()
+		note := widget.NewLabel("The class table (bare, sparse, moderate, dense) is defined for NDVI.")
+		note.SizeName = theme.SizeNameCaptionText
+		p.classes.Add(note)
+		return
+	}
+	p.clsTitle.Show()
 	grid := container.NewGridWithColumns(4,
 		widget.NewLabelWithStyle("Class", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		widget.NewLabelWithStyle("NDVI", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
@@ -134,22 +154,23 @@ func thousandsF(v float64) string {
 	return fmt.Sprintf("%.2f", v)
 }
 
-// histogram draws bin counts over [-1, 1] as bars coloured by the LUT, with
-// an axis. The counts come from stats.Histogram; it only scales them.
+// histogram draws bin counts over [lo, hi] as bars coloured by the LUT,
+// with an axis. The counts come from stats.Histogram; it only scales them.
 type histogram struct {
 	widget.BaseWidget
 	counts []int
+	lo, hi float64
 	lut    *colormap.LUT
 }
 
 func newHistogram() *histogram {
-	h := &histogram{}
+	h := &histogram{lo: -1, hi: 1}
 	h.ExtendBaseWidget(h)
 	return h
 }
 
-func (h *histogram) set(counts []int) {
-	h.counts = counts
+func (h *histogram) set(counts []int, lo, hi float64) {
+	h.counts, h.lo, h.hi = counts, lo, hi
 	h.Refresh()
 }
 
@@ -167,25 +188,25 @@ func (h *histogram) CreateRenderer() fyne.WidgetRenderer {
 	r := &histRenderer{h: h}
 	r.axis = canvas.NewLine(theme.Color(theme.ColorNameForeground))
 	r.axis.StrokeWidth = 1
-	for _, v := range []float64{-1, -0.5, 0, 0.5, 1} {
-		t := canvas.NewText(colormapTick(v), theme.Color(theme.ColorNameForeground))
+	for range 5 {
+		t := canvas.NewText("", theme.Color(theme.ColorNameForeground))
 		t.TextSize = theme.CaptionTextSize()
 		r.ticks = append(r.ticks, t)
-		r.tickV = append(r.tickV, v)
 	}
 	r.rebuild()
 	return r
 }
 
-func colormapTick(v float64) string {
-	if v == 0 {
+// tickValue is the value of tick i of n over [lo, hi].
+func (h *histogram) tickValue(i, n int) float64 {
+	return h.lo + float64(i)*(h.hi-h.lo)/float64(n-1)
+}
+
+func histTick(v, step float64) string {
+	if math.Abs(v) < step*1e-6 {
 		return "0"
 	}
-	s := fmt.Sprintf("%g", v)
-	if v < 0 {
-		s = "−" + s[1:]
-	}
-	return s
+	return tick(v)
 }
 
 type histRenderer struct {
@@ -193,7 +214,6 @@ type histRenderer struct {
 	bars  []*canvas.Rectangle
 	axis  *canvas.Line
 	ticks []*canvas.Text
-	tickV []float64
 	objs  []fyne.CanvasObject
 }
 
@@ -219,7 +239,7 @@ func (r *histRenderer) colour() {
 	for i, b := range r.bars {
 		c := color.Color(theme.Color(theme.ColorNamePrimary))
 		if r.h.lut != nil {
-			v := histLo + (float64(i)+0.5)*(histHi-histLo)/float64(n)
+			v := r.h.lo + (float64(i)+0.5)*(r.h.hi-r.h.lo)/float64(n)
 			c = r.h.lut.Color(float32(v))
 		}
 		b.FillColor = c
@@ -248,8 +268,10 @@ func (r *histRenderer) Layout(s fyne.Size) {
 	r.axis.Position1 = fyne.NewPos(0, plotH)
 	r.axis.Position2 = fyne.NewPos(s.Width, plotH)
 	for i, t := range r.ticks {
+		v := r.h.tickValue(i, len(r.ticks))
+		t.Text = histTick(v, (r.h.hi-r.h.lo)/float64(len(r.ticks)-1))
 		ts := t.MinSize()
-		x := float32((r.tickV[i]-histLo)/(histHi-histLo)) * s.Width
+		x := float32((v-r.h.lo)/(r.h.hi-r.h.lo)) * s.Width
 		x = fyne.Min(fyne.Max(x-ts.Width/2, 0), s.Width-ts.Width)
 		t.Move(fyne.NewPos(x, plotH+2))
 		t.Resize(ts)

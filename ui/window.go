@@ -15,28 +15,60 @@ import (
 
 	"canopy/compute"
 	"canopy/compute/backends"
+	"canopy/compute/scene"
 	"canopy/ui/render/colormap"
 )
 
-// Options say what the window opens on.
+// Options say what the window opens on: the user's settings, as `canopy
+// gui` takes them on its command line.
 type Options struct {
-	// Red and NIR are band specs (FILE or FILE:B) to load at start; when
-	// both are empty a fake scene is generated instead.
-	Red, NIR string
-	// Scene, Size and Seed describe the fake scene generated at start
-	// (landscape, 2048, 1 by default).
-	Scene      string
+	// Product is a product to open at start (scene.Open: a Sentinel-2
+	// .SAFE folder or .zip, a Landsat folder or .tar, a STAC item, an
+	// orthomosaic GeoTIFF). Bands are band specs (FILE or FILE:B) by role
+	// instead. With neither, a fake scene is generated.
+	Product string
+	Bands   map[string]string
+	// Fake, Size and Seed describe the fake scene (landscape, 2048, 1 by
+	// default).
+	Fake       string
 	Size, Seed int
+	// Index is the catalogue index computed at start (ndvi by default);
+	// Expr a formula of the user's instead.
+	Index, Expr string
+	// Mask ("auto" or "none") and MaskBuffer are a product's mask.
+	Mask       string
+	MaskBuffer int
 	// Backend is the backend computed on at start: a name (optionally
 	// name:mode) or "auto" (the fastest available, as the CLI picks).
 	Backend string
 	// Compare runs "Compare all" once the first map is shown.
 	Compare bool
 	// Repeat is the number of timed runs per backend in Compare all and
-	// the sweep (5 when 0).
+	// the sweeps (5 when 0).
 	Repeat int
 	// WindowSize is the initial window size (1440×900 when zero).
 	WindowSize fyne.Size
+}
+
+func (o *Options) defaults() {
+	if o.Fake == "" {
+		o.Fake = compute.SceneLandscape
+	}
+	if o.Size <= 0 {
+		o.Size = 2048
+	}
+	if o.Backend == "" {
+		o.Backend = "auto"
+	}
+	if o.Repeat <= 0 {
+		o.Repeat = 5
+	}
+	if o.Index == "" {
+		o.Index = "ndvi"
+	}
+	if o.Mask == "" {
+		o.Mask = "auto"
+	}
 }
 
 // hooks are what the tests and Main's smoke-test mode plug into a window;
@@ -52,36 +84,26 @@ type hooks struct {
 	onReady func()
 }
 
-func (o *Options) defaults() {
-	if o.Scene == "" {
-		o.Scene = compute.SceneLandscape
-	}
-	if o.Size <= 0 {
-		o.Size = 2048
-	}
-	if o.Backend == "" {
-		o.Backend = "auto"
-	}
-	if o.Repeat <= 0 {
-		o.Repeat = 5
-	}
-}
-
-// scene is what the window shows: the bands and the NDVI computed from
-// them. It is replaced whole, never edited, so a failed load or compute
-// leaves the previous one on screen.
-type scene struct {
-	red, nir *compute.Band
-	in       compute.Input
-	ndvi     []float32
-	label    string
-	backend  string // backend the NDVI was computed on
-	summary  *sceneStats
-	// stretches caches the stretches read from ndvi, by mode.
+// shown is what the window shows: an index computed from bands. It is
+// replaced whole, never edited (but for its cache of stretches), so a
+// failed load or compute leaves the previous one on screen.
+type shown struct {
+	src     bandSource
+	set     *bandSet
+	idx     indexChoice
+	plane   []float32
+	w, h    int
+	label   string // the source, for the header and exports
+	backend string // the run that computed it ("gl:mapped")
+	summary *sceneStats
+	masked  int
+	// stretches caches the stretches read from plane, by mode.
 	stretches map[string]colormap.Stretch
 }
 
-// Window is Canopy's main window. Its exported fields are the widgets a user
+// Window is Canopy's main window. It holds the state (where the bands
+// come from, the index, what is shown) and wires the panels, which get
+// callbacks, not the window. Its exported fields are the widgets a user
 // (and a test) acts on.
 type Window struct {
 	App fyne.App
@@ -90,17 +112,24 @@ type Window struct {
 	opts    Options
 	onReady func()
 	bridge  *bridge
-	backs   *backendPanel
 
-	scene   *scene
+	// The state, the event goroutine's: src is where the next bands come
+	// from, idx the index chosen (idxOK: its formula parses), set the
+	// bands loaded last, shown what is on screen.
+	src     bandSource
+	idx     indexChoice
+	idxOK   bool
+	set     *bandSet
+	shown   *shown
 	results []compute.BenchResult // latest run of each backend, for the timing chart
 	sweep   []compute.BenchResult
+	indices []compute.BenchResult // the indices-per-upload sweep
 	lut     *colormap.LUT
 	ramp    string
 	stretch string
 	ready   bool
 
-	// Map is the NDVI map.
+	// Map is the index map.
 	Map *MapView
 	// Compute runs the selected backend; CompareAll runs every available
 	// one; Sweep runs the size sweep; Cancel stops the running job.
@@ -108,12 +137,16 @@ type Window struct {
 	// Progress and ProgressLabel show the running job.
 	Progress      *widget.ProgressBar
 	ProgressLabel *widget.Label
-	// Status is the result of the last run ("go-parallel: … verified: max
-	// error …") or what went wrong; Probe the pixel under the cursor.
+	// Status is the result of the last run ("NDVI on go-parallel: …
+	// verified: max error …") or what went wrong; Probe the pixel under
+	// the cursor.
 	Status, Probe *widget.Label
-	// Scene names what is shown.
+	// SceneLabel names what is shown: the index and the source.
 	SceneLabel *widget.Label
 
+	backs     *backendPanel
+	index     *indexPanel
+	bands     *bandsPanel
 	source    *sourcePanel
 	colour    *colourPanel
 	stats     *statsPanel
@@ -125,7 +158,7 @@ type Window struct {
 }
 
 // NewWindow builds the main window on app and starts the first job: find
-// the backends, generate or load the start scene and compute it.
+// the backends, open or generate the start scene and compute it.
 func NewWindow(app fyne.App, opts Options) *Window { return newWindow(app, opts, hooks{}) }
 
 func newWindow(app fyne.App, opts Options, h hooks) *Window {
@@ -142,11 +175,12 @@ func newWindow(app fyne.App, opts Options, h hooks) *Window {
 	w.backs = newBackendPanel(bs)
 	w.backs.onPick = w.updateButtons
 	w.backs.onError = func(err error) { w.setStatus(err.Error(), false) }
+	w.src = fakeSource(opts.Fake, opts.Size, uint64(opts.Seed))
+	if len(opts.Bands) > 0 {
+		w.src = specSource(opts.Bands) // until the start job has read the files
+	}
 
 	w.build()
-	if opts.Red != "" || opts.NIR != "" {
-		w.source.SetSpecs(opts.Red, opts.NIR)
-	}
 	w.Win.SetOnClosed(w.close)
 	w.start()
 	return w
@@ -177,12 +211,24 @@ func (w *Window) build() {
 	w.SceneLabel = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	w.SceneLabel.Truncation = fyne.TextTruncateEllipsis
 
-	w.source = newSourcePanel(w.Win, w.opts, func(what string, mk bandsFunc) {
-		w.bridge.start(what, w.sceneJob(mk, w.runOrAuto(), w.ramp, w.stretch))
-	})
+	w.index = newIndexPanel()
+	w.index.onChange = w.indexChanged
+	w.index.onSubmit = w.computeSelected
+	// parseFlags checked the start index; a bad one here (a caller of
+	// NewWindow) shows its error in the panel.
+	_ = w.index.set(w.opts.Index, w.opts.Expr)
+	w.idx, w.idxOK = w.index.choice, w.index.valid
+	w.bands = newBandsPanel(w.Win)
+	w.bands.onSource = w.sourceChosen
+	w.source = newSourcePanel(w.Win, w.opts)
+	w.source.onOpen = w.openProduct
+	w.source.onGenerate = w.sourceChosen
+	w.source.onMask = w.maskChanged
 	w.colour = newColourPanel(w.Win, w.ramp, w.recolour)
+	w.colour.setIndex(w.idx)
 	w.stats = newStatsPanel()
-	w.charts = newChartsPanel(w.bridge.do, w.sizeSweep)
+	w.charts = newChartsPanel(w.bridge.do, w.sizeSweep, w.indexSweep)
+	w.bands.show(w.src, w.idx.roles())
 
 	w.zoomLabel = widget.NewLabelWithStyle("", fyne.TextAlignTrailing, fyne.TextStyle{})
 	w.Map.OnViewChanged = w.showZoom
@@ -198,7 +244,9 @@ func (w *Window) build() {
 	mapArea := container.NewBorder(mapHeader, nil, nil, w.colour.legend, w.Map)
 
 	sidebar := container.NewVScroll(container.NewVBox(
+		w.index.card,
 		w.source.card,
+		w.bands.card,
 		section("Backend", w.backs.box),
 		w.colour.card,
 	))
@@ -206,6 +254,7 @@ func (w *Window) build() {
 	w.tabs = container.NewAppTabs(
 		container.NewTabItemWithIcon("Timings", theme.HistoryIcon(), w.charts.timingTab),
 		container.NewTabItemWithIcon("Size sweep", theme.GridIcon(), w.charts.sweepTab),
+		container.NewTabItemWithIcon("Indices per upload", theme.ListIcon(), w.charts.indicesTab),
 		container.NewTabItemWithIcon("Statistics", theme.InfoIcon(), w.stats.content),
 	)
 
@@ -236,13 +285,14 @@ func (w *Window) build() {
 
 func (w *Window) mainMenu() *fyne.MainMenu {
 	file := fyne.NewMenu("File",
-		fyne.NewMenuItem("Open red band…", func() { w.source.open(bandRed) }),
-		fyne.NewMenuItem("Open NIR band…", func() { w.source.open(bandNIR) }),
+		fyne.NewMenuItem("Open scene folder…", w.source.pickFolder),
+		fyne.NewMenuItem("Open scene file…", w.source.pickFile),
 		fyne.NewMenuItemSeparator(),
 		fyne.NewMenuItem("Export map as PNG…", w.exportPNGDialog),
-		fyne.NewMenuItem("Export NDVI as GeoTIFF…", w.exportTIFFDialog),
-		fyne.NewMenuItem("Export timing chart…", func() { w.exportChartDialog(false) }),
-		fyne.NewMenuItem("Export sweep chart…", func() { w.exportChartDialog(true) }),
+		fyne.NewMenuItem("Export index as GeoTIFF…", w.exportTIFFDialog),
+		fyne.NewMenuItem("Export timing chart…", func() { w.exportChartDialog(chartTimings) }),
+		fyne.NewMenuItem("Export sweep chart…", func() { w.exportChartDialog(chartSweep) }),
+		fyne.NewMenuItem("Export indices chart…", func() { w.exportChartDialog(chartIndices) }),
 		fyne.NewMenuItem("Export timings as CSV…", w.exportCSVDialog),
 	)
 	view := fyne.NewMenu("View",
@@ -255,6 +305,7 @@ func (w *Window) mainMenu() *fyne.MainMenu {
 		fyne.NewMenuItem("Compute", w.computeSelected),
 		fyne.NewMenuItem("Compare all backends", w.compareAll),
 		fyne.NewMenuItem("Size sweep", w.sizeSweep),
+		fyne.NewMenuItem("Indices per upload", w.indexSweep),
 		fyne.NewMenuItem("Cancel", w.cancel),
 	)
 	return fyne.NewMainMenu(file, view, run)
@@ -267,12 +318,13 @@ func (w *Window) Wait() { w.bridge.wait() }
 // Busy reports whether a job is running.
 func (w *Window) Busy() bool { return w.bridge.busy() }
 
-// NDVI returns the NDVI plane shown and its size (nil before the first map).
-func (w *Window) NDVI() ([]float32, int, int) {
-	if w.scene == nil {
-		return nil, 0, 0
+// Plane returns the index plane shown, its name and size (nil before the
+// first map).
+func (w *Window) Plane() (plane []float32, name string, width, height int) {
+	if w.shown == nil {
+		return nil, "", 0, 0
 	}
-	return w.scene.ndvi, w.scene.in.Width, w.scene.in.Height
+	return w.shown.plane, w.shown.idx.name, w.shown.w, w.shown.h
 }
 
 // Results returns the latest timing of each backend shown in the chart.
@@ -283,6 +335,20 @@ func (w *Window) Results() []compute.BenchResult {
 // SweepResults returns the results of the last size sweep.
 func (w *Window) SweepResults() []compute.BenchResult {
 	return append([]compute.BenchResult(nil), w.sweep...)
+}
+
+// IndexSweepResults returns the results of the last indices-per-upload
+// sweep.
+func (w *Window) IndexSweepResults() []compute.BenchResult {
+	return append([]compute.BenchResult(nil), w.indices...)
+}
+
+// Masked returns how many pixels of the map the product's mask removed.
+func (w *Window) Masked() int {
+	if w.shown == nil {
+		return 0
+	}
+	return w.shown.masked
 }
 
 func (w *Window) setBusy(busy bool, label string) {
@@ -330,11 +396,9 @@ func (w *Window) setProgress(frac float64, msg string) {
 	}
 }
 
-// showJobError shows what went wrong in a dialog; the previous scene stays.
+// showJobError shows what went wrong in a dialog; the previous map stays.
 func (w *Window) showJobError(label string, err error) {
-	w.Status.SetText(label + " failed: " + firstLine(err.Error()))
-	w.Status.Importance = widget.DangerImportance
-	w.Status.Refresh()
+	w.setStatus(label+" failed: "+firstLine(err.Error()), false)
 	d := dialog.NewError(fmt.Errorf("%s failed:\n%w", label, err), w.Win)
 	d.Show()
 	if !w.ready {
@@ -367,18 +431,55 @@ func (w *Window) busyForOr(s string) string {
 	return s
 }
 
+// computable reports whether Compute can run now, and if not why.
+func (w *Window) computable() (bool, string) {
+	if !w.idxOK {
+		return false, "the formula does not parse: " + w.index.Error.Text
+	}
+	if miss := w.src.missing(w.idx.roles()); len(miss) > 0 {
+		return false, missingText(w.idx, w.src, miss)
+	}
+	sel := w.backs.selected
+	if sel == nil {
+		return false, "no backend is selected"
+	}
+	if !sel.info.Available {
+		return false, fmt.Sprintf("backend %s is unavailable: %s", sel.name(), sel.info.Reason)
+	}
+	return true, ""
+}
+
+// missingText says which bands an index lacks and how to give them.
+func missingText(idx indexChoice, src bandSource, miss []string) string {
+	what := idx.title()
+	if idx.cat == nil {
+		what = "the formula"
+	}
+	band := "band"
+	if len(miss) > 1 {
+		band = "bands"
+	}
+	s := fmt.Sprintf("%s needs the %s %s", what, strings.Join(miss, ", "), band)
+	switch {
+	case src.kind == srcProduct && !src.ortho():
+		return s + ", which this product does not have"
+	case src.ortho():
+		return s + ": choose its band under Bands"
+	}
+	return s + ": open a file for it under Bands"
+}
+
 // updateButtons enables what can be done now.
 func (w *Window) updateButtons() {
 	if w.Compute == nil {
 		return
 	}
-	haveBands := w.scene != nil
-	if sel := w.backs.selected; haveBands && sel != nil && sel.info.Available {
+	if ok, _ := w.computable(); ok {
 		w.Compute.Enable()
 	} else {
 		w.Compute.Disable()
 	}
-	if haveBands && w.anyAvailable() {
+	if w.shown != nil && w.anyAvailable() {
 		w.CompareAll.Enable()
 	} else {
 		w.CompareAll.Disable()
@@ -403,37 +504,48 @@ func (w *Window) runOrAuto() *runSpec {
 }
 
 // probe shows the pixel under the cursor: row/column, map coordinates when
-// georeferenced, red, NIR and NDVI.
+// georeferenced, the bands the index reads and the index.
 func (w *Window) probe(col, row int, inside, pinned bool) {
-	s := w.scene
+	s := w.shown
 	if s == nil || !inside {
 		if !pinned {
 			w.Probe.SetText("Hover over the map to read a pixel")
 		}
 		return
 	}
-	i := row*s.in.Width + col
+	i := row*s.w + col
 	var b strings.Builder
 	if pinned {
 		b.WriteString("Pinned: ")
 	}
 	fmt.Fprintf(&b, "row %d, col %d", row, col)
-	if s.red.Geo.Valid() {
-		if x, y, ok := s.red.Geo.PixelToMap(col, row); ok {
+	if s.set.geo.Valid() {
+		if x, y, ok := s.set.geo.PixelToMap(col, row); ok {
 			fmt.Fprintf(&b, "  ·  x %.2f, y %.2f", x, y)
 		}
 	}
-	fmt.Fprintf(&b, "  ·  red %s  NIR %s  NDVI %s", num(s.in.Red[i]), num(s.in.NIR[i]), ndviText(s.ndvi[i]))
+	b.WriteString("  · ")
+	for _, r := range s.idx.roles() {
+		if band, ok := s.set.band(r); ok {
+			fmt.Fprintf(&b, " %s %s", r, num(scene.Value(band, i)))
+		}
+	}
+	v := "no data"
+	switch {
+	case s.set.mask != nil && s.set.mask[i] != 0:
+		v = "masked"
+	case s.plane[i] == s.plane[i]:
+		v = fmt.Sprintf("%.4f", s.plane[i])
+	}
+	fmt.Fprintf(&b, "  %s %s", s.idx.heading(), v)
 	w.Probe.SetText(b.String())
 }
 
-func num(v float32) string { return fmt.Sprintf("%.4g", v) }
-
-func ndviText(v float32) string {
+func num(v float64) string {
 	if v != v {
 		return "no data"
 	}
-	return fmt.Sprintf("%.4f", v)
+	return fmt.Sprintf("%.4g", v)
 }
 
 func firstLine(s string) string {
@@ -443,16 +555,16 @@ func firstLine(s string) string {
 	return s
 }
 
-// showScene puts s on screen: the map, the legend, the statistics.
-func (w *Window) showScene(s *scene) {
-	old := w.scene
-	w.scene = s
-	w.SceneLabel.SetText(s.label)
+// show puts s on screen: the map, the legend, the statistics.
+func (w *Window) show(s *shown) {
+	old := w.shown
+	w.shown = s
+	w.SceneLabel.SetText(s.idx.title() + " — " + s.label)
 	w.applyColour(false)
-	w.stats.show(s.summary)
-	w.source.showScene(s)
+	w.stats.show(s.summary, s.idx)
+	w.source.showShown(s)
 	w.updateButtons()
-	if old != nil && len(old.ndvi) >= bigImage && (len(s.ndvi) != len(old.ndvi) || &old.ndvi[0] != &s.ndvi[0]) {
+	if old != nil && len(old.plane) >= bigImage && &old.plane[0] != &s.plane[0] {
 		// A big plane was dropped: give its memory back now rather than at
 		// the next GC cycle, so that RSS stays near one scene.
 		go debug.FreeOSMemory()

@@ -18,6 +18,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"canopy/compute"
+	"canopy/compute/index"
 	"canopy/compute/raster"
 	"canopy/ui/render/colormap"
 )
@@ -56,7 +57,7 @@ func (f *fakeBackend) Run(in compute.Input, out []float32) (compute.Timings, err
 	for i := range out {
 		out[i] = compute.Pixel(in.Red[i], in.NIR[i], in.Nodata)
 	}
-	return f.timings(), nil
+	return f.timings(1), nil
 }
 
 // RunJob computes any index job with the float64 truth rounded to
@@ -73,17 +74,21 @@ func (f *fakeBackend) RunJob(j *compute.Job) (compute.Timings, error) {
 			j.Out[o][i] = float32(j.Reference64(o, i))
 		}
 	}
-	t := f.timings()
+	t := f.timings(len(j.Out))
 	if f.jobs.Add(1) == 1 {
 		t.Setup = time.Millisecond // the first call sets up, as real backends do
 	}
 	return t, nil
 }
 
-func (f *fakeBackend) timings() compute.Timings {
-	t := compute.Timings{Kernel: 2 * time.Millisecond}
+// timings are the fixed times of a run of n indices: the CPU's kernel
+// 2 ms an index; the GPU's 0.5 ms an index, its transfers 5 ms a job (so
+// that with its transfers it beats the CPU from 5 + 0.5n = 2n, n = 10/3,
+// indices per upload).
+func (f *fakeBackend) timings(n int) compute.Timings {
+	t := compute.Timings{Kernel: time.Duration(n) * 2 * time.Millisecond}
 	if f.gpu {
-		t.Upload, t.Kernel, t.Download = 3*time.Millisecond, time.Millisecond/2, 2*time.Millisecond
+		t.Upload, t.Kernel, t.Download = 3*time.Millisecond, time.Duration(n)*time.Millisecond/2, 2*time.Millisecond
 	}
 	t.Total = t.Upload + t.Kernel + t.Download
 	return t
@@ -136,7 +141,7 @@ func tappable(t *testing.T, o fyne.CanvasObject) fyne.Tappable {
 func TestWindowBuilds(t *testing.T) {
 	ready := 0
 	w := newTestWindow(t, Options{}, hooks{onReady: func() { ready++ }})
-	ndvi, wd, ht := w.NDVI()
+	ndvi, wd, ht := ndviOf(w)
 	if ndvi == nil || wd != 64 || ht != 64 {
 		t.Fatalf("first map: got %d×%d (nil %v), want 64×64", wd, ht, ndvi == nil)
 	}
@@ -171,7 +176,7 @@ func TestWindowBuilds(t *testing.T) {
 func TestComputeUpdatesMapAndChart(t *testing.T) {
 	_, gpu, _, bs := testBackends()
 	w := newTestWindow(t, Options{}, hooks{backends: bs})
-	before, _, _ := w.NDVI()
+	before, _, _ := ndviOf(w)
 	if n := len(w.Results()); n != 1 {
 		t.Fatalf("%d results after the first map, want 1", n)
 	}
@@ -189,12 +194,12 @@ func TestComputeUpdatesMapAndChart(t *testing.T) {
 	if gpu.runs.Load() == runs {
 		t.Fatal("Compute did not run the selected backend")
 	}
-	after, _, _ := w.NDVI()
+	after, _, _ := ndviOf(w)
 	if &after[0] == &before[0] {
 		t.Error("the map still shows the old NDVI plane")
 	}
-	if w.scene.backend != compute.NameGL {
-		t.Errorf("map computed on %q", w.scene.backend)
+	if w.shown.backend != compute.NameGL {
+		t.Errorf("map computed on %q", w.shown.backend)
 	}
 	rs := w.Results()
 	if len(rs) != 2 || rs[0].Backend != compute.NameGo || rs[1].Backend != compute.NameGL {
@@ -206,7 +211,7 @@ func TestComputeUpdatesMapAndChart(t *testing.T) {
 	if got := w.charts.Timing.Results(); len(got) != 2 {
 		t.Errorf("timing chart shows %d results, want 2", len(got))
 	}
-	if !strings.HasPrefix(w.Status.Text, "gl, 64×64: kernel 0.500 ms, with transfers 5.50 ms") ||
+	if !strings.HasPrefix(w.Status.Text, "NDVI on gl, 64×64: kernel 0.500 ms, with transfers 5.50 ms") ||
 		!strings.Contains(w.Status.Text, "(setup 1.00 ms apart) · verified: max error ") {
 		t.Errorf("status %q", w.Status.Text)
 	}
@@ -272,10 +277,10 @@ func TestHostBuffersMode(t *testing.T) {
 	if host == nil || !host.HostBuffers || !host.Verified || len(w.Results()) != 3 {
 		t.Errorf("results after gl:mapped and gl:host: %+v", w.Results())
 	}
-	if w.scene.backend != "gl:host" || !strings.HasPrefix(w.Status.Text, "gl:host, 64×64") {
-		t.Errorf("map from %q, status %q", w.scene.backend, w.Status.Text)
+	if w.shown.backend != "gl:host" || !strings.HasPrefix(w.Status.Text, "NDVI on gl:host, 64×64") {
+		t.Errorf("map from %q, status %q", w.shown.backend, w.Status.Text)
 	}
-	if rep := compute.Verify(w.scene.in, w.scene.ndvi); !rep.OK() {
+	if rep := verifyShown(t, w); !rep.OK() {
 		t.Errorf("the map after a host-buffer run: %s", rep)
 	}
 	if err := w.SelectBackend("gl:subdata"); err != nil || sel.Selected != "subdata" {
@@ -346,6 +351,29 @@ func TestUnavailableBackendCannotStart(t *testing.T) {
 	}
 }
 
+// ndviOf returns the plane shown and its size, failing the test if it is
+// not NDVI.
+func ndviOf(w *Window) ([]float32, int, int) {
+	p, name, wd, ht := w.Plane()
+	if p != nil && name != "ndvi" {
+		panic("the map shows " + name + ", not ndvi")
+	}
+	return p, wd, ht
+}
+
+// verifyShown checks the plane shown against the float64 truth of its
+// bands and index.
+func verifyShown(t *testing.T, w *Window) compute.Report {
+	t.Helper()
+	s := w.shown
+	j, err := compute.NewJob(s.set.bands, s.set.mask, []string{s.idx.name}, []*index.Expr{s.idx.expr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(j.Out[0], s.plane)
+	return compute.VerifyJob(j)[0]
+}
+
 // writeBand writes a w×h float32 GeoTIFF band.
 func writeBand(t *testing.T, path string, w, h int, v float32) {
 	t.Helper()
@@ -378,33 +406,36 @@ func dialogText(w *Window) string {
 
 func TestLoadErrorKeepsMap(t *testing.T) {
 	w := newTestWindow(t, Options{})
-	before, _, _ := w.NDVI()
+	before, _, _ := ndviOf(w)
 	label := w.SceneLabel.Text
 
 	dir := t.TempDir()
 	red, nir := filepath.Join(dir, "red.tif"), filepath.Join(dir, "nir.tif")
 	writeBand(t, red, 32, 32, 0.1)
 	writeBand(t, nir, 16, 16, 0.5)
-	if err := w.source.SetFile(bandRed, red); err != nil {
+	if err := w.bands.SetFile("red", red); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.source.SetFile(bandNIR, nir); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(w.source.Red.File.Text, "red.tif") {
-		t.Errorf("red file shown as %q", w.source.Red.File.Text)
-	}
-	if w.source.Load.Disabled() {
-		t.Fatal("Load is disabled with both bands chosen")
-	}
-	test.Tap(w.source.Load)
 	w.Wait()
+	if got := w.bands.Row("red").Detail.Text; !strings.Contains(got, "red.tif") {
+		t.Errorf("red file shown as %q", got)
+	}
+	if got := w.bands.Row("nir").Detail.Text; !strings.Contains(got, "no file") {
+		t.Errorf("nir, not chosen yet, shown as %q", got)
+	}
+	if !w.Compute.Disabled() || !strings.Contains(w.Status.Text, "needs the nir band") {
+		t.Errorf("with no NIR band: Compute enabled %v, status %q", !w.Compute.Disabled(), w.Status.Text)
+	}
+	if err := w.bands.SetFile("nir", nir); err != nil {
+		t.Fatal(err)
+	}
+	w.Wait() // both bands chosen: computed at once
 
 	msg := dialogText(w)
 	if !strings.Contains(msg, "red.tif") || !strings.Contains(msg, "nir.tif") || !strings.Contains(msg, "size") {
 		t.Errorf("error dialog says %q, want both files and the reason", msg)
 	}
-	after, _, _ := w.NDVI()
+	after, _, _ := ndviOf(w)
 	if &after[0] != &before[0] || w.SceneLabel.Text != label {
 		t.Error("a failed load replaced the map")
 	}
@@ -415,11 +446,11 @@ func TestLoadErrorKeepsMap(t *testing.T) {
 	// A file that is no raster at all is refused when chosen.
 	bad := filepath.Join(dir, "notes.tif")
 	os.WriteFile(bad, []byte("not a tiff"), 0o644)
-	if err := w.source.SetFile(bandRed, bad); err == nil || !strings.Contains(err.Error(), "notes.tif") {
+	if err := w.bands.SetFile("red", bad); err == nil || !strings.Contains(err.Error(), "notes.tif") {
 		t.Errorf("SetFile(notes.tif) = %v, want an error naming the file", err)
 	}
-	if !strings.Contains(w.source.Red.File.Text, "red.tif") {
-		t.Errorf("the refused file replaced the red band: %q", w.source.Red.File.Text)
+	if got := w.bands.Row("red").Detail.Text; !strings.Contains(got, "red.tif") {
+		t.Errorf("the refused file replaced the red band: %q", got)
 	}
 }
 
@@ -429,11 +460,10 @@ func TestLoadBands(t *testing.T) {
 	red, nir := filepath.Join(dir, "red.tif"), filepath.Join(dir, "nir.tif")
 	writeBand(t, red, 40, 30, 0.1)
 	writeBand(t, nir, 40, 30, 0.5)
-	w.source.SetFile(bandRed, red)
-	w.source.SetFile(bandNIR, nir)
-	test.Tap(w.source.Load)
+	w.bands.SetFile("red", red)
+	w.bands.SetFile("nir", nir)
 	w.Wait()
-	ndvi, wd, ht := w.NDVI()
+	ndvi, wd, ht := ndviOf(w)
 	if wd != 40 || ht != 30 {
 		t.Fatalf("loaded %d×%d, want 40×30", wd, ht)
 	}
@@ -443,6 +473,9 @@ func TestLoadBands(t *testing.T) {
 	}
 	if msg := dialogText(w); msg != "" {
 		t.Errorf("unexpected dialog %q", msg)
+	}
+	if !strings.Contains(w.SceneLabel.Text, "NDVI — red.tif + nir.tif, 40×30") {
+		t.Errorf("scene label %q", w.SceneLabel.Text)
 	}
 }
 
@@ -454,10 +487,10 @@ func TestGenerateScene(t *testing.T) {
 	test.Type(w.source.Seed, "17")
 	test.Tap(w.source.Generate)
 	w.Wait()
-	if _, wd, _ := w.NDVI(); wd != 256 {
+	if _, wd, _ := ndviOf(w); wd != 256 {
 		t.Fatalf("generated width %d", wd)
 	}
-	if got := w.SceneLabel.Text; got != "Fake noise, 256×256, seed 17" {
+	if got := w.SceneLabel.Text; got != "NDVI — Fake noise, 256×256, seed 17" {
 		t.Errorf("scene %q", got)
 	}
 	// A bad seed is refused with a dialog; the map stays.
@@ -467,7 +500,7 @@ func TestGenerateScene(t *testing.T) {
 	if !strings.Contains(strings.ToLower(dialogText(w)), "seed") {
 		t.Errorf("no dialog for a bad seed: %q", dialogText(w))
 	}
-	if _, wd, _ := w.NDVI(); wd != 256 {
+	if _, wd, _ := ndviOf(w); wd != 256 {
 		t.Error("the map changed after a refused seed")
 	}
 }
@@ -504,7 +537,7 @@ func TestCompareAllAndSweep(t *testing.T) {
 func TestCancel(t *testing.T) {
 	cpu, _, _, bs := testBackends()
 	w := newTestWindow(t, Options{}, hooks{backends: bs})
-	before, _, _ := w.NDVI()
+	before, _, _ := ndviOf(w)
 	cpu.delay = 300 * time.Millisecond
 	test.Tap(w.Compute)
 	if !w.Busy() || w.Cancel.Disabled() {
@@ -515,7 +548,7 @@ func TestCancel(t *testing.T) {
 		t.Error("still busy after Cancel")
 	}
 	w.Wait()
-	after, _, _ := w.NDVI()
+	after, _, _ := ndviOf(w)
 	if &after[0] != &before[0] {
 		t.Error("a cancelled compute replaced the map")
 	}
@@ -531,10 +564,10 @@ func TestColourAndStretch(t *testing.T) {
 	if w.ramp != colormap.RampViridis || w.lut.Ramp() != colormap.RampViridis {
 		t.Fatalf("ramp %q", w.ramp)
 	}
-	w.colour.Stretch.SetSelected(stretchChoices[1].label) // min/max
+	w.colour.Stretch.SetSelected(labelMinMax)
 	w.Wait()
 	r := w.lut.Range()
-	sm := w.scene.summary.summary
+	sm := w.shown.summary.summary
 	if float32(r.Lo) < float32(sm.Min)-1e-6 || r.Hi > sm.Max+1e-3 || r == colormap.Full {
 		t.Errorf("min/max stretch %v, data %v … %v", r, sm.Min, sm.Max)
 	}
@@ -549,7 +582,7 @@ func TestColourAndStretch(t *testing.T) {
 
 func TestStatistics(t *testing.T) {
 	w := newTestWindow(t, Options{})
-	st := w.scene.summary
+	st := w.shown.summary
 	if st == nil || st.summary.Total != 64*64 {
 		t.Fatalf("stats %+v", st)
 	}
@@ -606,17 +639,17 @@ func TestExport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ndvi, _, _ := w.NDVI()
+	ndvi, _, _ := ndviOf(w)
 	if b.Width != 64 || b.Data[100] != ndvi[100] && !(b.Data[100] != b.Data[100]) {
 		t.Errorf("GeoTIFF round trip: %d wide, %v vs %v", b.Width, b.Data[100], ndvi[100])
 	}
 	if err := w.ExportCSV(filepath.Join(dir, "t.csv")); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.ExportChart(filepath.Join(dir, "t.png"), false); err != nil {
+	if err := w.ExportChart(filepath.Join(dir, "t.png"), chartTimings); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.ExportChart(filepath.Join(dir, "s.png"), true); err != errNothing {
+	if err := w.ExportChart(filepath.Join(dir, "s.png"), chartSweep); err != errNothing {
 		t.Errorf("sweep chart with no sweep: %v", err)
 	}
 }
@@ -628,12 +661,12 @@ func TestStartOnFiles(t *testing.T) {
 	red, nir := filepath.Join(dir, "B04.tif"), filepath.Join(dir, "B08.tif")
 	writeBand(t, red, 24, 20, 0.2)
 	writeBand(t, nir, 24, 20, 0.6)
-	w := newTestWindow(t, Options{Red: red, NIR: nir})
-	if _, wd, ht := w.NDVI(); wd != 24 || ht != 20 {
+	w := newTestWindow(t, Options{Bands: map[string]string{"red": red, "nir": nir}})
+	if _, wd, ht := ndviOf(w); wd != 24 || ht != 20 {
 		t.Fatalf("start map %d×%d, want 24×20", wd, ht)
 	}
-	if !strings.Contains(w.source.NIR.File.Text, "B08.tif") || w.source.Load.Disabled() {
-		t.Errorf("band pickers not filled: %q", w.source.NIR.File.Text)
+	if got := w.bands.Row("nir").Detail.Text; !strings.Contains(got, "B08.tif") {
+		t.Errorf("band rows not filled: %q", got)
 	}
 	if !strings.Contains(w.SceneLabel.Text, "B04.tif + B08.tif") {
 		t.Errorf("scene %q", w.SceneLabel.Text)
@@ -645,8 +678,8 @@ func TestStartOnMissingFile(t *testing.T) {
 	nir := filepath.Join(dir, "B08.tif")
 	writeBand(t, nir, 24, 20, 0.6)
 	ready := false
-	w := newTestWindow(t, Options{Red: filepath.Join(dir, "B04.tif"), NIR: nir}, hooks{onReady: func() { ready = true }})
-	if ndvi, _, _ := w.NDVI(); ndvi != nil {
+	w := newTestWindow(t, Options{Bands: map[string]string{"red": filepath.Join(dir, "B04.tif"), "nir": nir}}, hooks{onReady: func() { ready = true }})
+	if ndvi, _, _ := ndviOf(w); ndvi != nil {
 		t.Error("a map without a red band")
 	}
 	if msg := dialogText(w); !strings.Contains(msg, "B04.tif") {
@@ -655,7 +688,10 @@ func TestStartOnMissingFile(t *testing.T) {
 	if !ready {
 		t.Error("OnReady not called after a failed start: a smoke test would hang")
 	}
-	if !w.Compute.Disabled() || !w.CompareAll.Disabled() {
-		t.Error("Compute or Compare all enabled with no bands")
+	if !w.CompareAll.Disabled() {
+		t.Error("Compare all enabled with no map")
+	}
+	if got := w.bands.Row("red").Detail.Text; !strings.Contains(got, "B04.tif") {
+		t.Errorf("the red band's row says %q, want the file asked for (to replace it)", got)
 	}
 }

@@ -26,6 +26,28 @@ func IndexCount(r compute.BenchResult) int {
 	return strings.Count(r.Index, ",") + 1
 }
 
+// indexTitle names the index the results timed, for a chart's title:
+// "NDVI" (also for results that do not say), "NDVI, EVI", or "Index" for a
+// custom formula or results of different indices.
+func indexTitle(results []compute.BenchResult) string {
+	name := ""
+	for i, r := range results {
+		if i > 0 && r.Index != name {
+			return "Index"
+		}
+		name = r.Index
+	}
+	if name == "" {
+		return "NDVI"
+	}
+	for _, c := range name {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == ',') {
+			return "Index"
+		}
+	}
+	return strings.ReplaceAll(strings.ToUpper(name), ",", ", ")
+}
+
 // IndexCrossover is Crossover with the number of indices per upload on the
 // x axis instead of the image size: the smallest count from which the GPU
 // backend (a name or a name:mode label) beats the fastest CPU backend run

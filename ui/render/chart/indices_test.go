@@ -67,3 +67,24 @@ func TestIndexSweepDraws(t *testing.T) {
 		t.Error("an empty chart was drawn")
 	}
 }
+
+func TestIndexTitle(t *testing.T) {
+	rs := func(names ...string) []compute.BenchResult {
+		var out []compute.BenchResult
+		for _, n := range names {
+			out = append(out, compute.BenchResult{Index: n})
+		}
+		return out
+	}
+	for _, c := range []struct {
+		rs   []compute.BenchResult
+		want string
+	}{
+		{rs(""), "NDVI"}, {rs("ndvi", "ndvi"), "NDVI"}, {rs("evi"), "EVI"}, {rs("ndvi,evi"), "NDVI, EVI"},
+		{rs("ndvi", "evi"), "Index"}, {rs("(nir - swir1) / (nir + swir1)"), "Index"},
+	} {
+		if got := indexTitle(c.rs); got != c.want {
+			t.Errorf("indexTitle(%v) = %q, want %q", c.rs, got, c.want)
+		}
+	}
+}

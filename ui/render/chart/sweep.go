@@ -151,7 +151,7 @@ func drawSweep(dc draw.Canvas, results []compute.BenchResult) error {
 
 	p := plot.New()
 	sans(p)
-	p.Title.Text = "NDVI time against image size (median)"
+	p.Title.Text = indexTitle(results) + " time against image size (median)"
 	p.X.Label.Text = "pixels"
 	p.Y.Label.Text = "milliseconds"
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}

@@ -80,9 +80,9 @@ func sizeTitle(results []compute.BenchResult) string {
 		rep = max(rep, r.Repeat)
 	}
 	if same {
-		return fmt.Sprintf("NDVI of %d×%d pixels, median of %d runs", w, h, rep)
+		return fmt.Sprintf("%s of %d×%d pixels, median of %d runs", indexTitle(results), w, h, rep)
 	}
-	return fmt.Sprintf("NDVI, median of %d runs", rep)
+	return fmt.Sprintf("%s, median of %d runs", indexTitle(results), rep)
 }
 
 // rowTicks labels row i (drawn at y = n-1-i) with labels[i].
