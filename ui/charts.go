@@ -167,9 +167,13 @@ func (p *chartsPanel) showTimings(rs []compute.BenchResult) {
 		grid.Add(cell(fmt.Sprintf("%.0f%%", r.KernelPct)))
 		grid.Add(check)
 	}
-	note := widget.NewLabel(fmt.Sprintf("%s, %d×%d, medians of %d runs after a warm-up (a single Compute: one run, not the first call); setup (context, compile, buffers) apart. "+
+	runs := fmt.Sprintf("medians of %d runs after a warm-up", rs[0].Repeat)
+	if rs[0].Repeat <= 1 {
+		runs = "one run each (Compute times a run that is not the first call; Compare all takes medians)"
+	}
+	note := widget.NewLabel(fmt.Sprintf("%s, %d×%d, %s; setup (context, compile, buffers) apart. "+
 		"Kernel GB/s count the bytes the job moves (bands as stored, mask, output); the ceiling is a host memory copy for CPU backends, a device copy for GPU ones.",
-		rs[0].Index, rs[0].Width, rs[0].Height, rs[0].Repeat))
+		strings.ToUpper(rs[0].Index), rs[0].Width, rs[0].Height, runs))
 	note.Wrapping = fyne.TextWrapWord
 	note.SizeName = theme.SizeNameCaptionText
 	p.table.Add(grid)
