@@ -89,8 +89,12 @@ func tileBytes(tiles [][]byte) (n int64) {
 func BenchmarkDeflateEncode(b *testing.B) {
 	for _, kind := range []string{"uint16", "ndvi"} {
 		tiles := codecTiles()[kind]
-		for _, level := range []int{1, 6} {
-			b.Run(kind+"/klauspost/"+string(rune('0'+level)), func(b *testing.B) {
+		for _, level := range []int{-2, 1, 6} {
+			name := string(rune('0' + level))
+			if level == -2 {
+				name = "huffman"
+			}
+			b.Run(kind+"/klauspost/"+name, func(b *testing.B) {
 				b.SetBytes(tileBytes(tiles))
 				runtime.LockOSThread()
 				defer runtime.UnlockOSThread()
@@ -111,10 +115,10 @@ func BenchmarkDeflateEncode(b *testing.B) {
 				cpuRate(b, tileBytes(tiles), t0)
 				b.ReportMetric(float64(tileBytes(tiles))/float64(total), "ratio")
 			})
-			if !libdeflate.Available {
+			if !libdeflate.Available || level < 1 {
 				continue
 			}
-			b.Run(kind+"/libdeflate/"+string(rune('0'+level)), func(b *testing.B) {
+			b.Run(kind+"/libdeflate/"+name, func(b *testing.B) {
 				b.SetBytes(tileBytes(tiles))
 				runtime.LockOSThread()
 				defer runtime.UnlockOSThread()

@@ -91,6 +91,8 @@ type cogLevel struct {
 	out           io.WriterAt
 	pos           int64
 	scratch       *os.File // nil for the full resolution
+	tiles         [][]byte // the row of tiles being written, compressed
+	row           []byte   // the same with leaders and trailers
 }
 
 // NewCOG starts a COG of width×height pixels with bands float32 bands,
@@ -167,7 +169,7 @@ func NewCOG(w io.WriterAt, width, height, bands int, geo *compute.GeoRef, opt CO
 func resolveLevel(comp Compression, level int) (int, error) {
 	switch comp {
 	case Deflate:
-		if level < 0 || level > 9 {
+		if level < HuffmanOnly || level > 9 {
 			return 0, fmt.Errorf("DEFLATE level %d: must be 1 to 9", level)
 		}
 	case ZSTD:
@@ -328,7 +330,10 @@ func (c *COGWriter) writeTiles(l *cogLevel) error {
 		}
 		c.encs = append(c.encs, e)
 	}
-	outs := make([][]byte, l.across)
+	if len(l.tiles) < l.across {
+		l.tiles = make([][]byte, l.across)
+	}
+	outs := l.tiles[:l.across]
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	var errOnce sync.Once
@@ -351,7 +356,7 @@ func (c *COGWriter) writeTiles(l *cogLevel) error {
 					errOnce.Do(func() { err = e2 })
 					return
 				}
-				outs[t] = append(make([]byte, 0, len(z)+8), z...)
+				outs[t] = append(outs[t][:0], z...)
 			}
 		}()
 	}
@@ -359,7 +364,7 @@ func (c *COGWriter) writeTiles(l *cogLevel) error {
 	if err != nil {
 		return fmt.Errorf("compress tile: %w", err)
 	}
-	var buf []byte
+	buf := l.row[:0]
 	start := l.pos
 	for t, z := range outs {
 		var lead [4]byte
@@ -370,6 +375,7 @@ func (c *COGWriter) writeTiles(l *cogLevel) error {
 		buf = append(buf, z...)
 		buf = append(buf, z[len(z)-4:]...)
 	}
+	l.row = buf
 	if _, err := l.out.WriteAt(buf, l.pos); err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package geotiff
 
 import (
 	"bytes"
+	"encoding/binary"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -266,3 +267,49 @@ func TestCOGErrors(t *testing.T) {
 type onlyWriter struct{}
 
 func (onlyWriter) WriteAt(p []byte, off int64) (int, error) { return len(p), nil }
+
+func TestPredictorFastPathsMatchTheDefinition(t *testing.T) {
+	g := rand.New(rand.NewPCG(9, 9))
+	for _, spp := range []int{1, 2, 3} {
+		for _, c := range []struct{ w, vw, rows int }{{16, 16, 16}, {32, 7, 5}, {48, 48, 1}} {
+			bands := make([][]float32, spp)
+			for b := range bands {
+				bands[b] = make([]float32, c.w*c.rows)
+				for i := range bands[b] {
+					bands[b][i] = float32(g.NormFloat64())
+					if g.IntN(9) == 0 {
+						bands[b][i] = float32(math.NaN())
+					}
+				}
+			}
+			ts := 16 * ((c.w + 15) / 16)
+			fast, _ := newTileEncoder(NoCompression, 0, Float32, spp, ts, 3)
+			fast.pred = 3
+			fast.fill(bands, c.w, 0, c.vw, c.rows)
+			got, _ := fast.compress()
+			// The definition: little-endian samples, then libtiff's
+			// byte split and difference.
+			want := make([]byte, ts*ts*spp*4)
+			tmp := make([]byte, ts*spp*4)
+			rb := ts * spp * 4
+			for r := range c.rows {
+				for b := range bands {
+					for x := range c.vw {
+						v := bands[b][r*c.w+x]
+						bits := math.Float32bits(v)
+						if v != v {
+							bits = canonicalNaN
+						}
+						binary.LittleEndian.PutUint32(want[r*rb+4*(x*spp+b):], bits)
+					}
+				}
+			}
+			for r := 0; r < len(want); r += rb {
+				applyFloatPredictorStride(want[r:r+rb], tmp, 4, spp)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("%d bands, %+v: the fast predictor differs from the definition", spp, c)
+			}
+		}
+	}
+}

@@ -56,7 +56,7 @@ type WriteOptions struct {
 	Compression Compression
 	// Level is the compression level: 1-9 for DEFLATE (libdeflate's
 	// levels when it is linked in), 1-22 for ZSTD (as zstd's command line
-	// counts); 0 means the default.
+	// counts); 0 means the default; HuffmanOnly, Huffman codes alone.
 	Level int
 	// TileSize is the tile side in pixels, a multiple of 16; 0 means 256.
 	TileSize int
@@ -348,7 +348,7 @@ func encode[T Sample](w io.WriterAt, width, height int, bands [][]T, geo *comput
 		}
 		defer zenc.Close()
 	}
-	if opt.Compression == Deflate && (opt.Level < 0 || opt.Level > 9) {
+	if opt.Compression == Deflate && (opt.Level < HuffmanOnly || opt.Level > 9) {
 		return fmt.Errorf("DEFLATE level %d: must be 1 to 9", opt.Level)
 	}
 

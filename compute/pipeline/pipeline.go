@@ -116,7 +116,9 @@ type Options struct {
 	// for the run ("" for the default).
 	Backend compute.Backend
 	Mode    string
-	// Names and Exprs are the indices (compute.PlanJob's arguments).
+	// Names and Exprs are the indices (compute.PlanJob's arguments). With
+	// none, the blocks go from the readers to the sinks as they are (Out
+	// is empty): a pipeline that only copies or converts.
 	Names []string
 	Exprs []*index.Expr
 	// Verify checks every block against the float64 truth
@@ -261,7 +263,7 @@ func Run(in *Input, opt Options, sinks ...Sink) (*Result, error) {
 	// The job of a first block's size fixes the program and the bands'
 	// order; every block's job swaps in its planes.
 	var tmpl *compute.Job
-	if !opt.DecodeOnly {
+	if !opt.DecodeOnly && outputs > 0 {
 		probe := make([]compute.BandInput, len(in.Bands))
 		for i, b := range in.Bands {
 			probe[i] = b.BandInput
@@ -387,6 +389,14 @@ func Run(in *Input, opt Options, sinks ...Sink) (*Result, error) {
 				release(b)
 				continue
 			}
+			if tmpl == nil { // no job: the bands go to the sinks
+				select {
+				case toVerify <- b:
+				case <-done:
+					return
+				}
+				continue
+			}
 			t := time.Now()
 			j := blockJob(tmpl, in, &b.Block)
 			bt, err := compute.RunJob(opt.Backend, j)
@@ -422,7 +432,7 @@ func Run(in *Input, opt Options, sinks ...Sink) (*Result, error) {
 		var reps []compute.Report
 		defer func() { mu.Lock(); res.Verify, res.Reports = busy, reps; mu.Unlock() }()
 		for b := range toVerify {
-			if opt.Verify {
+			if opt.Verify && b.job != nil {
 				t := time.Now()
 				rs := compute.VerifyJob(b.job)
 				if reps == nil {

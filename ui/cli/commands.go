@@ -5,15 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"canopy/compute"
 	"canopy/compute/geotiff"
 	"canopy/compute/outfile"
+	"canopy/compute/pipeline"
+	"canopy/compute/raster"
 	"canopy/ui/render/colormap"
 )
 
@@ -60,66 +65,124 @@ type indexReport struct {
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
-// pngStyle is how --png colours a map.
+// pngStyle is how --png colours a map, and its size (0: full; else the
+// longest side).
 type pngStyle struct {
 	ramp, stretch string
 	legend        bool
 	title         string
+	size          int
 }
 
-// writeOutputs writes the GeoTIFF (one band per index) and the PNGs (one
-// per index; a map alone gets a world file placing its pixels) of a run as
-// one set: never over an input, all of them or none, nothing left behind
-// on failure or interruption.
-// outWriter is what an output is encoded into.
+// outWriter is what an output is encoded into (the COG writer reads back
+// what it wrote to lay the file out).
 type outWriter interface {
 	io.Writer
 	io.WriterAt
+	io.ReaderAt
 }
 
 // wrapOutput lets tests inject a writer that fails part-way.
 var wrapOutput = func(w outWriter) outWriter { return w }
 
-func writeOutputs(inputs []string, tif string, pngs []string, j *compute.Job, geo *compute.GeoRef, sel selection, st pngStyle) error {
-	set := outfile.NewSet(inputs...)
-	defer set.Abort()
+// outputs are the GeoTIFF (a COG, one band per index) and the PNGs (one
+// per index; a map alone gets a world file placing its pixels) of a run,
+// written as the pipeline's blocks pass, as one outfile set: never over an
+// input, all of them or none, nothing left behind on failure or
+// interruption.
+type outputs struct {
+	set   *outfile.Set
+	cog   *geotiff.COGWriter
+	tif   string
+	maps  []*colormap.MapStream
+	paths []string
+	world []bool // a world file beside the map
+	geo   *compute.GeoRef
+	sinks []pipeline.Sink
+}
+
+// openOutputs starts the outputs of a w×h run.
+func openOutputs(inputs []string, tif string, pngs []string, w, h int, geo *compute.GeoRef, sel selection, st pngStyle) (*outputs, error) {
+	o := &outputs{set: outfile.NewSet(inputs...), tif: tif, geo: geo}
+	ok := false
+	defer func() {
+		if !ok {
+			o.abort()
+		}
+	}()
 	if tif != "" {
-		w, err := set.Create(tif)
+		fw, err := o.set.Create(tif)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if err := geotiff.WriteBandsTo(wrapOutput(w), j.Width, j.Height, j.Out, geo, geotiff.WriteOptions{NoData: "nan", Descriptions: sel.names}); err != nil {
-			return fmt.Errorf("write %s: %w", tif, err)
+		var out io.WriterAt = fw // with its descriptor
+		if wr := wrapOutput(fw); wr != outWriter(fw) {
+			out = wr
 		}
+		c, err := geotiff.NewCOG(out, w, h, len(sel.names), geo, geotiff.COGOptions{Descriptions: sel.names, ScratchDir: filepath.Dir(tif)})
+		if err != nil {
+			return nil, fmt.Errorf("write %s: %w", tif, err)
+		}
+		o.cog = c
+		o.sinks = append(o.sinks, pipeline.SinkFunc(func(b *pipeline.Block) error {
+			if err := c.WriteRows(b.Y0, b.Rows, b.Out); err != nil {
+				return fmt.Errorf("write %s: %w", tif, err)
+			}
+			return nil
+		}))
 	}
-	for o, p := range pngs {
+	for i, p := range pngs {
 		lo, hi := -1.0, 1.0
-		if c := sel.cat[o]; c != nil {
+		if c := sel.cat[i]; c != nil {
 			lo, hi = c.Range[0], c.Range[1]
 		}
 		title := st.title
 		if title == "" && len(sel.names) > 1 {
-			title = sel.names[o]
+			title = sel.names[i]
 		}
-		s := colormap.Stretch{Lo: lo, Hi: hi}
-		if st.stretch != "full" {
-			var err error
-			if s, err = colormap.StretchFor(st.stretch, j.Out[o]); err != nil {
-				return err
-			}
-		}
-		opt := colormap.PNGOptions{Ramp: st.ramp, Stretch: s, Legend: st.legend, Title: title, Geo: geo}
-		w, err := set.Create(p)
+		fw, err := o.set.Create(p)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if err := colormap.EncodePNG(wrapOutput(w), j.Out[o], j.Width, j.Height, opt); err != nil {
-			return fmt.Errorf("write map %s: %w", p, err)
+		opt := colormap.StreamOptions{PNGOptions: colormap.PNGOptions{Ramp: st.ramp, Stretch: colormap.Stretch{Lo: lo, Hi: hi}, Legend: st.legend, Title: title},
+			StretchMode: st.stretch, Size: st.size, ScratchDir: filepath.Dir(p)}
+		m, err := colormap.NewMapStream(wrapOutput(fw), w, h, opt)
+		if err != nil {
+			return nil, fmt.Errorf("write map %s: %w", p, err)
 		}
+		o.maps = append(o.maps, m)
+		o.paths = append(o.paths, p)
 		// A world file places the picture's pixels on the ground: only
 		// right for the map alone, not for a layout with a legend strip.
-		if wf, ok := colormap.WorldFile(geo); ok && !st.legend && title == "" {
-			ww, err := set.Create(colormap.WorldFilePath(p))
+		o.world = append(o.world, !st.legend && title == "")
+		o.sinks = append(o.sinks, pipeline.SinkFunc(func(b *pipeline.Block) error {
+			if err := m.WriteRows(b.Y0, b.Rows, b.Out[i]); err != nil {
+				return fmt.Errorf("write map %s: %w", p, err)
+			}
+			return nil
+		}))
+	}
+	ok = true
+	return o, nil
+}
+
+// finish lays the outputs out, writes the world files and commits them.
+func (o *outputs) finish() error {
+	defer o.abort()
+	if o.cog != nil {
+		c := o.cog
+		o.cog = nil
+		if err := c.Close(); err != nil {
+			return fmt.Errorf("write %s: %w", o.tif, err)
+		}
+	}
+	for i, m := range o.maps {
+		o.maps[i] = nil
+		if err := m.Close(); err != nil {
+			return fmt.Errorf("write map %s: %w", o.paths[i], err)
+		}
+		if wf, ok := m.WorldFile(o.geo); ok && o.world[i] {
+			ww, err := o.set.Create(colormap.WorldFilePath(o.paths[i]))
 			if err != nil {
 				return err
 			}
@@ -128,7 +191,22 @@ func writeOutputs(inputs []string, tif string, pngs []string, j *compute.Job, ge
 			}
 		}
 	}
-	return set.Commit()
+	return o.set.Commit()
+}
+
+// abort drops whatever was written (nothing after a commit).
+func (o *outputs) abort() {
+	if o.cog != nil {
+		o.cog.Abort()
+		o.cog = nil
+	}
+	for i, m := range o.maps {
+		if m != nil {
+			m.Close()
+			o.maps[i] = nil
+		}
+	}
+	o.set.Abort()
 }
 
 // pngPaths names one PNG per index: the path as given for one index, the
@@ -148,6 +226,73 @@ func pngPaths(path string, names []string) []string {
 	return out
 }
 
+// source is what a run reads: the pipeline's input, its grid, and what
+// the report says about it.
+type source struct {
+	in     *pipeline.Input
+	geo    *compute.GeoRef
+	raw    bool // integer bands with no radiometry known
+	scene  bool
+	masked int
+	close  func()
+}
+
+// open opens the bands of roles for the block pipeline: band files are
+// read block by block at their stored type; a --scene is loaded whole (its
+// bands resampled onto one grid and masked), then passed on block by
+// block.
+func (f *inputFlags) open(roles, names []string) (*source, error) {
+	if f.scene != "" {
+		l, err := f.load(roles, names)
+		if err != nil {
+			return nil, err
+		}
+		in, err := pipeline.Memory(l.bands, l.mask)
+		if err != nil {
+			return nil, err
+		}
+		return &source{in: in, geo: l.geo, scene: true, masked: l.masked(), close: func() {}}, nil
+	}
+	if err := f.check(); err != nil {
+		return nil, err
+	}
+	specs, err := f.specs()
+	if err != nil {
+		return nil, err
+	}
+	var list []string
+	for _, r := range roles {
+		sp, ok := specs[r]
+		if !ok {
+			given := slices.Sorted(maps.Keys(specs))
+			return nil, usageError{(&compute.MissingRoleError{Index: strings.Join(names, ","), Role: r, Given: given}).Error() + fmt.Sprintf("; give it with --band %s=FILE[:BAND]", r)}
+		}
+		list = append(list, sp)
+	}
+	if len(roles) == 0 {
+		// A formula of constants only: the first band given sets the size.
+		r := slices.Sorted(maps.Keys(specs))[0]
+		roles, list = []string{r}, []string{specs[r]}
+	}
+	st, err := raster.OpenStored(roles, list)
+	if err != nil {
+		return nil, err
+	}
+	src := &source{in: st.Input, geo: st.Geo, raw: true, close: st.Close}
+	for i := range st.Bands {
+		b := &st.Bands[i]
+		if f.nodata != "" {
+			v, _ := strconv.ParseFloat(f.nodata, 64)
+			b.NoData, b.HasNoData = v, !math.IsNaN(v)
+		}
+		if b.Plane.Type == compute.F32 {
+			// Float bands are taken as physical values already.
+			src.raw = false
+		}
+	}
+	return src, nil
+}
+
 func cmdCompute(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("compute", stderr)
 	in := inputFlags{warn: stderr}
@@ -161,6 +306,7 @@ func cmdCompute(args []string, stdout, stderr io.Writer) error {
 	stretch := fs.String("stretch", "full", "colour stretch for --png: full (the index's range), minmax, percentile")
 	legend := fs.Bool("legend", false, "draw the legend beside the PNG map")
 	title := fs.String("title", "", "title above the PNG map")
+	pngSize := fs.Int("png-size", 0, "the PNG map's longest side in pixels (0: full resolution; a smaller map's pixels are means of the image's)")
 	noVerify := fs.Bool("no-verify", false, "skip the check against the float64 reference")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	if err := parse(fs, args, stdout); err != nil {
@@ -175,6 +321,9 @@ func cmdCompute(args []string, stdout, stderr io.Writer) error {
 	}
 	if err := checkPNGOptions(*ramp, *stretch); err != nil {
 		return err
+	}
+	if *pngSize < 0 {
+		return usagef("bad --png-size %d: a positive number of pixels, or 0 for full resolution", *pngSize)
 	}
 	pngs := pngPaths(*png, sel.names)
 	outs := append([]string{*tif}, pngs...)
@@ -200,13 +349,18 @@ func cmdCompute(args []string, stdout, stderr io.Writer) error {
 	defer b.Close()
 
 	t0 := time.Now()
-	l, err := in.load(sel.roles(), sel.names)
+	src, err := in.open(sel.roles(), sel.names)
 	if err != nil {
 		return err
 	}
-	load := time.Since(t0)
-	t1 := time.Now()
-	j, err := compute.NewJob(l.bands, l.mask, sel.names, sel.exprs)
+	defer src.close()
+	open := time.Since(t0)
+	out, err := openOutputs(in.inputFiles(), *tif, pngs, src.in.Width, src.in.Height, src.geo, sel, pngStyle{*ramp, *stretch, *legend, *title, *pngSize})
+	if err != nil {
+		return err
+	}
+	defer out.abort()
+	res, err := pipeline.Run(src.in, pipeline.Options{Backend: b, Mode: mode, Names: sel.names, Exprs: sel.exprs, Verify: !*noVerify}, out.sinks...)
 	if err != nil {
 		var mr *compute.MissingRoleError
 		if errors.As(err, &mr) {
@@ -214,25 +368,20 @@ func cmdCompute(args []string, stdout, stderr io.Writer) error {
 		}
 		return err
 	}
-	j.Mode = mode
-	alloc := time.Since(t1)
-	t, err := compute.RunJob(b, j)
-	if err != nil {
-		return err
-	}
+	t := res.Timings
 	rep := computeReport{Backend: b.Name(), Mode: mode, Device: b.Info().Device, Index: strings.Join(sel.names, ","),
-		Bands: map[string]string{}, Width: j.Width, Height: j.Height, LoadMS: ms(load), SetupMS: ms(alloc + t.Setup),
+		Bands: map[string]string{}, Width: res.Width, Height: res.Height, LoadMS: ms(open + res.Decode), SetupMS: ms(t.Setup),
 		UploadMS: ms(t.Upload), KernelMS: ms(t.Kernel), DownloadMS: ms(t.Download), TotalMS: ms(t.Total),
-		Masked: l.masked(), DigitalNumbers: l.raw}
-	for _, band := range l.bands {
+		Masked: src.masked, DigitalNumbers: src.raw}
+	for _, band := range src.in.Bands {
 		rep.Bands[band.Role] = band.Source
 	}
-	if l.scene != nil {
+	if src.scene {
 		rep.Scene = in.scene
 	}
 	if !*noVerify {
 		rep.Verified = true
-		for o, v := range compute.VerifyJob(j) {
+		for o, v := range res.Reports {
 			rep.Indices = append(rep.Indices, indexReport{Name: sel.names[o], Verified: v.OK(), MaxAbsErr: v.MaxAbsErr, NaN: v.NaN})
 			rep.Verified = rep.Verified && v.OK()
 			rep.MaxAbsErr = math.Max(rep.MaxAbsErr, v.MaxAbsErr)
@@ -244,11 +393,11 @@ func cmdCompute(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 	} else {
-		for o := range j.Out {
-			rep.Indices = append(rep.Indices, indexReport{Name: sel.names[o]})
+		for _, n := range sel.names {
+			rep.Indices = append(rep.Indices, indexReport{Name: n})
 		}
 	}
-	if err := writeOutputs(in.inputFiles(), *tif, pngs, j, l.geo, sel, pngStyle{*ramp, *stretch, *legend, *title}); err != nil {
+	if err := out.finish(); err != nil {
 		return err
 	}
 	rep.Tif, rep.PNG = *tif, pngs
@@ -261,7 +410,7 @@ func cmdCompute(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, "note: the bands are integers with no radiometry known; the index is computed on the raw digital numbers")
 	}
 	if rep.Masked > 0 {
-		fmt.Fprintf(stdout, "masked: %d pixels (%.1f%%)\n", rep.Masked, 100*float64(rep.Masked)/float64(j.Pixels()))
+		fmt.Fprintf(stdout, "masked: %d pixels (%.1f%%)\n", rep.Masked, 100*float64(rep.Masked)/float64(rep.Width*rep.Height))
 	}
 	if *noVerify {
 		fmt.Fprintln(stdout, "not verified (--no-verify)")
@@ -411,16 +560,74 @@ func cmdFake(args []string, stdout, stderr io.Writer) error {
 	if *scene != compute.SceneNoise && *scene != compute.SceneLandscape {
 		return usagef("unknown --scene %q (noise, landscape)", *scene)
 	}
-	red, nir, err := compute.Fake(*scene, w, h, *seed)
-	if err != nil {
-		return err
-	}
-	if err := writeTIF(*redOut, red); err != nil {
-		return err
-	}
-	if err := writeTIF(*nirOut, nir); err != nil {
+	if err := writeFake(*redOut, *nirOut, *scene, w, h, *seed); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %s and %s: %s scene %dx%d seed %d\n", *redOut, *nirOut, *scene, w, h, *seed)
 	return nil
+}
+
+// fakeRows reads a fake scene's rows as they are generated: a
+// pipeline.Reader of two float32 bands, red and NIR.
+type fakeRows struct{ s *compute.FakeScene }
+
+// BlockRows is a COG's row of tiles.
+func (f fakeRows) BlockRows() int { return 512 }
+
+func (f fakeRows) ReadRows(y0, y1 int, dst []compute.Plane) error {
+	f.s.Rows(y0, y1, dst[0].F32(), dst[1].F32())
+	return nil
+}
+
+// writeFake generates a fake scene block by block into two COGs, red and
+// NIR, written as one outfile set (both or neither): generation and the
+// two files' compression overlap, and memory is a few blocks whatever the
+// size.
+func writeFake(redPath, nirPath, kind string, w, h int, seed uint64) error {
+	s, err := compute.NewFakeScene(kind, w, h, seed)
+	if err != nil {
+		return err
+	}
+	rows := fakeRows{s}
+	band := func(role string, k int) pipeline.Band {
+		p := compute.Plane{Type: compute.F32, Width: w, Height: h}
+		return pipeline.Band{BandInput: compute.BandInput{Role: role, Plane: p, Radiometry: compute.Identity(), Source: s.Source() + " " + role}, Reader: rows, Index: k}
+	}
+	in := &pipeline.Input{Width: w, Height: h, Bands: []pipeline.Band{band("red", 0), band("nir", 1)}}
+	set := outfile.NewSet()
+	defer set.Abort()
+	var sinks []pipeline.Sink
+	var cogs []*geotiff.COGWriter
+	defer func() {
+		for _, c := range cogs {
+			c.Abort()
+		}
+	}()
+	for k, p := range []string{redPath, nirPath} {
+		fw, err := set.Create(p)
+		if err != nil {
+			return err
+		}
+		c, err := geotiff.NewCOG(fw, w, h, 1, compute.FakeGeoRef(), geotiff.COGOptions{Level: geotiff.HuffmanOnly, Descriptions: []string{in.Bands[k].Role}, ScratchDir: filepath.Dir(p)})
+		if err != nil {
+			return fmt.Errorf("write %s: %w", p, err)
+		}
+		cogs = append(cogs, c)
+		sinks = append(sinks, pipeline.SinkFunc(func(b *pipeline.Block) error {
+			if err := c.WriteRows(b.Y0, b.Rows, [][]float32{b.Bands[k].Plane.F32()}); err != nil {
+				return fmt.Errorf("write %s: %w", p, err)
+			}
+			return nil
+		}))
+	}
+	if _, err := pipeline.Run(in, pipeline.Options{InFlight: 3}, sinks...); err != nil {
+		return err
+	}
+	for k, c := range cogs {
+		if err := c.Close(); err != nil {
+			return fmt.Errorf("write %s: %w", []string{redPath, nirPath}[k], err)
+		}
+	}
+	cogs = nil
+	return set.Commit()
 }
