@@ -64,14 +64,12 @@ type backendPanel struct {
 	selected *backendEntry
 	box      *fyne.Container
 
-	// onPick is called after the selection changed; onError shows a
-	// refused choice.
-	onPick  func()
-	onError func(error)
+	// onPick is called after the selection changed.
+	onPick func()
 }
 
 func newBackendPanel(bs []compute.Backend) *backendPanel {
-	p := &backendPanel{box: container.NewVBox(), onPick: func() {}, onError: func(error) {}}
+	p := &backendPanel{box: container.NewVBox(), onPick: func() {}}
 	for _, b := range bs {
 		p.entries = append(p.entries, newBackendEntry(b))
 	}

@@ -47,12 +47,15 @@ type bandsPanel struct {
 	// quiet is set while the panel sets its own widgets.
 	quiet bool
 
-	// onSource is called with the source the user's choice makes.
+	// onSource is called with the source the user's choice makes; mask
+	// is the mask chosen for products.
 	onSource func(bandSource)
+	mask     func() (string, int, error)
 }
 
 func newBandsPanel(parent fyne.Window) *bandsPanel {
-	p := &bandsPanel{parent: parent, rows: map[string]*roleRow{}, list: container.NewVBox(), onSource: func(bandSource) {}}
+	p := &bandsPanel{parent: parent, rows: map[string]*roleRow{}, list: container.NewVBox(), onSource: func(bandSource) {},
+		mask: func() (string, int, error) { return "auto", 0, nil }}
 	for _, r := range index.Roles {
 		row := &roleRow{role: r}
 		row.Detail = widget.NewLabel("")
@@ -222,7 +225,11 @@ func (p *bandsPanel) SetFile(role, path string) error {
 		return fmt.Errorf("%s band: %w", role, err)
 	}
 	if low := strings.ToLower(path); n > 1 && (strings.HasSuffix(low, ".tif") || strings.HasSuffix(low, ".tiff")) {
-		if src, err := openProduct(path, "auto", 0); err == nil && len(src.info.Bands) > 0 && src.info.Kind == scene.KindOrthomosaic {
+		mask, buffer, err := p.mask()
+		if err != nil {
+			return err
+		}
+		if src, err := openProduct(path, mask, buffer); err == nil && len(src.info.Bands) > 0 && src.info.Kind == scene.KindOrthomosaic {
 			p.onSource(src)
 			return nil
 		}

@@ -346,6 +346,7 @@ func (w *Window) compareAll() {
 		if err != nil {
 			return nil, err
 		}
+		runs := runsFor(runs, j)
 		var results []compute.BenchResult
 		for i, r := range runs {
 			if err := ctx.Err(); err != nil {
@@ -496,7 +497,7 @@ func (w *Window) indexSweep() {
 			if err != nil {
 				return nil, err
 			}
-			for ri, r := range runs {
+			for ri, r := range runsFor(runs, j) {
 				if err := ctx.Err(); err != nil {
 					return nil, err
 				}

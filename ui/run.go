@@ -26,14 +26,9 @@ func (r runSpec) label() string { return compute.Label(r.b.Name(), r.mode) }
 // buffer: past any cache, small enough not to matter next to a scene).
 var ceiling = sync.OnceValue(func() float64 { return compute.HostCopyCeiling(64 << 20) })
 
-// hostCeiling is the host copy ceiling for CPU backends (GPU backends
-// measure their own).
-func (r runSpec) hostCeiling() float64 {
-	if r.info.GPU {
-		return 0
-	}
-	return ceiling()
-}
+// hostCeiling is the host copy ceiling: CPU backends' (GPU backends
+// measure their own device ceilings, and get this where they cannot).
+func (r runSpec) hostCeiling() float64 { return ceiling() }
 
 // compute runs j once on the backend in the mode (compute.RunJob), and
 // once more when the first run had to set up (the timing shown is then
@@ -72,7 +67,7 @@ func (r runSpec) compute(j *compute.Job) (compute.BenchResult, error) {
 	if res.TotalMS > 0 {
 		res.TotalGBps = bytes / (res.TotalMS * 1e6)
 	}
-	if c := r.hostCeiling(); c > 0 {
+	if c := r.hostCeiling(); c > 0 && !r.info.GPU {
 		res.CeilingGBps, res.CeilingKind, res.KernelPct = c, "host-copy", 100*res.KernelGBps/c
 	}
 	res.Verified = true
@@ -100,6 +95,22 @@ func (r runSpec) bench(j *compute.Job, repeat int) compute.BenchResult {
 	}
 	j.Mode = r.mode
 	return compute.BenchJob(r.b, j, compute.BenchOptions{Repeat: repeat, HostCeiling: r.hostCeiling()})
+}
+
+// runsFor are the runs of the plan that can time j: a host-buffer mode
+// only where j is what the host buffers hold (NDVI of float32 red and NIR,
+// no mask).
+func runsFor(plan []runSpec, j *compute.Job) []runSpec {
+	var out []runSpec
+	for _, r := range plan {
+		if r.mode == compute.ModeHost {
+			if _, err := hostInput(j); err != nil {
+				continue
+			}
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // benchHost times NDVI in the backend's host buffers. Only a job of NDVI

@@ -121,6 +121,30 @@ func TestOpenOrthomosaic(t *testing.T) {
 	}
 }
 
+// TestStartOnProduct: the window opens on a product and an index given on
+// the command line.
+func TestStartOnProduct(t *testing.T) {
+	path := writeOrtho(t, "start.tif", 16, 12, 3, []string{"blue", "green", "red", "nir", "alpha"})
+	w := newTestWindow(t, Options{Product: path, Index: "evi", Mask: "none"})
+	if _, name, wd, _ := w.Plane(); name != "evi" || wd != 16 {
+		t.Fatalf("start map %s, %d wide", name, wd)
+	}
+	if w.Masked() != 0 || w.source.Mask.Checked {
+		t.Errorf("--mask none: %d masked, toggle on %v", w.Masked(), w.source.Mask.Checked)
+	}
+	if w.index.Index.Selected != "EVI" || !strings.HasPrefix(w.source.SceneLine.Text, "orthomosaic") {
+		t.Errorf("picker %q, scene line %q", w.index.Index.Selected, w.source.SceneLine.Text)
+	}
+}
+
+// TestStartOnFormula: a formula given on the command line is computed.
+func TestStartOnFormula(t *testing.T) {
+	w := newTestWindow(t, Options{Expr: "nir / red"})
+	if _, name, _, _ := w.Plane(); name != "nir / red" || w.index.Index.Selected != customLabel {
+		t.Errorf("start map %q, picker %q", name, w.index.Index.Selected)
+	}
+}
+
 // TestOrthomosaicAsksForRoles: an index needing a role the descriptions do
 // not give is refused with the role it needs; picking the band of that role
 // computes it.
@@ -332,4 +356,29 @@ func ndviReference(t *testing.T, product string) []float64 {
 		}
 	}
 	return out
+}
+
+// TestCompareOnMaskedScene: Compare all on a masked product times every
+// backend in every mode that can run it (the host buffers hold unmasked
+// float32 NDVI only, so gl:host sits this one out) and all verify.
+func TestCompareOnMaskedScene(t *testing.T) {
+	path := writeOrtho(t, "masked.tif", 16, 12, 4, []string{"blue", "green", "red", "nir", "alpha"})
+	cpu := &fakeBackend{name: compute.NameGo, available: true}
+	gl := &fakeGL{fakeBackend: fakeBackend{name: compute.NameGL, available: true, gpu: true}}
+	w := newTestWindow(t, Options{Product: path, Repeat: 1}, hooks{backends: []compute.Backend{cpu, gl}})
+	if w.Masked() == 0 {
+		t.Fatal("nothing masked")
+	}
+	test.Tap(w.CompareAll)
+	w.Wait()
+	var labels []string
+	for _, r := range w.Results() {
+		labels = append(labels, r.Label())
+	}
+	if got := strings.Join(labels, ","); got != "go,gl:mapped,gl:subdata" {
+		t.Errorf("Compare all ran %s", got)
+	}
+	if !strings.Contains(w.Status.Text, "all verified") {
+		t.Errorf("status %q", w.Status.Text)
+	}
 }

@@ -174,7 +174,6 @@ func newWindow(app fyne.App, opts Options, h hooks) *Window {
 	}
 	w.backs = newBackendPanel(bs)
 	w.backs.onPick = w.updateButtons
-	w.backs.onError = func(err error) { w.setStatus(err.Error(), false) }
 	w.src = fakeSource(opts.Fake, opts.Size, uint64(opts.Seed))
 	if len(opts.Bands) > 0 {
 		w.src = specSource(opts.Bands) // until the start job has read the files
@@ -218,9 +217,10 @@ func (w *Window) build() {
 	// NewWindow) shows its error in the panel.
 	_ = w.index.set(w.opts.Index, w.opts.Expr)
 	w.idx, w.idxOK = w.index.choice, w.index.valid
+	w.source = newSourcePanel(w.Win, w.opts)
 	w.bands = newBandsPanel(w.Win)
 	w.bands.onSource = w.sourceChosen
-	w.source = newSourcePanel(w.Win, w.opts)
+	w.bands.mask = w.source.maskChoice
 	w.source.onOpen = w.openProduct
 	w.source.onGenerate = w.sourceChosen
 	w.source.onMask = w.maskChanged

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -60,8 +61,17 @@ func (f *fakeBackend) Run(in compute.Input, out []float32) (compute.Timings, err
 	return f.timings(1), nil
 }
 
-// RunJob computes any index job with the float64 truth rounded to
-// float32, in the fixed times.
+// engine computes the test backends' jobs: go-parallel's block program.
+var engine = sync.OnceValue(func() compute.Engine {
+	b, err := compute.New(compute.NameGoParallel)
+	if err != nil {
+		panic(err)
+	}
+	return b.(compute.Engine)
+})
+
+// RunJob computes any index job (with go-parallel's engine), in the fixed
+// times.
 func (f *fakeBackend) RunJob(j *compute.Job) (compute.Timings, error) {
 	f.runs.Add(1)
 	mode := j.Mode
@@ -69,10 +79,8 @@ func (f *fakeBackend) RunJob(j *compute.Job) (compute.Timings, error) {
 	if f.delay > 0 {
 		time.Sleep(f.delay)
 	}
-	for o := range j.Out {
-		for i := range j.Out[o] {
-			j.Out[o][i] = float32(j.Reference64(o, i))
-		}
+	if _, err := engine().RunJob(j); err != nil {
+		return compute.Timings{}, err
 	}
 	t := f.timings(len(j.Out))
 	if f.jobs.Add(1) == 1 {
