@@ -258,8 +258,9 @@ const JobTolerance = 1e-5
 var gpuArith = indextest.Arith{U: 0x1p-24, DivU: 0x1p-22, Tiny: 0x1p-126}
 
 // VerifyJob compares every output of j with the float64 truth
-// (Reference64), pixel by pixel on all cores, one Report per output. It
-// allocates no image-sized memory.
+// (Reference64, evaluated a block of pixels at a time with the same
+// float64 operations), pixel by pixel on all cores, one Report per output.
+// It allocates no image-sized memory.
 func VerifyJob(j *Job) []Report {
 	reps := make([]Report, len(j.Out))
 	n := j.Pixels()
@@ -272,6 +273,8 @@ func VerifyJob(j *Job) []Report {
 		parts := make([]Report, par.Workers(n))
 		parts = parts[:par.Ranges(n, 1<<14, func(w, lo, hi int) {
 			rep := Report{Worst: -1}
+			var scratch refScratch
+			refs := make([]float64, refBlock)
 			explained := func(i int, g float64) bool {
 				if j.Masked(i) {
 					return false
@@ -286,7 +289,10 @@ func VerifyJob(j *Job) []Report {
 				return indextest.Bound(j.Exprs[o], &px, gpuArith).Agrees(g)
 			}
 			for i := lo; i < hi; i++ {
-				ref := j.Reference64(o, i)
+				if p := (i - lo) % refBlock; p == 0 {
+					j.reference64Block(o, i, refs[:min(refBlock, hi-i)], &scratch)
+				}
+				ref := refs[(i-lo)%refBlock]
 				g := float64(got[i])
 				rn, gn := math.IsNaN(ref), math.IsNaN(g)
 				if rn {
