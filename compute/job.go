@@ -227,16 +227,15 @@ func (j *Job) Reference64(o, i int) float64 {
 	return j.Exprs[o].Eval64(&v)
 }
 
-// RunJob runs j on b (an Engine; a backend whose engine is not there yet
-// runs an NDVI job through its NDVI kernel, with the bands converted to
-// float32 on the host first).
+// RunJob checks j and runs it on b, which must implement Engine (every
+// backend Canopy ships does).
 func RunJob(b Backend, j *Job) (Timings, error) {
 	if err := j.Check(); err != nil {
 		return Timings{}, err
 	}
 	e, ok := b.(Engine)
 	if !ok {
-		return ndviFallback(b, j)
+		return Timings{}, fmt.Errorf("backend %s does not run index jobs", b.Name())
 	}
 	t, err := e.RunJob(j)
 	if err != nil {
@@ -343,41 +342,4 @@ func VerifyJob(j *Job) []Report {
 		reps[o] = rep
 	}
 	return reps
-}
-
-var ndviExpr = index.MustParse("(nir - red) / (nir + red)")
-
-// ndviFallback runs a one-NDVI job on a backend that has only the NDVI
-// kernel: bands converted to physical float32 values (NaN for nodata and
-// masked pixels) as Job.Value32 defines, then the kernel, whose NaN rules
-// are the engine's for this formula.
-func ndviFallback(b Backend, j *Job) (Timings, error) {
-	if len(j.Exprs) != 1 || !j.Exprs[0].Equal(ndviExpr) || len(j.Bands) != 2 {
-		return Timings{}, fmt.Errorf("backend %s computes NDVI only, not %s", b.Name(), strings.Join(j.Names, ", "))
-	}
-	n := j.Pixels()
-	in := Input{Width: j.Width, Height: j.Height, Red: NewOutput(n), NIR: NewOutput(n)}
-	planes := map[string][]float32{"red": in.Red, "nir": in.NIR}
-	for k, band := range j.Bands {
-		dst := planes[band.Role]
-		par.Blocks(n, 1<<16, func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				if j.Masked(i) {
-					dst[i] = NaN32
-				} else {
-					dst[i] = j.Value32(k, i)
-				}
-			}
-		})
-	}
-	if m, ok := b.(Moder); ok && j.Mode != "" {
-		if err := m.SetMode(j.Mode); err != nil {
-			return Timings{}, err
-		}
-	}
-	t, err := b.Run(in, j.Out[0])
-	if err != nil {
-		return t, fmt.Errorf("%s: %w", b.Name(), err)
-	}
-	return t, nil
 }
