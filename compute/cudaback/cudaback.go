@@ -144,6 +144,9 @@ type state struct {
 	// jobChunkTop's rule); benchmarks tune them.
 	gridCap       int
 	jobChunkBytes int
+	// generation counts releases of the context, so that a resident
+	// session opened before one knows its device memory is gone.
+	generation int
 }
 
 // Name implements compute.Backend.
@@ -558,6 +561,7 @@ func (s *state) release() {
 		s.ctx = nil
 	}
 	s.live = false
+	s.generation++
 }
 
 func (s *state) close() error {

@@ -122,7 +122,11 @@ func (s *state) compile(spec *kernelSpec) (*jitKernel, error) {
 	if err != nil {
 		return nil, jitError(spec.PTX, spec.Target, log, err)
 	}
-	fn, err := mod.Function(KernelName)
+	entry := spec.Entry
+	if entry == "" {
+		entry = KernelName
+	}
+	fn, err := mod.Function(entry)
 	if err != nil {
 		mod.Unload()
 		return nil, err

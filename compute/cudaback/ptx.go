@@ -152,6 +152,8 @@ type kernelSpec struct {
 	PTX    string
 	Params []kernelParam
 	Target ptxTarget
+	// Entry is the kernel's entry point ("": KernelName).
+	Entry string
 }
 
 // MaxKernelParams is the most parameters a generated kernel may have

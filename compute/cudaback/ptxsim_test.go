@@ -11,24 +11,31 @@ import (
 	"canopy/native/cuda"
 )
 
-// A tiny interpreter for the PTX subset the generator emits, so that the
+// A tiny interpreter for the PTX subset the generators emit, so that the
 // generated kernels' logic (lane extraction, conversions, nodata, the
-// result rules, the grid-stride loop and tail, the parameter order) is
-// checked against the Go definition on machines without a GPU. It is
-// strict: an instruction, operand or register it does not know, a
-// register read before it is written, an unaligned vector access or an
-// access outside a buffer is an error. It follows the PTX ISA's
-// semantics for each instruction (min.f32 and max.f32 return the
-// non-NaN operand; abs and neg only touch the sign; .rn arithmetic is
-// IEEE round to nearest even, subnormals kept), which is what the GPU
-// implements; ptxas on the GPU machine checks the syntax.
+// result rules, the grid-stride loop and tail, the parameter order; the
+// resident kernels' shared memory, barriers, atomics and float64
+// arithmetic) is checked against the Go definition on machines without a
+// GPU. It is strict: an instruction, operand or register it does not know,
+// a register read before it is written, an unaligned access, an access
+// outside a buffer (global or shared), a barrier that some threads of a
+// block never reach, is an error. Shared memory starts as garbage, as on
+// the GPU. It follows the PTX ISA's semantics for each instruction
+// (min.f32 and max.f32 return the non-NaN operand; abs and neg only touch
+// the sign; .rn arithmetic is IEEE round to nearest even, subnormals kept;
+// float to integer conversions saturate, NaN giving 0), which is what the
+// GPU implements; ptxas on the GPU machine checks the syntax.
+//
+// Threads of a block run one after another up to each barrier (bar.sync),
+// so atomic operations need no locking and the result of a kernel whose
+// threads race is the result of one order among those the GPU allows.
 
 type simKind uint8
 
 const (
 	simReg simKind = iota
 	simImm
-	simMem     // [reg]
+	simMem     // [reg] or [reg+off]
 	simParam   // [name]
 	simVec     // {reg, reg, ...}
 	simSpecial // %tid.x ...
@@ -38,18 +45,20 @@ const (
 type simOperand struct {
 	kind  simKind
 	slot  int
-	cls   string // register prefix: p, r, f, rd
+	cls   string // register prefix: p, r, f, rd, fd
 	imm   uint64
+	off   int64 // simMem: the offset added to the register
 	vec   []simOperand
 	name  string
 	label int
 }
 
 type simInstr struct {
-	line  int
-	guard int // predicate slot, -1 for none
-	op    string
-	args  []simOperand
+	line     int
+	guard    int // predicate slot, -1 for none
+	guardNeg bool
+	op       string
+	args     []simOperand
 }
 
 type simKernel struct {
@@ -58,12 +67,19 @@ type simKernel struct {
 	code   []simInstr
 	nslots int
 	decl   map[string]int // register class -> declared count
+	// shared is the size of the kernel's shared array (0: none).
+	shared int
 }
 
+// simSharedBase is the address of the shared array in the shared window.
+const simSharedBase = 0x100
+
 var (
-	simRegRe   = regexp.MustCompile(`^%(rd|r|p|f)(\d+)$`)
-	simParamRe = regexp.MustCompile(`^\t\.param (\.\w+) (\w+),?$`)
-	simDeclRe  = regexp.MustCompile(`^\t\.reg \.\w+ %(rd|r|p|f)<(\d+)>;$`)
+	simRegRe    = regexp.MustCompile(`^%(rd|fd|r|p|f)(\d+)$`)
+	simParamRe  = regexp.MustCompile(`^\t\.param (\.\w+) (\w+),?$`)
+	simDeclRe   = regexp.MustCompile(`^\t\.reg \.\w+ %(rd|fd|r|p|f)<(\d+)>;$`)
+	simSharedRe = regexp.MustCompile(`^\t\.shared \.align \d+ \.b8 (\w+)\[(\d+)\];$`)
+	simMemRe    = regexp.MustCompile(`^\[(%\w+)(?:\+(\d+))?\]$`)
 )
 
 // splitOperands splits at commas outside braces and brackets.
@@ -94,6 +110,7 @@ func parsePTX(src string) (*simKernel, error) {
 	k := &simKernel{decl: map[string]int{}}
 	slots := map[string]int{}
 	labels := map[string]int{}
+	sharedName := ""
 	type fix struct {
 		instr, arg int
 		name       string
@@ -118,6 +135,14 @@ func parsePTX(src string) (*simKernel, error) {
 		if m := simDeclRe.FindStringSubmatch(line); m != nil {
 			n, _ := strconv.Atoi(m[2])
 			k.decl[m[1]] = n
+			continue
+		}
+		if m := simSharedRe.FindStringSubmatch(line); m != nil {
+			if sharedName != "" {
+				return nil, fmt.Errorf("line %d: a second shared array", ln+1)
+			}
+			sharedName = m[1]
+			k.shared, _ = strconv.Atoi(m[2])
 			continue
 		}
 		t := strings.TrimSpace(line)
@@ -151,6 +176,9 @@ func parsePTX(src string) (*simKernel, error) {
 		}
 		if strings.HasPrefix(t, "@") {
 			g, rest, _ := strings.Cut(t[1:], " ")
+			if strings.HasPrefix(g, "!") {
+				in.guardNeg, g = true, g[1:]
+			}
 			o, err := reg(g)
 			if err != nil {
 				return nil, err
@@ -176,18 +204,31 @@ func parsePTX(src string) (*simKernel, error) {
 					o.vec = append(o.vec, r)
 				}
 			case strings.HasPrefix(a, "[%"):
-				r, err := reg(strings.Trim(a, "[]"))
+				m := simMemRe.FindStringSubmatch(a)
+				if m == nil {
+					return nil, fmt.Errorf("line %d: bad address %q", ln+1, a)
+				}
+				r, err := reg(m[1])
 				if err != nil {
 					return nil, err
 				}
 				o = r
 				o.kind = simMem
+				if m[2] != "" {
+					o.off, _ = strconv.ParseInt(m[2], 10, 64)
+				}
 			case strings.HasPrefix(a, "["):
 				o = simOperand{kind: simParam, name: strings.Trim(a, "[]")}
 			case strings.HasPrefix(a, "0f"):
 				b, err := strconv.ParseUint(a[2:], 16, 32)
 				if err != nil || len(a) != 10 {
 					return nil, fmt.Errorf("line %d: bad float immediate %q", ln+1, a)
+				}
+				o = simOperand{kind: simImm, imm: b}
+			case strings.HasPrefix(a, "0d"):
+				b, err := strconv.ParseUint(a[2:], 16, 64)
+				if err != nil || len(a) != 18 {
+					return nil, fmt.Errorf("line %d: bad double immediate %q", ln+1, a)
 				}
 				o = simOperand{kind: simImm, imm: b}
 			case a == "%ctaid.x" || a == "%ntid.x" || a == "%tid.x" || a == "%nctaid.x":
@@ -197,6 +238,8 @@ func parsePTX(src string) (*simKernel, error) {
 			case strings.HasPrefix(a, "$"):
 				o = simOperand{kind: simLabel}
 				fixes = append(fixes, fix{len(k.code), len(in.args), a})
+			case sharedName != "" && a == sharedName:
+				o = simOperand{kind: simImm, imm: simSharedBase}
 			default:
 				v, err := strconv.ParseInt(a, 10, 64)
 				if err != nil {
@@ -238,6 +281,25 @@ func (m *simMemory) alloc(data []byte) cuda.DevicePtr {
 	return cuda.DevicePtr(base)
 }
 
+// bytes returns the buffer allocated at p (nil for none).
+func (m *simMemory) bytes(p cuda.DevicePtr) []byte {
+	for _, b := range m.bufs {
+		if b.base == uint64(p) {
+			return b.data
+		}
+	}
+	return nil
+}
+
+// free forgets the buffer at p, so that a later access to it fails.
+func (m *simMemory) free(p cuda.DevicePtr) {
+	for i, b := range m.bufs {
+		if b.base == uint64(p) {
+			m.bufs[i].data = nil
+		}
+	}
+}
+
 func (m *simMemory) at(addr uint64, size int) ([]byte, error) {
 	if addr%uint64(size) != 0 {
 		return nil, fmt.Errorf("access of %d bytes at %#x is not aligned", size, addr)
@@ -251,7 +313,16 @@ func (m *simMemory) at(addr uint64, size int) ([]byte, error) {
 	return nil, fmt.Errorf("access of %d bytes at %#x outside every buffer", size, addr)
 }
 
-// run executes the kernel on grid×block threads, one after another.
+// simThread is one thread's state, kept across barriers.
+type simThread struct {
+	pc   int
+	regs []uint64
+	set  []bool
+	done bool
+}
+
+// run executes the kernel on grid×block threads: each block's threads one
+// after another up to each barrier.
 func (k *simKernel) run(mem *simMemory, grid, block int, args []any) error {
 	if len(args) != len(k.params) {
 		return fmt.Errorf("%d arguments for %d parameters", len(args), len(k.params))
@@ -259,7 +330,7 @@ func (k *simKernel) run(mem *simMemory, grid, block int, args []any) error {
 	params := map[string]uint64{}
 	for i, a := range args {
 		var v uint64
-		want := map[string]string{".u64": "cuda.DevicePtr or uint64", ".u32": "uint32", ".s32": "int32", ".f32": "float32"}[k.ptypes[i]]
+		want := map[string]string{".u64": "cuda.DevicePtr or uint64", ".u32": "uint32", ".s32": "int32", ".f32": "float32", ".f64": "float64"}[k.ptypes[i]]
 		ok := false
 		switch x := a.(type) {
 		case cuda.DevicePtr:
@@ -272,19 +343,51 @@ func (k *simKernel) run(mem *simMemory, grid, block int, args []any) error {
 			v, ok = uint64(uint32(x)), k.ptypes[i] == ".s32"
 		case float32:
 			v, ok = uint64(math.Float32bits(x)), k.ptypes[i] == ".f32"
+		case float64:
+			v, ok = math.Float64bits(x), k.ptypes[i] == ".f64"
 		}
 		if !ok {
 			return fmt.Errorf("parameter %d is %s (wants a %s), the argument a %T", i, k.ptypes[i], want, a)
 		}
 		params[k.params[i]] = v
 	}
-	regs := make([]uint64, k.nslots)
-	set := make([]bool, k.nslots)
+	threads := make([]simThread, block)
+	for i := range threads {
+		threads[i].regs = make([]uint64, k.nslots)
+		threads[i].set = make([]bool, k.nslots)
+	}
+	shared := make([]byte, k.shared)
 	for b := range grid {
-		for t := range block {
-			clear(set)
-			if err := k.thread(mem, params, regs, set, b, t, grid, block); err != nil {
-				return fmt.Errorf("block %d thread %d: %w", b, t, err)
+		for i := range shared {
+			shared[i] = 0xA5 // garbage, as on the GPU
+		}
+		for i := range threads {
+			threads[i].pc, threads[i].done = 0, false
+			clear(threads[i].set)
+		}
+		for {
+			waiting, done := 0, 0
+			for t := range threads {
+				th := &threads[t]
+				if th.done {
+					done++
+					continue
+				}
+				barrier, err := k.thread(mem, shared, params, th, b, t, grid, block)
+				if err != nil {
+					return fmt.Errorf("block %d thread %d: %w", b, t, err)
+				}
+				if barrier {
+					waiting++
+				} else {
+					done++
+				}
+			}
+			if waiting == 0 {
+				break
+			}
+			if done > 0 {
+				return fmt.Errorf("block %d: %d threads wait at a barrier that %d threads have left the kernel without reaching", b, waiting, done)
 			}
 		}
 	}
@@ -293,14 +396,49 @@ func (k *simKernel) run(mem *simMemory, grid, block int, args []any) error {
 
 func f32of(v uint64) float32  { return math.Float32frombits(uint32(v)) }
 func bitsOf(f float32) uint64 { return uint64(math.Float32bits(f)) }
+func f64of(v uint64) float64  { return math.Float64frombits(v) }
+func bits64(f float64) uint64 { return math.Float64bits(f) }
 
-func (k *simKernel) thread(mem *simMemory, params map[string]uint64, regs []uint64, set []bool, b, t, grid, block int) error {
+// satU32 is PTX's float to u32 conversion after rounding: saturating, NaN
+// giving 0.
+func satU32(x float64) uint64 {
+	switch {
+	case x != x || x <= 0:
+		return 0
+	case x >= math.MaxUint32:
+		return math.MaxUint32
+	}
+	return uint64(uint32(x))
+}
+
+// simElem is the bytes and register class of a memory access type.
+var simElem = map[string]struct {
+	size int
+	cls  string
+}{
+	"u8": {1, "r"}, "u16": {2, "r"}, "s16": {2, "r"}, "u32": {4, "r"}, "s32": {4, "r"},
+	"f32": {4, "f"}, "f64": {8, "fd"},
+}
+
+// thread runs th until it reaches a barrier (true) or returns (false).
+func (k *simKernel) thread(mem *simMemory, shared []byte, params map[string]uint64, th *simThread, b, t, grid, block int) (bool, error) {
+	regs, set := th.regs, th.set
 	steps := 0
-	for pc := 0; pc < len(k.code); {
-		in := &k.code[pc]
-		pc++
+	sharedAt := func(addr uint64, size int) ([]byte, error) {
+		if addr%uint64(size) != 0 {
+			return nil, fmt.Errorf("shared access of %d bytes at %#x is not aligned", size, addr)
+		}
+		if addr < simSharedBase || addr+uint64(size) > simSharedBase+uint64(len(shared)) {
+			return nil, fmt.Errorf("shared access of %d bytes at %#x outside the %d-byte array", size, addr, len(shared))
+		}
+		o := addr - simSharedBase
+		return shared[o : o+uint64(size)], nil
+	}
+	for th.pc < len(k.code) {
+		in := &k.code[th.pc]
+		th.pc++
 		if steps++; steps > 1<<26 {
-			return fmt.Errorf("line %d: runs away", in.line)
+			return false, fmt.Errorf("line %d: runs away", in.line)
 		}
 		get := func(i int) (uint64, error) {
 			o := in.args[i]
@@ -311,7 +449,7 @@ func (k *simKernel) thread(mem *simMemory, params map[string]uint64, regs []uint
 				if !set[o.slot] {
 					return 0, fmt.Errorf("line %d: operand %d read before it is written", in.line, i)
 				}
-				return regs[o.slot], nil
+				return regs[o.slot] + uint64(o.off), nil
 			case simSpecial:
 				switch o.name {
 				case "%ctaid.x":
@@ -339,38 +477,61 @@ func (k *simKernel) thread(mem *simMemory, params map[string]uint64, regs []uint
 			regs[o.slot], set[o.slot] = v, true
 			return nil
 		}
+		// clsOf checks that operand i is a register of class cls (or an
+		// immediate).
+		clsOf := func(i int, cls string) error {
+			if o := in.args[i]; o.kind == simReg && o.cls != cls {
+				return fmt.Errorf("line %d: operand %d is a %%%s register, %s wants %%%s", in.line, i, o.cls, in.op, cls)
+			}
+			return nil
+		}
 		if in.guard >= 0 {
 			if !set[in.guard] {
-				return fmt.Errorf("line %d: guard read before it is written", in.line)
+				return false, fmt.Errorf("line %d: guard read before it is written", in.line)
 			}
-			if regs[in.guard] == 0 {
+			if (regs[in.guard] != 0) == in.guardNeg {
 				continue
 			}
 		}
 		// Operands 1.. as values.
 		var v [4]uint64
-		if in.op != "bra" && !strings.HasPrefix(in.op, "st.") && !strings.HasPrefix(in.op, "ld.") && in.op != "ret" {
+		memOp := strings.HasPrefix(in.op, "st.") || strings.HasPrefix(in.op, "ld.") || strings.HasPrefix(in.op, "red.")
+		if in.op != "bra" && !memOp && in.op != "ret" && in.op != "bar.sync" {
 			for i := 1; i < len(in.args); i++ {
 				x, err := get(i)
 				if err != nil {
-					return err
+					return false, err
 				}
 				v[i-1] = x
 			}
 		}
 		fa, fb := f32of(v[0]), f32of(v[1])
+		da, db := f64of(v[0]), f64of(v[1])
+		pred := func(c bool) error {
+			var p uint64
+			if c {
+				p = 1
+			}
+			return put(0, p, "p")
+		}
 		var err error
 		switch in.op {
 		case "ret":
-			return nil
+			th.done = true
+			return false, nil
+		case "bar.sync":
+			if len(in.args) != 1 || in.args[0].kind != simImm || in.args[0].imm != 0 {
+				return false, fmt.Errorf("line %d: only bar.sync 0 is known", in.line)
+			}
+			return true, nil
 		case "bra":
-			pc = in.args[0].label
-		case "ld.param.u64", "ld.param.u32", "ld.param.s32", "ld.param.f32":
+			th.pc = in.args[0].label
+		case "ld.param.u64", "ld.param.u32", "ld.param.s32", "ld.param.f32", "ld.param.f64":
 			p, ok := params[in.args[1].name]
 			if !ok {
-				return fmt.Errorf("line %d: unknown parameter %s", in.line, in.args[1].name)
+				return false, fmt.Errorf("line %d: unknown parameter %s", in.line, in.args[1].name)
 			}
-			cls := map[string]string{"ld.param.u64": "rd", "ld.param.f32": "f"}[in.op]
+			cls := map[string]string{"ld.param.u64": "rd", "ld.param.f32": "f", "ld.param.f64": "fd"}[in.op]
 			if cls == "" {
 				cls = "r"
 			}
@@ -381,6 +542,10 @@ func (k *simKernel) thread(mem *simMemory, params map[string]uint64, regs []uint
 			err = put(0, v[0], "r")
 		case "mov.f32":
 			err = put(0, v[0], "f")
+		case "mov.f64":
+			if err = clsOf(1, "fd"); err == nil {
+				err = put(0, v[0], "fd")
+			}
 		case "mul.wide.u32":
 			err = put(0, uint64(uint32(v[0]))*uint64(uint32(v[1])), "rd")
 		case "cvt.u64.u32":
@@ -401,8 +566,21 @@ func (k *simKernel) thread(mem *simMemory, params map[string]uint64, regs []uint
 			err = put(0, uint64(uint32(v[0])<<v[1]), "r")
 		case "shr.s32":
 			err = put(0, uint64(uint32(int32(uint32(v[0]))>>v[1])), "r")
-		case "setp.ge.u64", "setp.lt.u64", "setp.eq.u32", "setp.ne.u32", "setp.eq.s32",
-			"setp.eq.f32", "setp.lt.f32", "setp.nan.f32":
+		case "add.u32":
+			err = put(0, uint64(uint32(v[0])+uint32(v[1])), "r")
+		case "sub.u32":
+			err = put(0, uint64(uint32(v[0])-uint32(v[1])), "r")
+		case "mul.lo.u32":
+			err = put(0, uint64(uint32(v[0])*uint32(v[1])), "r")
+		case "div.u32":
+			if uint32(v[1]) == 0 {
+				return false, fmt.Errorf("line %d: integer division by zero", in.line)
+			}
+			err = put(0, uint64(uint32(v[0])/uint32(v[1])), "r")
+		case "min.u32":
+			err = put(0, uint64(min(uint32(v[0]), uint32(v[1]))), "r")
+		case "setp.ge.u64", "setp.lt.u64", "setp.eq.u32", "setp.ne.u32", "setp.eq.s32", "setp.ge.u32", "setp.lt.u32",
+			"setp.eq.f32", "setp.lt.f32", "setp.ge.f32", "setp.nan.f32", "setp.ge.f64", "setp.lt.f64":
 			var c bool
 			switch in.op {
 			case "setp.ge.u64":
@@ -413,33 +591,71 @@ func (k *simKernel) thread(mem *simMemory, params map[string]uint64, regs []uint
 				c = uint32(v[0]) == uint32(v[1])
 			case "setp.ne.u32":
 				c = uint32(v[0]) != uint32(v[1])
+			case "setp.ge.u32":
+				c = uint32(v[0]) >= uint32(v[1])
+			case "setp.lt.u32":
+				c = uint32(v[0]) < uint32(v[1])
 			case "setp.eq.s32":
 				c = int32(uint32(v[0])) == int32(uint32(v[1]))
 			case "setp.eq.f32":
 				c = fa == fb
 			case "setp.lt.f32":
 				c = fa < fb
+			case "setp.ge.f32":
+				c = fa >= fb
 			case "setp.nan.f32":
 				c = fa != fa || fb != fb
+			case "setp.ge.f64":
+				c = da >= db
+			case "setp.lt.f64":
+				c = da < db
 			}
-			var p uint64
-			if c {
-				p = 1
-			}
-			err = put(0, p, "p")
-		case "selp.f32":
+			err = pred(c)
+		case "setp.ge.and.f32", "setp.lt.and.f32", "setp.le.and.f64", "setp.lt.and.f64":
 			if in.args[3].cls != "p" {
-				return fmt.Errorf("line %d: selp without a predicate", in.line)
+				return false, fmt.Errorf("line %d: %s without a predicate", in.line, in.op)
+			}
+			var c bool
+			switch in.op {
+			case "setp.ge.and.f32":
+				c = fa >= fb
+			case "setp.lt.and.f32":
+				c = fa < fb
+			case "setp.le.and.f64":
+				c = da <= db
+			case "setp.lt.and.f64":
+				c = da < db
+			}
+			err = pred(c && v[2] != 0)
+		case "not.pred":
+			err = pred(v[0] == 0)
+		case "and.pred":
+			err = pred(v[0] != 0 && v[1] != 0)
+		case "or.pred":
+			err = pred(v[0] != 0 || v[1] != 0)
+		case "selp.f32", "selp.b32", "selp.f64":
+			if in.args[3].cls != "p" {
+				return false, fmt.Errorf("line %d: selp without a predicate", in.line)
 			}
 			r := v[1]
 			if v[2] != 0 {
 				r = v[0]
 			}
-			err = put(0, r, "f")
+			err = put(0, r, map[string]string{"selp.f32": "f", "selp.b32": "r", "selp.f64": "fd"}[in.op])
 		case "cvt.rn.f32.u32":
 			err = put(0, bitsOf(float32(uint32(v[0]))), "f")
 		case "cvt.rn.f32.s32":
 			err = put(0, bitsOf(float32(int32(uint32(v[0])))), "f")
+		case "cvt.rzi.u32.f32":
+			err = put(0, satU32(math.Trunc(float64(fa))), "r")
+		case "cvt.f64.f32":
+			err = put(0, bits64(float64(fa)), "fd")
+		case "cvt.rn.f64.u32":
+			err = put(0, bits64(float64(uint32(v[0]))), "fd")
+		case "cvt.rzi.u32.f64":
+			err = put(0, satU32(math.Trunc(da)), "r")
+		case "cvt.rmi.f64.f64":
+			err = put(0, bits64(math.Floor(da)), "fd")
 		case "add.rn.f32":
 			err = put(0, bitsOf(fa+fb), "f")
 		case "sub.rn.f32":
@@ -450,6 +666,33 @@ func (k *simKernel) thread(mem *simMemory, params map[string]uint64, regs []uint
 			err = put(0, bitsOf(fa/fb), "f")
 		case "sqrt.rn.f32":
 			err = put(0, bitsOf(float32(math.Sqrt(float64(fa)))), "f")
+		case "add.rn.f64", "sub.rn.f64", "mul.rn.f64", "div.rn.f64", "max.f64":
+			for i := 1; i <= 2 && err == nil; i++ {
+				err = clsOf(i, "fd")
+			}
+			var r float64
+			switch in.op {
+			case "add.rn.f64":
+				r = da + db
+			case "sub.rn.f64":
+				r = da - db
+			case "mul.rn.f64":
+				r = da * db
+			case "div.rn.f64":
+				r = da / db
+			case "max.f64":
+				switch {
+				case da != da:
+					r = db
+				case db != db:
+					r = da
+				default:
+					r = max(da, db)
+				}
+			}
+			if err == nil {
+				err = put(0, bits64(r), "fd")
+			}
 		case "neg.f32":
 			err = put(0, v[0]^0x80000000, "f")
 		case "abs.f32":
@@ -468,75 +711,119 @@ func (k *simKernel) thread(mem *simMemory, params map[string]uint64, regs []uint
 			}
 			err = put(0, bitsOf(r), "f")
 		case "ld.global.nc.u8", "ld.global.nc.u16", "ld.global.nc.s16", "ld.global.nc.u32", "ld.global.nc.s32",
-			"ld.global.nc.f32", "ld.global.nc.v2.u32", "ld.global.nc.v4.u32", "ld.global.nc.v4.f32":
+			"ld.global.nc.f32", "ld.global.nc.v2.u32", "ld.global.nc.v4.u32", "ld.global.nc.v4.f32",
+			"ld.shared.u32", "ld.shared.f32", "ld.shared.f64":
 			a, e := get(1)
 			if e != nil {
-				return e
+				return false, e
 			}
 			if in.args[1].kind != simMem || in.args[1].cls != "rd" {
-				return fmt.Errorf("line %d: load address is not a 64-bit register", in.line)
+				return false, fmt.Errorf("line %d: load address is not a 64-bit register", in.line)
 			}
-			typ := in.op[len("ld.global.nc."):]
-			lanes, elem := 1, map[string]int{"u8": 1, "u16": 2, "s16": 2, "u32": 4, "s32": 4, "f32": 4}[strings.TrimPrefix(strings.TrimPrefix(typ, "v2."), "v4.")]
+			sharedOp := strings.HasPrefix(in.op, "ld.shared.")
+			typ := strings.TrimPrefix(strings.TrimPrefix(in.op, "ld.global.nc."), "ld.shared.")
+			base := strings.TrimPrefix(strings.TrimPrefix(typ, "v2."), "v4.")
+			lanes, elem := 1, simElem[base]
 			dsts := []simOperand{in.args[0]}
 			if strings.HasPrefix(typ, "v") {
 				lanes = int(typ[1] - '0')
 				dsts = in.args[0].vec
 				if len(dsts) != lanes {
-					return fmt.Errorf("line %d: %d registers for %d lanes", in.line, len(dsts), lanes)
+					return false, fmt.Errorf("line %d: %d registers for %d lanes", in.line, len(dsts), lanes)
 				}
 			}
-			bs, e := mem.at(a, lanes*elem)
+			var bs []byte
+			if sharedOp {
+				bs, e = sharedAt(a, lanes*elem.size)
+			} else {
+				bs, e = mem.at(a, lanes*elem.size)
+			}
 			if e != nil {
-				return fmt.Errorf("line %d: %w", in.line, e)
+				return false, fmt.Errorf("line %d: %w", in.line, e)
 			}
 			for l, d := range dsts {
 				var x uint64
-				w := bs[l*elem : (l+1)*elem]
-				switch strings.TrimPrefix(strings.TrimPrefix(typ, "v2."), "v4.") {
+				w := bs[l*elem.size : (l+1)*elem.size]
+				switch base {
 				case "u8":
 					x = uint64(w[0])
 				case "u16":
 					x = uint64(binary.LittleEndian.Uint16(w))
 				case "s16":
 					x = uint64(uint32(int32(int16(binary.LittleEndian.Uint16(w)))))
+				case "f64":
+					x = binary.LittleEndian.Uint64(w)
 				default:
 					x = uint64(binary.LittleEndian.Uint32(w))
 				}
-				cls := "r"
-				if strings.HasSuffix(typ, "f32") {
-					cls = "f"
-				}
-				if d.cls != cls {
-					return fmt.Errorf("line %d: load into a %%%s register", in.line, d.cls)
+				if d.kind != simReg || d.cls != elem.cls {
+					return false, fmt.Errorf("line %d: %s into a %%%s register", in.line, in.op, d.cls)
 				}
 				regs[d.slot], set[d.slot] = x, true
 			}
-		case "st.global.f32", "st.global.v4.f32":
+		case "st.global.f32", "st.global.v4.f32", "st.global.u32", "st.global.f64",
+			"st.shared.u32", "st.shared.f32", "st.shared.f64":
 			a, e := get(0)
 			if e != nil {
-				return e
+				return false, e
 			}
+			if in.args[0].kind != simMem || in.args[0].cls != "rd" {
+				return false, fmt.Errorf("line %d: store address is not a 64-bit register", in.line)
+			}
+			typ := strings.TrimPrefix(strings.TrimPrefix(in.op, "st.global."), "st.shared.")
+			base := strings.TrimPrefix(typ, "v4.")
+			elem := simElem[base]
 			srcs := []simOperand{in.args[1]}
-			if in.op == "st.global.v4.f32" {
+			if strings.HasPrefix(typ, "v4.") {
 				srcs = in.args[1].vec
 			}
-			bs, e := mem.at(a, 4*len(srcs))
+			var bs []byte
+			if strings.HasPrefix(in.op, "st.shared.") {
+				bs, e = sharedAt(a, elem.size*len(srcs))
+			} else {
+				bs, e = mem.at(a, elem.size*len(srcs))
+			}
 			if e != nil {
-				return fmt.Errorf("line %d: %w", in.line, e)
+				return false, fmt.Errorf("line %d: %w", in.line, e)
 			}
 			for l, s := range srcs {
-				if s.cls != "f" || !set[s.slot] {
-					return fmt.Errorf("line %d: store of an unwritten or non-float register", in.line)
+				if s.kind != simReg || s.cls != elem.cls || !set[s.slot] {
+					return false, fmt.Errorf("line %d: %s of an unwritten register or one of another class", in.line, in.op)
 				}
-				binary.LittleEndian.PutUint32(bs[4*l:], uint32(regs[s.slot]))
+				if elem.size == 8 {
+					binary.LittleEndian.PutUint64(bs[8*l:], regs[s.slot])
+				} else {
+					binary.LittleEndian.PutUint32(bs[4*l:], uint32(regs[s.slot]))
+				}
 			}
+		case "red.shared.add.u32", "red.global.add.u32":
+			a, e := get(0)
+			if e != nil {
+				return false, e
+			}
+			x, e := get(1)
+			if e != nil {
+				return false, e
+			}
+			if e := clsOf(1, "r"); e != nil {
+				return false, e
+			}
+			var bs []byte
+			if in.op == "red.shared.add.u32" {
+				bs, e = sharedAt(a, 4)
+			} else {
+				bs, e = mem.at(a, 4)
+			}
+			if e != nil {
+				return false, fmt.Errorf("line %d: %w", in.line, e)
+			}
+			binary.LittleEndian.PutUint32(bs, binary.LittleEndian.Uint32(bs)+uint32(x))
 		default:
-			return fmt.Errorf("line %d: instruction %s unknown to the simulator", in.line, in.op)
+			return false, fmt.Errorf("line %d: instruction %s unknown to the simulator", in.line, in.op)
 		}
 		if err != nil {
-			return err
+			return false, err
 		}
 	}
-	return fmt.Errorf("fell off the end without ret")
+	return false, fmt.Errorf("fell off the end without ret")
 }
