@@ -1,6 +1,7 @@
 package compute
 
 import (
+	"canopy/compute/index"
 	"canopy/compute/par"
 	"fmt"
 	"math"
@@ -481,7 +482,7 @@ func FakeBands(kind string, w, h int, seed uint64, roles []string) ([]BandInput,
 		return nil, nil, err
 	}
 	var out []BandInput
-	for ri, role := range roles {
+	for _, role := range roles {
 		var data []float32
 		switch role {
 		case "red":
@@ -494,7 +495,8 @@ func FakeBands(kind string, w, h int, seed uint64, roles []string) ([]BandInput,
 				return nil, nil, fmt.Errorf("fake scene: no band for role %q", role)
 			}
 			data = NewOutput(w * h)
-			s := seed*31 + uint64(ri) + 1
+			// The role's own seed, whatever other roles are asked for.
+			s := seed*31 + uint64(index.RoleIndex(role)) + 1
 			par.For(h, func(y int) {
 				for x := range w {
 					i := y*w + x
