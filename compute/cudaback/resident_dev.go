@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"time"
 	"unsafe"
 
@@ -80,6 +81,8 @@ type cudaDev struct {
 	slot     int
 
 	pins map[*byte]*pinnedRange
+	// host is the page-locked memory hostAlloc gave: [start, end).
+	host [][2]uintptr
 	dead bool
 }
 
@@ -121,10 +124,16 @@ func (d *cudaDev) hostAlloc(bytes int) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	lo := uintptr(p)
+	d.host = append(d.host, [2]uintptr{lo, lo + uintptr(bytes)})
 	return unsafe.Slice((*byte)(p), bytes), nil
 }
 
-func (d *cudaDev) hostFree(b []byte) { d.s.drv.FreeHost(unsafe.Pointer(unsafe.SliceData(b))) }
+func (d *cudaDev) hostFree(b []byte) {
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	d.host = slices.DeleteFunc(d.host, func(r [2]uintptr) bool { return r[0] == lo })
+	d.s.drv.FreeHost(unsafe.Pointer(unsafe.SliceData(b)))
+}
 
 func (d *cudaDev) pin(b []byte) bool {
 	if len(b) < RegisterMin || d.reachable(b) {
@@ -147,13 +156,19 @@ func (d *cudaDev) unpin(b []byte) {
 }
 
 // reachable reports whether b lies in host memory the copy engines reach:
-// a range some backend of the process has page-locked.
+// the session's hostAlloc memory, or a range some backend of the process
+// has page-locked.
 func (d *cudaDev) reachable(b []byte) bool {
 	if len(b) == 0 {
 		return false
 	}
 	lo := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
 	hi := lo + uintptr(len(b))
+	for _, r := range d.host {
+		if lo >= r[0] && hi <= r[1] {
+			return true
+		}
+	}
 	registry.Lock()
 	defer registry.Unlock()
 	for _, p := range registry.ranges {

@@ -168,3 +168,17 @@ func (s *Session) Close() error {
 }
 
 var _ compute.ResidentSession = (*Session)(nil)
+
+// OpenFor opens the session b offers for bands and mask: its own when it
+// keeps scenes on its device (compute.Resident: gl, cuda), else the host
+// session over its engine (go, go-parallel, c). A backend with neither is
+// an error naming it.
+func OpenFor(b compute.Backend, bands []compute.BandInput, mask []uint8) (compute.ResidentSession, compute.Timings, error) {
+	if r, ok := b.(compute.Resident); ok {
+		return r.OpenResident(bands, mask)
+	}
+	if e, ok := b.(compute.Engine); ok {
+		return Open(e, bands, mask)
+	}
+	return nil, compute.Timings{}, fmt.Errorf("backend %s keeps no scene and runs no index job", b.Name())
+}

@@ -27,3 +27,24 @@ func TestOpenNeedsAnEngine(t *testing.T) {
 		t.Error("no engine: no error")
 	}
 }
+
+// OpenFor gives a host session over an engine, and refuses a backend with
+// neither an engine nor its own session.
+func TestOpenFor(t *testing.T) {
+	sc := residenttest.Scenes(true)[1]
+	s, _, err := residentcpu.OpenFor(goback.NewGoParallel(0), sc.Bands, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.(*residentcpu.Session); !ok {
+		t.Errorf("go-parallel's session is a %T", s)
+	}
+	s.Close()
+	if _, _, err := residentcpu.OpenFor(ndviOnly{}, sc.Bands, nil); err == nil {
+		t.Error("a backend without an engine: no error")
+	}
+}
+
+type ndviOnly struct{ compute.Backend }
+
+func (ndviOnly) Name() string { return "ndvi-only" }

@@ -428,6 +428,9 @@ func cmdCompute(args []string, stdout, stderr io.Writer) error {
 }
 
 func cmdBench(args []string, stdout, stderr io.Writer) error {
+	if wantsResident(args) {
+		return cmdBenchResident(args, stdout, stderr) // ui/cli/resident.go
+	}
 	fs := newFlags("bench", stderr)
 	sizes := fs.String("size", "2048", "image sizes, N or NxM, comma-separated")
 	list := fs.String("backends", "all", "backends to time: all or a comma list (name or name:mode; gl:host = bands in gl's pinned host buffers)")
