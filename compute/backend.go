@@ -96,12 +96,14 @@ type HostMemory interface {
 // backend's Moder modes: the transfers then need no staging in any mode.
 const ModeHost = "host"
 
-// Moder is implemented by backends with user-selectable modes (for example
-// cuda's sequential and overlapped transfers).
+// Moder is implemented by backends with user-selectable modes (cuda's
+// sequential and overlapped transfers, gl's mapped and subdata). A mode is
+// a per-run argument (Job.Mode), never state of the backend: Mode is only
+// the default a run gets when it names none, and reading it never waits
+// for a run.
 type Moder interface {
 	Modes() []string
 	Mode() string
-	SetMode(string) error
 }
 
 var (

@@ -227,16 +227,15 @@ func (j *Job) Reference64(o, i int) float64 {
 	return j.Exprs[o].Eval64(&v)
 }
 
-// RunJob runs j on b (an Engine; a backend whose engine is not there yet
-// runs an NDVI job through its NDVI kernel, with the bands converted to
-// float32 on the host first).
+// RunJob checks j and runs it on b, which must implement Engine (every
+// backend Canopy ships does).
 func RunJob(b Backend, j *Job) (Timings, error) {
 	if err := j.Check(); err != nil {
 		return Timings{}, err
 	}
 	e, ok := b.(Engine)
 	if !ok {
-		return ndviFallback(b, j)
+		return Timings{}, fmt.Errorf("backend %s does not run index jobs", b.Name())
 	}
 	t, err := e.RunJob(j)
 	if err != nil {
@@ -258,8 +257,9 @@ const JobTolerance = 1e-5
 var gpuArith = indextest.Arith{U: 0x1p-24, DivU: 0x1p-22, Tiny: 0x1p-126}
 
 // VerifyJob compares every output of j with the float64 truth
-// (Reference64), pixel by pixel on all cores, one Report per output. It
-// allocates no image-sized memory.
+// (Reference64, evaluated a block of pixels at a time with the same
+// float64 operations), pixel by pixel on all cores, one Report per output.
+// It allocates no image-sized memory.
 func VerifyJob(j *Job) []Report {
 	reps := make([]Report, len(j.Out))
 	n := j.Pixels()
@@ -272,6 +272,8 @@ func VerifyJob(j *Job) []Report {
 		parts := make([]Report, par.Workers(n))
 		parts = parts[:par.Ranges(n, 1<<14, func(w, lo, hi int) {
 			rep := Report{Worst: -1}
+			var scratch refScratch
+			refs := make([]float64, refBlock)
 			explained := func(i int, g float64) bool {
 				if j.Masked(i) {
 					return false
@@ -286,7 +288,10 @@ func VerifyJob(j *Job) []Report {
 				return indextest.Bound(j.Exprs[o], &px, gpuArith).Agrees(g)
 			}
 			for i := lo; i < hi; i++ {
-				ref := j.Reference64(o, i)
+				if p := (i - lo) % refBlock; p == 0 {
+					j.reference64Block(o, i, refs[:min(refBlock, hi-i)], &scratch)
+				}
+				ref := refs[(i-lo)%refBlock]
 				g := float64(got[i])
 				rn, gn := math.IsNaN(ref), math.IsNaN(g)
 				if rn {
@@ -337,41 +342,4 @@ func VerifyJob(j *Job) []Report {
 		reps[o] = rep
 	}
 	return reps
-}
-
-var ndviExpr = index.MustParse("(nir - red) / (nir + red)")
-
-// ndviFallback runs a one-NDVI job on a backend that has only the NDVI
-// kernel: bands converted to physical float32 values (NaN for nodata and
-// masked pixels) as Job.Value32 defines, then the kernel, whose NaN rules
-// are the engine's for this formula.
-func ndviFallback(b Backend, j *Job) (Timings, error) {
-	if len(j.Exprs) != 1 || !j.Exprs[0].Equal(ndviExpr) || len(j.Bands) != 2 {
-		return Timings{}, fmt.Errorf("backend %s computes NDVI only, not %s", b.Name(), strings.Join(j.Names, ", "))
-	}
-	n := j.Pixels()
-	in := Input{Width: j.Width, Height: j.Height, Red: NewOutput(n), NIR: NewOutput(n)}
-	planes := map[string][]float32{"red": in.Red, "nir": in.NIR}
-	for k, band := range j.Bands {
-		dst := planes[band.Role]
-		par.Blocks(n, 1<<16, func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				if j.Masked(i) {
-					dst[i] = NaN32
-				} else {
-					dst[i] = j.Value32(k, i)
-				}
-			}
-		})
-	}
-	if m, ok := b.(Moder); ok && j.Mode != "" {
-		if err := m.SetMode(j.Mode); err != nil {
-			return Timings{}, err
-		}
-	}
-	t, err := b.Run(in, j.Out[0])
-	if err != nil {
-		return t, fmt.Errorf("%s: %w", b.Name(), err)
-	}
-	return t, nil
 }

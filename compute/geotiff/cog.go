@@ -91,8 +91,7 @@ type cogLevel struct {
 	out           io.WriterAt
 	pos           int64
 	scratch       *os.File // nil for the full resolution
-	tiles         [][]byte // the row of tiles being written, compressed
-	row           []byte   // the same with leaders and trailers
+	tiles         [][]byte // the row of tiles being written, compressed, with leaders and trailers
 }
 
 // NewCOG starts a COG of width×height pixels with bands float32 bands,
@@ -356,7 +355,13 @@ func (c *COGWriter) writeTiles(l *cogLevel) error {
 					errOnce.Do(func() { err = e2 })
 					return
 				}
-				outs[t] = append(outs[t][:0], z...)
+				// The tile with its leader (its size) and trailer (its
+				// last 4 bytes again).
+				var lead [4]byte
+				binary.LittleEndian.PutUint32(lead[:], uint32(len(z)))
+				o := append(outs[t][:0], lead[:]...)
+				o = append(o, z...)
+				outs[t] = append(o, z[len(z)-4:]...)
 			}
 		}()
 	}
@@ -364,22 +369,14 @@ func (c *COGWriter) writeTiles(l *cogLevel) error {
 	if err != nil {
 		return fmt.Errorf("compress tile: %w", err)
 	}
-	buf := l.row[:0]
-	start := l.pos
 	for t, z := range outs {
-		var lead [4]byte
-		binary.LittleEndian.PutUint32(lead[:], uint32(len(z)))
-		buf = append(buf, lead[:]...)
-		l.offsets[row*l.across+t] = uint64(start) + uint64(len(buf))
-		l.cnts[row*l.across+t] = uint64(len(z))
-		buf = append(buf, z...)
-		buf = append(buf, z[len(z)-4:]...)
+		l.offsets[row*l.across+t] = uint64(l.pos) + 4
+		l.cnts[row*l.across+t] = uint64(len(z) - 8)
+		if _, err := l.out.WriteAt(z, l.pos); err != nil {
+			return err
+		}
+		l.pos += int64(len(z))
 	}
-	l.row = buf
-	if _, err := l.out.WriteAt(buf, l.pos); err != nil {
-		return err
-	}
-	l.pos += int64(len(buf))
 	return nil
 }
 

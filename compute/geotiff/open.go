@@ -64,8 +64,8 @@ const (
 // of decoding work. Honest files decode many times faster even on two busy
 // cores; the budget stops what the other limits did not foresee.
 var (
-	timeBase = 10 * time.Second
-	minRate  = int64(16 << 20)
+	timeBase = 10 * time.Second * slowdown
+	minRate  = int64(16<<20) / slowdown
 )
 
 // File is an open TIFF or GeoTIFF whose first image has been read and

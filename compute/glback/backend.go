@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"canopy/compute"
@@ -41,11 +42,14 @@ type Backend struct {
 	info     *compute.Info
 	startErr error
 	pending  time.Duration // context + compile time not yet reported as setup
-	mode     string        // chosen by SetMode; "" for the device's default
-	soft     bool          // the renderer is a CPU rasteriser
-	limits   string        // the dispatch limits, for logs
-	timer    time.Duration // last kernel by GL_TIMESTAMP
-	wall     time.Duration // last kernel by the wall clock around glFinish
+	// mode is the NDVI path's transfer mode chosen by SetMode ("" for the
+	// device's default) and soft whether the renderer is a CPU rasteriser:
+	// atomics, so that Mode never waits for the lock a run holds.
+	mode   atomic.Pointer[string]
+	soft   atomic.Bool
+	limits string        // the dispatch limits, for logs
+	timer  time.Duration // last kernel by GL_TIMESTAMP
+	wall   time.Duration // last kernel by the wall clock around glFinish
 
 	memcpyUp   time.Duration // host copies inside the last upload
 	memcpyDown time.Duration // and download (mapped mode)
@@ -108,7 +112,8 @@ func (b *Backend) start() error {
 		tu.memory = strings.ToLower(s)
 	}
 	w, s := startWorker(kind, tu)
-	b.soft, b.limits = s.soft, s.limits
+	b.limits = s.limits
+	b.soft.Store(s.soft)
 	if s.err != nil {
 		b.startErr = fmt.Errorf("gl: %w", s.err)
 		b.info = &compute.Info{Name: compute.NameGL, GPU: true, Reason: s.err.Error()}
@@ -324,17 +329,14 @@ func (*Backend) Modes() []string { return []string{ModeMapped, ModeSubData} }
 // Mode implements compute.Moder: the mode SetMode chose, else the
 // device's default (subdata on a software renderer, mapped on a GPU or
 // before the backend has started).
-func (b *Backend) Mode() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.modeLocked()
-}
+// It takes no lock: the window reads it while a run may be going on.
+func (b *Backend) Mode() string { return b.modeLocked() }
 
 func (b *Backend) modeLocked() string {
-	switch {
-	case b.mode != "":
-		return b.mode
-	case b.soft:
+	if m := b.mode.Load(); m != nil && *m != "" {
+		return *m
+	}
+	if b.soft.Load() {
 		return ModeSubData
 	}
 	return ModeMapped
@@ -342,18 +344,10 @@ func (b *Backend) modeLocked() string {
 
 // SetMode implements compute.Moder; "" returns to the device's default.
 func (b *Backend) SetMode(m string) error {
-	if m == "" {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		b.mode = ""
-		return nil
-	}
-	if m != ModeMapped && m != ModeSubData {
+	if m != "" && m != ModeMapped && m != ModeSubData {
 		return fmt.Errorf("gl: unknown transfer mode %q (want %s or %s)", m, ModeMapped, ModeSubData)
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.mode = m
+	b.mode.Store(&m)
 	return nil
 }
 

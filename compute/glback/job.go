@@ -522,7 +522,7 @@ func (st *glState) jobDownload(j *compute.Job, mode string) error {
 func (b *Backend) jobMode(m string) (string, error) {
 	switch m {
 	case "":
-		if b.soft {
+		if b.soft.Load() {
 			return ModeSubData, nil
 		}
 		return ModeMapped, nil
