@@ -287,11 +287,14 @@ func VerifyJob(j *Job) []Report {
 				}
 				return indextest.Bound(j.Exprs[o], &px, gpuArith).Agrees(g)
 			}
+			p := refBlock
 			for i := lo; i < hi; i++ {
-				if p := (i - lo) % refBlock; p == 0 {
+				if p == refBlock {
 					j.reference64Block(o, i, refs[:min(refBlock, hi-i)], &scratch)
+					p = 0
 				}
-				ref := refs[(i-lo)%refBlock]
+				ref := refs[p]
+				p++
 				g := float64(got[i])
 				rn, gn := math.IsNaN(ref), math.IsNaN(g)
 				if rn {
@@ -311,7 +314,11 @@ func VerifyJob(j *Job) []Report {
 				if rn {
 					continue
 				}
-				e := math.Abs(g-ref) / math.Max(1, math.Abs(ref))
+				scale := math.Abs(ref) // max(1, |ref|): ref is a number here
+				if scale < 1 {
+					scale = 1
+				}
+				e := math.Abs(g-ref) / scale
 				if e > JobTolerance {
 					if explained(i, g) {
 						rep.Conditioned++

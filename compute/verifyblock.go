@@ -55,42 +55,36 @@ func (j *Job) reference64Block(o, lo int, ref []float64, s *refScratch) {
 func (j *Job) value64Block(k, lo int, dst []float64) {
 	b := &j.Bands[k]
 	n := len(dst)
-	r := b.Radiometry
-	conv := func(p int, dn float64) {
-		if math.IsNaN(dn) || (b.HasNoData && dn == b.NoData) {
+	switch b.Plane.Type {
+	case U8:
+		value64(dst, b.Plane.U8()[lo:lo+n], b)
+	case U16:
+		value64(dst, b.Plane.U16()[lo:lo+n], b)
+	case I16:
+		value64(dst, b.Plane.I16()[lo:lo+n], b)
+	case U32:
+		value64(dst, b.Plane.U32()[lo:lo+n], b)
+	case I32:
+		value64(dst, b.Plane.I32()[lo:lo+n], b)
+	case F32:
+		value64(dst, b.Plane.F32()[lo:lo+n], b)
+	default:
+		for p := range dst {
+			dst[p] = j.Value64(k, lo+p)
+		}
+	}
+}
+
+// value64 is Value64 over a run of samples.
+func value64[T uint8 | uint16 | int16 | uint32 | int32 | float32](dst []float64, src []T, b *BandInput) {
+	r, nd, has := b.Radiometry, b.NoData, b.HasNoData
+	dst = dst[:len(src)]
+	for p, v := range src {
+		dn := float64(v)
+		if dn != dn || (has && dn == nd) {
 			dst[p] = math.NaN()
 		} else {
 			dst[p] = r.Apply64(dn)
-		}
-	}
-	switch b.Plane.Type {
-	case U8:
-		for p, v := range b.Plane.U8()[lo : lo+n] {
-			conv(p, float64(v))
-		}
-	case U16:
-		for p, v := range b.Plane.U16()[lo : lo+n] {
-			conv(p, float64(v))
-		}
-	case I16:
-		for p, v := range b.Plane.I16()[lo : lo+n] {
-			conv(p, float64(v))
-		}
-	case U32:
-		for p, v := range b.Plane.U32()[lo : lo+n] {
-			conv(p, float64(v))
-		}
-	case I32:
-		for p, v := range b.Plane.I32()[lo : lo+n] {
-			conv(p, float64(v))
-		}
-	case F32:
-		for p, v := range b.Plane.F32()[lo : lo+n] {
-			conv(p, float64(v))
-		}
-	default:
-		for p := range dst {
-			conv(p, b.Plane.At(lo+p))
 		}
 	}
 }
@@ -109,6 +103,11 @@ func (j *Job) evalBlock(e *index.Expr, n int, s *refScratch) []float64 {
 	case index.KindRole:
 		copy(d, s.in[e.Role][:n])
 		return d
+	}
+	if e.Kind != index.KindClamp && len(e.Args) == 2 && e.Args[0].Kind == index.KindRole && e.Args[1].Kind == index.KindRole {
+		// Both operands are bands: read them where they are.
+		s.put(d)
+		return j.binaryBlock(e.Kind, s.in[e.Args[0].Role][:n], s.in[e.Args[1].Role][:n], s)
 	}
 	a := j.evalBlock(e.Args[0], n, s)
 	defer s.put(a)
@@ -131,7 +130,30 @@ func (j *Job) evalBlock(e *index.Expr, n int, s *refScratch) []float64 {
 	}
 	b := j.evalBlock(e.Args[1], n, s)
 	defer s.put(b)
+	if e.Kind != index.KindClamp {
+		s.put(d)
+		return j.binaryBlock(e.Kind, a, b, s)
+	}
 	switch e.Kind {
+	case index.KindClamp:
+		c := j.evalBlock(e.Args[2], n, s)
+		for p := range d {
+			d[p] = index.Min64(index.Max64(a[p], b[p]), c[p])
+		}
+		s.put(c)
+	default:
+		for p := range d {
+			d[p] = math.NaN()
+		}
+	}
+	return d
+}
+
+// binaryBlock applies a two-operand node to a and b into a buffer of s.
+func (j *Job) binaryBlock(k index.Kind, a, b []float64, s *refScratch) []float64 {
+	d := s.get()[:len(a)]
+	b = b[:len(a)]
+	switch k {
 	case index.KindAdd:
 		for p := range d {
 			d[p] = a[p] + b[p]
@@ -156,12 +178,6 @@ func (j *Job) evalBlock(e *index.Expr, n int, s *refScratch) []float64 {
 		for p := range d {
 			d[p] = index.Max64(a[p], b[p])
 		}
-	case index.KindClamp:
-		c := j.evalBlock(e.Args[2], n, s)
-		for p := range d {
-			d[p] = index.Min64(index.Max64(a[p], b[p]), c[p])
-		}
-		s.put(c)
 	default:
 		for p := range d {
 			d[p] = math.NaN()

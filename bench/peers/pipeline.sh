@@ -55,11 +55,12 @@ timed() {
   local name=$1; shift
   rm -f "$T/out.tif"
   /usr/bin/time -v -o "$T/time.txt" "$@" >/dev/null 2>"$T/err.txt" || { cat "$T/err.txt" >&2; exit 1; }
-  local wall peak
+  local wall peak cpu
   wall=$(awk -F': ' '/Elapsed/ {n=split($2,a,":"); s=0; for(i=1;i<=n;i++) s=s*60+a[i]; print s}' "$T/time.txt")
   peak=$(awk -F': ' '/Maximum resident/ {print $2}' "$T/time.txt")
-  echo "$name $wall $peak" >>"$T/runs"
-  echo "  $name: ${wall} s, $((peak / 1024)) MiB" >&2
+  cpu=$(awk -F': ' '/User time|System time/ {s+=$2} END {print s}' "$T/time.txt")
+  echo "$name $wall $peak $cpu" >>"$T/runs"
+  echo "  $name: ${wall} s, $((peak / 1024)) MiB, cpu ${cpu} s" >&2
 }
 : >"$T/runs"
 for r in $(seq "$runs"); do
@@ -71,15 +72,15 @@ for r in $(seq "$runs"); do
     --co=COMPRESS=DEFLATE --co=PREDICTOR=3 --co=TILED=YES --co=NUM_THREADS=ALL_CPUS
 done
 awk '
-  { w[$1] = w[$1] " " $2; m[$1] = m[$1] " " $3 }
+  { w[$1] = w[$1] " " $2; m[$1] = m[$1] " " $3; c[$1] = c[$1] " " $4 }
   function med(s,   a, n, i, j, t) { n = split(s, a, " "); for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
     return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
   END {
-    gw = med(w["gdal_calc"]); gm = med(m["gdal_calc"])
-    printf "| command | wall s (median) | peak MiB (median) | wall / gdal_calc | memory / gdal_calc |\n|---|---|---|---|---|\n"
+    gw = med(w["gdal_calc"]); gm = med(m["gdal_calc"]); gc = med(c["gdal_calc"])
+    printf "| command | wall s, median [runs] | CPU s (user+sys), median | peak MiB, median | wall / gdal_calc | CPU / gdal_calc | memory / gdal_calc |\n|---|---|---|---|---|---|---|\n"
     n = split("canopy canopy-nv gdal_calc", names, " ")
-    for (i = 1; i <= n; i++) { k = names[i]; mw = med(w[k]); mm = med(m[k])
-      printf "| %s | %.2f [%s ] | %.0f | %.2f | %.2f |\n", k, mw, w[k], mm / 1024, mw / gw, mm / gm }
+    for (i = 1; i <= n; i++) { k = names[i]; mw = med(w[k]); mm = med(m[k]); mc = med(c[k])
+      printf "| %s | %.2f [%s ] | %.2f | %.0f | %.2f | %.2f | %.2f |\n", k, mw, w[k], mc, mm / 1024, mw / gw, mc / gc, mm / gm }
   }' "$T/runs"
 
 if command -v go >/dev/null && [ -f "$here/compute/pipeline/bench_test.go" ]; then

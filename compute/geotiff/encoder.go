@@ -180,7 +180,22 @@ func (e *tileEncoder) fill(bands [][]float32, w, x0, vw, rows int) {
 			continue
 		}
 		p0, p1, p2, p3 := row[:n], row[n:2*n], row[2*n:3*n], row[3*n:4*n]
+		if e.spp == 1 {
+			src := bands[0][r*w+x0:][:vw]
+			p0, p1, p2, p3 = p0[:len(src)], p1[:len(src)], p2[:len(src)], p3[:len(src)]
+			for x, v := range src {
+				bits := math.Float32bits(v)
+				if v != v {
+					bits = canonicalNaN
+				}
+				p0[x], p1[x], p2[x], p3[x] = byte(bits>>24), byte(bits>>16), byte(bits>>8), byte(bits)
+			}
+			p0, p1, p2, p3 = row[:n], row[n:2*n], row[2*n:3*n], row[3*n:4*n]
+		}
 		for b, band := range bands {
+			if e.spp == 1 {
+				break
+			}
 			src := band[r*w+x0:][:vw]
 			for x, v := range src {
 				bits := math.Float32bits(v)
