@@ -33,7 +33,7 @@ func ExampleClasses() {
 	}
 	fmt.Println(colormap.Classes()[colormap.ClassOf(0.45)].Name)
 	// Output:
-	// water / none < 0
+	// no vegetation < 0
 	// bare         0 – 0.2
 	// sparse       0.2 – 0.4
 	// moderate     0.4 – 0.6

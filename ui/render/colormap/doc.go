@@ -1,5 +1,5 @@
-// Package colormap turns an NDVI plane into pictures: colour ramps, the NDVI
-// class table, stretches, a fast lookup table (LUT) for on-screen viewports,
+// Package colormap turns an index plane into pictures: colour ramps, class
+// tables, stretches, a fast lookup table (LUT) for on-screen viewports,
 // memory-lean full-resolution paletted maps, legends and PNG export with a
 // world file.
 //
@@ -10,9 +10,20 @@
 //   - "rdylgn", the default: ColorBrewer's diverging red-yellow-green over
 //     [-1, 1], as QGIS and Earth Engine users expect;
 //   - "viridis": matplotlib's perceptually uniform ramp, for a stretch;
-//   - "classes": the NDVI classes of Classes (water/none, bare, sparse,
-//     moderate, dense) with their conventional colours. Class bounds are
-//     absolute NDVI values, so a stretch does not apply to them.
+//   - "classes": the NDVI classes of Classes (no vegetation, bare,
+//     sparse, moderate, dense) with their conventional colours. Class
+//     bounds are absolute values, so a stretch does not apply to them.
+//
+// # Classes
+//
+// Classes are data: a ClassTable holds thresholds, names and colours,
+// edited with WithThreshold, WithName and WithColor and stored as JSON
+// ("#rrggbb" colours, null for the open ends). Presets gives one table
+// per index (PresetFor: NDVI, the default; dNBR burn severity; NDWI
+// water; NDMI moisture; a symmetric change table), FromClasses colours
+// any engine table from a ramp, and NewClasses builds the LUT of any
+// table, so that the map, its legend and the statistics take the same
+// colours from one place.
 //
 // # Stretch
 //

@@ -5,8 +5,6 @@ import (
 	"image"
 	"image/color"
 	"math"
-	"strconv"
-	"strings"
 	"sync"
 
 	"codeberg.org/go-fonts/liberation/liberationsansbold"
@@ -14,6 +12,8 @@ import (
 	"golang.org/x/image/font"
 	"golang.org/x/image/font/opentype"
 	"golang.org/x/image/math/fixed"
+
+	"canopy/ui/render/numfmt"
 )
 
 // Legend geometry at scale 1, in pixels.
@@ -110,33 +110,23 @@ func (c *canvas) flush() {
 
 func textWidth(face font.Face, s string) int { return font.MeasureString(face, s).Ceil() }
 
-// formatTick formats v with the decimals that step needs, trailing zeros
-// trimmed and a true minus sign: "−0.5", "0", "0.25".
-func formatTick(v, step float64) string {
-	dec := 0
-	if step > 0 {
-		dec = max(0, min(4, int(math.Ceil(-math.Log10(step)-1e-9))+1))
-	}
-	s := strconv.FormatFloat(v, 'f', dec, 64)
-	if strings.Contains(s, ".") {
-		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-	}
-	if s == "-0" {
-		s = "0"
-	}
-	return strings.Replace(s, "-", "−", 1)
-}
-
-// Ticks returns the values a continuous legend labels: five, evenly spaced
-// from the stretch's low to its high end (−1, −0.5, 0, 0.5, 1 by default),
-// with their labels.
+// Ticks returns the values a continuous legend labels, with their
+// labels: the round values (1, 2, 2.5 or 5 × 10^k apart, numfmt.Ticks) in
+// the stretch, about five of them (−1, −0.5, 0, 0.5, 1 by default), with
+// the ends of the stretch added when the nearest round value is more than
+// a fifth of a step away. Labels are formatted by numfmt, as the charts
+// and the statistics are.
 func (l *LUT) Ticks() ([]float64, []string) {
-	const n = 5
-	step := (l.hi - l.lo) / (n - 1)
-	vs, ls := make([]float64, n), make([]string, n)
-	for i := range n {
-		vs[i] = l.lo + float64(i)*step
-		ls[i] = formatTick(vs[i], step)
+	vs, step := numfmt.Ticks(l.lo, l.hi, 4)
+	if step == 0 {
+		return []float64{l.lo}, []string{numfmt.Value(l.lo)}
+	}
+	if len(vs) < 3 {
+		vs, step = numfmt.Ticks(l.lo, l.hi, 6)
+	}
+	ls := make([]string, len(vs))
+	for i, v := range vs {
+		ls[i] = numfmt.Tick(v, step)
 	}
 	return vs, ls
 }
@@ -179,9 +169,9 @@ func (l *LUT) legend(scale float64, title string) *image.Paletted {
 	labelW := 0
 	nameW := 0
 	if l.ramp.discrete {
-		for i := len(classTable) - 1; i >= 0; i-- {
-			c := classTable[i]
-			rows = append(rows, row{uint8(i + 1), c.Name, c.Bounds()})
+		for i := len(l.classes) - 1; i >= 0; i-- {
+			c := l.classes[i]
+			rows = append(rows, row{uint8(i + 1), c.Name, l.classes.Bounds(i)})
 			nameW = max(nameW, textWidth(text, c.Name))
 		}
 		for _, r := range rows {

@@ -26,11 +26,39 @@ type PNGOptions struct {
 	// Title, when set, is written at the top of the strip (a strip is added
 	// for it even without Legend).
 	Title string
-	// Geo, when valid, makes WritePNG write a world file next to the PNG.
+	// Geo, when valid, makes WritePNG write a world file next to a PNG
+	// of the map alone (no Legend, no Title).
 	Geo *compute.GeoRef
 	// Heading heads the legend: the index shown ("" is "NDVI").
 	Heading string
+	// Classes, when set, draws the map in these classes (NewClasses)
+	// instead of Ramp and Stretch.
+	Classes ClassTable
 }
+
+// lut returns the LUT the options describe.
+func (opt PNGOptions) lut() (*LUT, error) {
+	var l *LUT
+	var err error
+	if opt.Classes != nil {
+		l, err = NewClasses(opt.Classes)
+	} else {
+		st := opt.Stretch
+		if st == (Stretch{}) {
+			st = Full
+		}
+		l, err = New(opt.Ramp, st.Lo, st.Hi)
+	}
+	if err != nil {
+		return nil, err
+	}
+	l.heading = opt.Heading
+	return l, nil
+}
+
+// MapOnly reports whether the picture the options describe is the map
+// alone, whose pixels a world file may place.
+func (opt PNGOptions) MapOnly() bool { return !opt.Legend && opt.Title == "" }
 
 // WorldFile returns the six lines of an ESRI world file for rasters placed
 // by g (A, D, B, E, C, F: pixel size in x, the two rotation terms, pixel
@@ -71,16 +99,11 @@ func Compose(ndvi []float32, w, h int, opt PNGOptions) (*image.Paletted, error) 
 	if w <= 0 || h <= 0 || len(ndvi) != w*h {
 		return nil, fmt.Errorf("map of %dx%d pixels given %d values", w, h, len(ndvi))
 	}
-	st := opt.Stretch
-	if st == (Stretch{}) {
-		st = Full
-	}
-	l, err := New(opt.Ramp, st.Lo, st.Hi)
+	l, err := opt.lut()
 	if err != nil {
 		return nil, err
 	}
-	l.heading = opt.Heading
-	if !opt.Legend && opt.Title == "" {
+	if opt.MapOnly() {
 		return l.Image(ndvi, w, h), nil
 	}
 	var strip *image.Paletted
@@ -126,9 +149,10 @@ func (l *LUT) titleOnly(scale float64, title string) *image.Paletted {
 
 // WritePNG writes the coloured map of the w×h NDVI plane to path as an
 // 8-bit paletted PNG (see Compose), transparent where the value is NaN,
-// and, when opt.Geo is valid, its world file (WorldFilePath) placing the
-// map's pixels; the legend strip is to the right of or below the map, so
-// the world file is right for the whole picture. Both files are written
+// and, when opt.Geo is valid and the picture is the map alone
+// (opt.MapOnly), its world file (WorldFilePath) placing the map's pixels.
+// A picture with a legend or title strip gets no world file: a GIS would
+// place the strip on the ground as land beside the scene. Both files are written
 // under temporary names and renamed into place, so a failure leaves any
 // existing file untouched. Memory: one byte per pixel of the picture.
 func WritePNG(path string, ndvi []float32, w, h int, opt PNGOptions) error {
@@ -144,7 +168,7 @@ func WritePNG(path string, ndvi []float32, w, h int, opt PNGOptions) error {
 	if err := writeAtomic(path, func(f *bufio.Writer) error { return enc.Encode(f, img) }); err != nil {
 		return fmt.Errorf("write map %s: %w", path, err)
 	}
-	if wf, ok := WorldFile(opt.Geo); ok {
+	if wf, ok := WorldFile(opt.Geo); ok && opt.MapOnly() {
 		wp := WorldFilePath(path)
 		if err := writeAtomic(wp, func(f *bufio.Writer) error { _, err := f.WriteString(wf); return err }); err != nil {
 			return fmt.Errorf("write world file %s: %w", wp, err)

@@ -108,7 +108,8 @@ func TestWritePNG(t *testing.T) {
 	}
 
 	// With legend, title and georeferencing: the map keeps its place at the
-	// top-left, the strip is to the right, the world file is written.
+	// top-left, the strip is to the right, and no world file places the
+	// strip on the ground.
 	full := filepath.Join(dir, "full.png")
 	if err := WritePNG(full, ndvi, w, h, PNGOptions{Ramp: RampClasses, Legend: true, Title: "Test stand", Geo: geo}); err != nil {
 		t.Fatal(err)
@@ -125,7 +126,15 @@ func TestWritePNG(t *testing.T) {
 			}
 		}
 	}
-	wf, err := os.ReadFile(WorldFilePath(full))
+	if _, err := os.Stat(WorldFilePath(full)); !os.IsNotExist(err) {
+		t.Errorf("world file written for a map with a legend strip (%v)", err)
+	}
+	// The map alone with georeferencing gets its world file.
+	alone := filepath.Join(dir, "alone.png")
+	if err := WritePNG(alone, ndvi, w, h, PNGOptions{Ramp: RampClasses, Geo: geo}); err != nil {
+		t.Fatal(err)
+	}
+	wf, err := os.ReadFile(WorldFilePath(alone))
 	if want, _ := WorldFile(geo); err != nil || string(wf) != want {
 		t.Errorf("world file %q (%v), want %q", wf, err, want)
 	}

@@ -6,8 +6,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-
-	"canopy/compute"
 )
 
 // Ramp names, as used by the CLI (--ramp) and the GUI.
@@ -71,7 +69,7 @@ var ramps = []*ramp{
 	},
 	{
 		name:     RampClasses,
-		desc:     "NDVI classes: water/none, bare, sparse, moderate, dense",
+		desc:     "classes: NDVI by default (no vegetation, bare, sparse, moderate, dense), or any class table",
 		discrete: true,
 	},
 }
@@ -118,53 +116,4 @@ func (r *ramp) at(t float64) color.NRGBA {
 	a, b := r.stops[i], r.stops[i+1]
 	mix := func(x, y uint8) uint8 { return uint8(math.Round(float64(x) + u*(float64(y)-float64(x)))) }
 	return color.NRGBA{mix(a.R, b.R), mix(a.G, b.G), mix(a.B, b.B), 0xff}
-}
-
-// Class is one NDVI class (compute.NDVIClasses) with the colour the map,
-// the legend and the statistics all draw it in.
-type Class struct {
-	compute.Class
-	// Color is the conventional colour of the class.
-	Color color.NRGBA
-}
-
-// classColors are the NDVI classes' colours, in compute.NDVIClasses order.
-var classColors = []color.NRGBA{hex("#2c7bb6"), hex("#c2a36b"), hex("#e6f08c"), hex("#74c25c"), hex("#1a7335")}
-
-// classTable is compute.NDVIClasses with their colours.
-var classTable = func() []Class {
-	cs := compute.NDVIClasses()
-	t := make([]Class, len(cs))
-	for i, c := range cs {
-		t[i] = Class{Class: c, Color: classColors[i]}
-	}
-	return t
-}()
-
-// classUpper holds the float32 upper bounds of all classes but the last.
-var classUpper = func() []float32 {
-	u := make([]float32, len(classTable)-1)
-	for i := range u {
-		u[i] = float32(classTable[i].Hi)
-	}
-	return u
-}()
-
-// Classes returns the NDVI class table with colours (a copy).
-func Classes() []Class {
-	c := make([]Class, len(classTable))
-	copy(c, classTable)
-	return c
-}
-
-// ClassOf returns the index in Classes of the class of v, or -1 for NaN.
-func ClassOf(v float32) int {
-	if v != v {
-		return -1
-	}
-	i := 0
-	for i < len(classUpper) && v >= classUpper[i] {
-		i++
-	}
-	return i
 }
