@@ -9,7 +9,10 @@ import "canopy/compute"
 func (l *LUT) Table() compute.ColorTable {
 	t := compute.ColorTable{RGBA: append([]uint32(nil), l.rgba...)}
 	if l.ramp.discrete {
-		t.Upper = append([]float32{}, classUpper...)
+		t.Upper = []float32{} // not nil: a table of one class is still classes
+		for _, th := range l.classes.Thresholds() {
+			t.Upper = append(t.Upper, float32(th))
+		}
 		return t
 	}
 	t.Lo, t.Scale = l.lo32, l.scale32
