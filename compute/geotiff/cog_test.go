@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"canopy/compute"
 )
 
 // cogBands is a w×h scene of n float32 bands: smooth values, a NaN
@@ -232,6 +234,37 @@ func TestCOGIsValidForGDAL(t *testing.T) {
 	if !bytes.Equal(ab, bb) {
 		t.Error("our first overview differs from gdaladdo -r average's")
 	}
+	// The overviews of a COG GDAL wrote read as GDAL reads them.
+	gcog := filepath.Join(dir, "gdal-cog.tif")
+	gdal(t, "gdal_translate", "-q", "-of", "COG", "-co", "COMPRESS=ZSTD", "-co", "BLOCKSIZE=256", plain, gcog)
+	f, err := Open(gcog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ovs, err := f.Overviews()
+	if err != nil || len(ovs) == 0 {
+		t.Fatalf("GDAL's COG: %d overviews, %v", len(ovs), err)
+	}
+	for k, o := range ovs {
+		dump := filepath.Join(dir, "govr.img")
+		gdal(t, "gdal_translate", "-q", "-of", "ENVI", "-ot", "Float32", "-oo", "OVERVIEW_LEVEL="+strconv.Itoa(k), gcog, dump)
+		raw, _ := os.ReadFile(dump)
+		dst := compute.NewPlane(compute.F32, o.Width(), o.Height())
+		if err := o.ReadRowsInto(1, 0, o.Height(), dst); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(raw, dst.Data) && len(raw) == len(dst.Data) {
+			for i := range dst.F32() {
+				g, e := dst.F32()[i], math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+				if math.Float32bits(g) != math.Float32bits(e) && !(g != g && e != e) {
+					t.Fatalf("GDAL's COG overview %d pixel %d: %v, GDAL reads %v", k, i, g, e)
+				}
+			}
+		} else if len(raw) != len(dst.Data) {
+			t.Fatalf("GDAL's COG overview %d: %d bytes, GDAL gives %d", k, len(dst.Data), len(raw))
+		}
+	}
 }
 
 func TestCOGErrors(t *testing.T) {
@@ -311,5 +344,54 @@ func TestPredictorFastPathsMatchTheDefinition(t *testing.T) {
 				t.Fatalf("%d bands, %+v: the fast predictor differs from the definition", spp, c)
 			}
 		}
+	}
+}
+
+func TestOverviewsReadBack(t *testing.T) {
+	dir := t.TempDir()
+	const w, h = 1300, 1100
+	bands := cogBands(w, h, 1)
+	p := filepath.Join(dir, "o.tif")
+	writeCOGFile(t, p, w, h, bands, COGOptions{}, false, 256)
+	f, err := Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ovs, err := f.Overviews()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ovs) != 2 {
+		t.Fatalf("%d overviews, want 2", len(ovs))
+	}
+	ref, rw, rh := bands[0], w, h
+	for k, o := range ovs {
+		ref, rw, rh = nanMean2(ref, rw, rh)
+		if o.Width() != rw || o.Height() != rh || o.Geo() != nil {
+			t.Fatalf("overview %d: %dx%d geo %v, want %dx%d", k, o.Width(), o.Height(), o.Geo(), rw, rh)
+		}
+		if nd, ok := o.NoData(); !ok || !math.IsNaN(nd) {
+			t.Errorf("overview %d nodata %v %v", k, nd, ok)
+		}
+		dst := compute.NewPlane(compute.F32, rw, rh)
+		if err := o.ReadRowsInto(1, 0, rh, dst); err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range ref {
+			if g := dst.F32()[i]; math.Float32bits(g) != math.Float32bits(v) && !(g != g && v != v) {
+				t.Fatalf("overview %d pixel %d: %v, want %v", k, i, g, v)
+			}
+		}
+	}
+	// A file without overviews has none.
+	plain := filepath.Join(dir, "p.tif")
+	if err := WriteBands(plain, 40, 30, [][]float32{make([]float32, 1200)}, nil, WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	g, _ := Open(plain)
+	defer g.Close()
+	if ovs, err := g.Overviews(); err != nil || len(ovs) != 0 {
+		t.Errorf("plain file: %d overviews, %v", len(ovs), err)
 	}
 }

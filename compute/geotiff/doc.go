@@ -1,4 +1,5 @@
-// Package geotiff reads and writes GeoTIFF rasters in pure Go.
+// Package geotiff reads and writes GeoTIFF rasters in Go (libdeflate
+// through cgo where it is linked in).
 //
 // Reading covers what foresters bring: classic TIFF and BigTIFF in either
 // byte order; strips and tiles (edge tiles included); pixel-interleaved and
@@ -7,7 +8,8 @@
 // no compression, LZW, DEFLATE (tag 8 and 32946), PackBits and ZSTD, with
 // horizontal (2) and floating-point (3) predictors. Cloud-optimised GeoTIFFs
 // are ordinary tiled files to this reader: the first image (full
-// resolution) is read, overviews are ignored. Other compressions (JPEG,
+// resolution) is what Open reads; File.Overviews gives the internal
+// overviews as images of their own. Other compressions (JPEG,
 // WebP, LERC, JPEG 2000, LZMA, CCITT) are refused with an error naming them.
 //
 // Open reads and validates the image file directory (IFD) without touching
@@ -30,7 +32,10 @@
 // straight into the float32 planes. Chunks that share the very same bytes
 // are decoded once and copied. Decoding stops with an error past a time
 // budget (10 s plus 1 s per 16 MiB to decode) that honest files never
-// reach.
+// reach. DEFLATE strips and tiles are inflated whole with libdeflate (cgo,
+// native/deflate) where it is linked in. File.ReadRowsBandsInto reads a
+// window of rows at the bands' stored type (compute.Plane), the block
+// pipeline's way in.
 //
 // Georeferencing (ModelPixelScale, ModelTiepoint, ModelTransformation, the
 // GeoKey directory and its double and ASCII parameters) is kept verbatim in a
@@ -40,5 +45,6 @@
 // DEFLATE or ZSTD with the floating-point predictor, BigTIFF when the data
 // could pass 4 GiB, with the band's georeferencing tags and GDAL_NODATA.
 // WriteBands writes multi-band files of any supported sample type with the
-// same machinery.
+// same machinery. NewCOG streams float32 rows into a Cloud Optimized
+// GeoTIFF with internal overviews.
 package geotiff

@@ -99,6 +99,10 @@ type File struct {
 	nodata    float64
 	hasNoData bool
 
+	// later are the offsets of the IFDs after the first (at most
+	// maxOverviewIFDs), where Overviews looks.
+	later []uint64
+
 	// The ledger of window reads (ReadRowsBandsInto): the time they may
 	// still take, whether the base allowance was granted, the bytes they
 	// decoded and the rows they delivered.
@@ -290,6 +294,9 @@ func (f *File) parse() error {
 			entries, next, err = f.readIFD(off, true)
 		} else {
 			_, next, err = f.readIFD(off, false)
+			if len(f.later) < maxOverviewIFDs {
+				f.later = append(f.later, off)
+			}
 		}
 		if err != nil {
 			return err
