@@ -107,6 +107,11 @@ func splitOperands(s string) []string {
 
 // parsePTX reads one generated kernel.
 func parsePTX(src string) (*simKernel, error) {
+	for i := range len(src) {
+		if src[i] >= 0x80 { // ptxas refuses any, comments too
+			return nil, fmt.Errorf("line %d: a byte that is not ASCII", 1+strings.Count(src[:i], "\n"))
+		}
+	}
 	k := &simKernel{decl: map[string]int{}}
 	slots := map[string]int{}
 	labels := map[string]int{}

@@ -422,7 +422,7 @@ func genStats(sh statsShape, t ptxTarget) *kernelSpec {
 	}
 	b.place(done)
 
-	b.comment("the thread's moments: mean = K + s1/n, m2 = s2 - s1²/n")
+	b.comment("the thread's moments: mean = K + s1/n, m2 = s2 - s1*s1/n")
 	{
 		cf, q, mean, m2, t, z := b.reg(rFD), b.reg(rFD), b.reg(rFD), b.reg(rFD), b.reg(rFD), b.reg(rP)
 		b.ins("cvt.rn.f64.u32 %s, %s", cf, cnt)
@@ -735,6 +735,6 @@ func genView(sh viewShape, t ptxTarget) *kernelSpec {
 	if sh.Discrete {
 		kind = "classes"
 	}
-	about := fmt.Sprintf("view renderer, %d×%d samples, %s", s, s, kind)
+	about := fmt.Sprintf("view renderer, %dx%d samples, %s", s, s, kind)
 	return &kernelSpec{PTX: b.finish(t, about), Target: t, Entry: viewEntry}
 }

@@ -409,7 +409,7 @@ func checkViews(t *testing.T, s compute.ResidentSession, o int, name string, pla
 				got[i] = 0x5A
 			}
 			if _, err := s.Render(o, v, got); err != nil {
-				t.Errorf("%s table %d view %+v: %v", name, ti, v, err)
+				t.Errorf("%s table %d view (%g, %g) zoom %g %dx%d: %v", name, ti, v.X0, v.Y0, v.Zoom, v.Width, v.Height, err)
 				continue
 			}
 			off := 0
