@@ -47,9 +47,10 @@ type residentDev interface {
 	// residentBlock threads.
 	prepare(spec *kernelSpec) (jitted bool, err error)
 	launch(spec *kernelSpec, grid int, args []any) error
-	// upload and download queue a copy; host memory that is not pinned
-	// is staged, and the host side of a staged download is written by
-	// sync. The host memory must stay untouched until sync.
+	// upload and download queue a copy; large host memory that is not
+	// pinned is staged (the host side of a staged download is written by
+	// sync), small copies of pageable memory are left to the driver. The
+	// host memory must stay untouched until sync.
 	upload(dst cuda.DevicePtr, src []byte) error
 	download(dst []byte, src cuda.DevicePtr) error
 	// mark queues a timing event and returns its number; marks restart

@@ -226,7 +226,11 @@ func (d *cudaDev) takeSlot() (int, error) {
 
 func (d *cudaDev) upload(dst cuda.DevicePtr, src []byte) error {
 	drv := d.s.drv
-	if d.reachable(src) {
+	if d.reachable(src) || len(src) < RegisterMin {
+		// Small pageable copies (a colour table) go through the driver's
+		// own staging: it returns once src is copied out, and the
+		// session's staging buffers, allocated on first use, would cost
+		// far more than the copy.
 		return drv.MemcpyHtoDAsync(dst, unsafe.Pointer(unsafe.SliceData(src)), len(src), d.stream)
 	}
 	for off := 0; off < len(src); off += residentStageBytes {
@@ -249,7 +253,9 @@ func (d *cudaDev) upload(dst cuda.DevicePtr, src []byte) error {
 
 func (d *cudaDev) download(dst []byte, src cuda.DevicePtr) error {
 	drv := d.s.drv
-	if d.reachable(dst) {
+	if d.reachable(dst) || len(dst) < RegisterMin {
+		// A small pageable destination (a view too small to page-lock):
+		// the driver copies it before it returns.
 		return drv.MemcpyDtoHAsync(unsafe.Pointer(unsafe.SliceData(dst)), src, len(dst), d.stream)
 	}
 	for off := 0; off < len(dst); off += residentStageBytes {
