@@ -370,7 +370,6 @@ func (w *Window) compareAll() {
 		return func() {
 			w.results = results
 			w.charts.showTimings(results)
-			w.tabs.SelectIndex(0)
 			w.setStatus(compareLine(results), allVerified(results))
 			w.markReady()
 		}, nil
@@ -445,7 +444,6 @@ func (w *Window) sizeSweep() {
 		return func() {
 			w.sweep = results
 			w.charts.showSweep(results)
-			w.tabs.SelectIndex(1)
 			w.setStatus(sweepLine(results), allVerified(results))
 		}, nil
 	})
@@ -512,7 +510,6 @@ func (w *Window) indexSweep() {
 		return func() {
 			w.indices = results
 			w.charts.showIndexSweep(results)
-			w.tabs.SelectIndex(2)
 			s := compareLine(results)
 			s = strings.Replace(s, "Compared ", "Indices per upload: ", 1)
 			w.setStatus(s, allVerified(results))

@@ -102,15 +102,11 @@ func (p *statsPanel) show(st *sceneStats, idx indexChoice) {
 		return
 	}
 	p.clsTitle.Show()
-	grid := container.NewGridWithColumns(4,
-		widget.NewLabelWithStyle("Class", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
-		widget.NewLabelWithStyle("NDVI", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
-		widget.NewLabelWithStyle("Share", fyne.TextAlignTrailing, fyne.TextStyle{Bold: true}),
-		widget.NewLabelWithStyle("Area", fyne.TextAlignTrailing, fyne.TextStyle{Bold: true}),
-	)
+	// One row a class, narrow enough to sit beside the map: its colour and
+	// name, its share on the right, its bounds and area under the name.
 	for i := len(st.classes) - 1; i >= 0; i-- { // dense first, as the legend
 		c := st.classes[i]
-		area := "—"
+		area := "area unknown"
 		if st.areaKnown && !math.IsNaN(c.Hectares) {
 			area = fmt.Sprintf("%s ha", thousandsF(c.Hectares))
 		}
@@ -118,12 +114,16 @@ func (p *statsPanel) show(st *sceneStats, idx indexChoice) {
 		if !math.IsNaN(c.Share) {
 			share = fmt.Sprintf("%.1f %%", 100*c.Share)
 		}
-		grid.Add(container.NewHBox(swatch(colormap.Classes()[c.Index].Color, 14), widget.NewLabel(c.Class.Name)))
-		grid.Add(widget.NewLabel(c.Class.Bounds()))
-		grid.Add(widget.NewLabelWithStyle(share, fyne.TextAlignTrailing, fyne.TextStyle{}))
-		grid.Add(widget.NewLabelWithStyle(area, fyne.TextAlignTrailing, fyne.TextStyle{}))
+		name := widget.NewLabelWithStyle(c.Class.Name, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+		name.Truncation = fyne.TextTruncateEllipsis
+		detail := widget.NewLabel(c.Class.Bounds() + "  ·  " + area)
+		detail.SizeName = theme.SizeNameCaptionText
+		detail.Truncation = fyne.TextTruncateEllipsis
+		shareLabel := widget.NewLabelWithStyle(share, fyne.TextAlignTrailing, fyne.TextStyle{})
+		row := container.NewBorder(nil, nil, swatch(colormap.Classes()[c.Index].Color, 14), shareLabel,
+			container.New(&tightVBox{}, name, detail))
+		p.classes.Add(row)
 	}
-	p.classes.Add(grid)
 	if !st.areaKnown {
 		note := widget.NewLabel("Areas need georeferenced bands (the pixel size is unknown).")
 		note.SizeName = theme.SizeNameCaptionText
@@ -297,4 +297,28 @@ func (r *histRenderer) Refresh() {
 	for _, o := range r.objs {
 		o.Refresh()
 	}
+}
+
+// tightVBox stacks objects with no padding between them (a name and its
+// caption).
+type tightVBox struct{}
+
+func (tightVBox) Layout(objs []fyne.CanvasObject, size fyne.Size) {
+	y := float32(0)
+	for _, o := range objs {
+		h := o.MinSize().Height * 0.8
+		o.Move(fyne.NewPos(0, y))
+		o.Resize(fyne.NewSize(size.Width, h))
+		y += h
+	}
+}
+
+func (tightVBox) MinSize(objs []fyne.CanvasObject) fyne.Size {
+	var s fyne.Size
+	for _, o := range objs {
+		m := o.MinSize()
+		s.Width = max(s.Width, m.Width)
+		s.Height += m.Height * 0.8
+	}
+	return s
 }

@@ -71,6 +71,14 @@ func (o *Options) defaults() {
 	}
 }
 
+// The map tab's splits: the sidebar takes sidebarShare of the window's
+// width, the map mapShare of the rest (the legend and the statistics the
+// remainder).
+const (
+	sidebarShare = 0.18
+	mapShare     = 0.79
+)
+
 // hooks are what the tests and Main's smoke-test mode plug into a window;
 // they are not the user's settings, so Options does not carry them.
 type hooks struct {
@@ -152,7 +160,8 @@ type Window struct {
 	stats     *statsPanel
 	charts    *chartsPanel
 	busyFor   string
-	tabs      *container.AppTabs
+	tabs      *container.AppTabs // Map, Benchmarks
+	benchTabs *container.AppTabs // Timings, Size sweep, Indices per upload
 	zoomLabel *widget.Label
 	spinner   *widget.ProgressBarInfinite
 }
@@ -241,7 +250,7 @@ func (w *Window) build() {
 		widget.NewButton("1:1", w.Map.ActualPixels),
 	)
 	mapHeader := container.NewBorder(nil, nil, nil, zoomBar, w.SceneLabel)
-	mapArea := container.NewBorder(mapHeader, nil, nil, w.colour.legend, w.Map)
+	mapArea := container.NewBorder(mapHeader, nil, nil, nil, w.Map)
 
 	sidebar := container.NewVScroll(container.NewVBox(
 		w.index.card,
@@ -250,18 +259,27 @@ func (w *Window) build() {
 		section("Backend", w.backs.box),
 		w.colour.card,
 	))
+	// Beside the map: its legend, then the statistics (histogram, numbers,
+	// classes), so that the colours of the three are read side by side.
+	statsSide := container.NewBorder(w.colour.legend, nil, nil, nil, w.stats.content)
 
-	w.tabs = container.NewAppTabs(
+	w.benchTabs = container.NewAppTabs(
 		container.NewTabItemWithIcon("Timings", theme.HistoryIcon(), w.charts.timingTab),
 		container.NewTabItemWithIcon("Size sweep", theme.GridIcon(), w.charts.sweepTab),
 		container.NewTabItemWithIcon("Indices per upload", theme.ListIcon(), w.charts.indicesTab),
-		container.NewTabItemWithIcon("Statistics", theme.InfoIcon(), w.stats.content),
 	)
 
-	right := container.NewHSplit(mapArea, w.tabs)
-	right.Offset = 0.52
-	main := container.NewHSplit(sidebar, right)
-	main.Offset = 0.17
+	// The map is the main view: the controls on its left, its legend and
+	// statistics on its right; the benchmarks are one click away in their
+	// own tab. A finished job never changes the tab the user is on.
+	right := container.NewHSplit(mapArea, statsSide)
+	right.Offset = mapShare
+	mapTab := container.NewHSplit(sidebar, right)
+	mapTab.Offset = sidebarShare
+	w.tabs = container.NewAppTabs(
+		container.NewTabItemWithIcon("Map", theme.MediaPhotoIcon(), mapTab),
+		container.NewTabItemWithIcon("Benchmarks", theme.HistoryIcon(), w.benchTabs),
+	)
 
 	toolbar := container.NewHBox(w.Compute, w.CompareAll, w.Sweep, w.Cancel,
 		widget.NewSeparator(), exportMenuButton(w))
@@ -273,7 +291,7 @@ func (w *Window) build() {
 	sep.SetMinSize(fyne.NewSize(1, 1))
 	bottom := container.NewVBox(sep, statusBar)
 
-	w.Win.SetContent(container.NewBorder(top, bottom, nil, nil, main))
+	w.Win.SetContent(container.NewBorder(top, bottom, nil, nil, w.tabs))
 	w.Win.SetMainMenu(w.mainMenu())
 	size := fyne.NewSize(1440, 900)
 	if w.opts.WindowSize.Width > 0 {
