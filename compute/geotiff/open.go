@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"canopy/compute"
@@ -109,6 +110,10 @@ type File struct {
 	budget           time.Duration
 	granted          bool
 	winWork, winRows uint64
+
+	// idle are decoding workers kept between reads.
+	idleMu sync.Mutex
+	idle   []*worker
 }
 
 // entry is one IFD entry as stored.
@@ -175,8 +180,10 @@ func damaged(what, format string, args ...any) error {
 	return fmt.Errorf("the file is damaged: %s (%s)", what, fmt.Sprintf(format, args...))
 }
 
-// Close closes the underlying file when the File was made by Open.
+// Close closes the underlying file when the File was made by Open, and
+// frees the decoders kept between reads.
 func (f *File) Close() error {
+	f.closeWorkers()
 	if f.closer == nil {
 		return nil
 	}

@@ -10,8 +10,8 @@ const maxOverviewIFDs = 64
 // overviews COGs and gdaladdo write), in file order, which is largest
 // first in a COG; transparency masks and other images are left out. Each
 // is a File of its own, validated as the first image is (the same
-// limits), reading through the same open file: use it while f is open and
-// do not Close it. An overview has no georeferencing of its own (Geo is
+// limits), reading through the same open file: use it while f is open;
+// its Close frees its decoders and leaves f's file open. An overview has no georeferencing of its own (Geo is
 // nil: it covers the full resolution's extent with larger pixels) and
 // takes the full resolution's nodata when it has none. At most the 64
 // IFDs after the first are looked at.

@@ -409,12 +409,12 @@ func (f *File) decodeJobs(tl [][]target, wj windowJobs, y0, y1 int, deadline tim
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w, err := f.newWorker(cfg, deadline, &failed)
+			w, err := f.takeWorker(cfg, deadline, &failed)
 			if err != nil {
 				fail(0, fmt.Errorf("read %s: %w", f.name, err))
 				return
 			}
-			defer w.close()
+			defer f.giveWorker(w)
 			var reps []span
 			for !failed.Load() {
 				j := int(next.Add(1)) - 1
@@ -481,3 +481,42 @@ func (f *File) decodeJobs(tl [][]target, wj windowJobs, y0, y1 int, deadline tim
 	wg.Wait()
 	return first
 }
+
+// takeWorker returns a decoding worker for one read: one the File kept
+// from an earlier read (its buffers and decompressors reused, so that
+// reading a large image window by window allocates once), or a new one.
+func (f *File) takeWorker(cfg workerConfig, deadline time.Time, failed *atomic.Bool) (*worker, error) {
+	f.idleMu.Lock()
+	if n := len(f.idle); n > 0 {
+		w := f.idle[n-1]
+		f.idle = f.idle[:n-1]
+		f.idleMu.Unlock()
+		w.deadline, w.failed = deadline, failed
+		return w, nil
+	}
+	f.idleMu.Unlock()
+	return f.newWorker(cfg, deadline, failed)
+}
+
+// giveWorker keeps a worker for the next read (as many as run at once).
+func (f *File) giveWorker(w *worker) {
+	f.idleMu.Lock()
+	defer f.idleMu.Unlock()
+	if len(f.idle) < runtime.GOMAXPROCS(0) {
+		w.failed = nil
+		f.idle = append(f.idle, w)
+		return
+	}
+	w.close()
+}
+
+// closeWorkers frees the kept workers.
+func (f *File) closeWorkers() {
+	f.idleMu.Lock()
+	defer f.idleMu.Unlock()
+	for _, w := range f.idle {
+		w.close()
+	}
+	f.idle = nil
+}
+

@@ -124,7 +124,8 @@ type Options struct {
 	// Verify checks every block against the float64 truth
 	// (compute.VerifyJob) and aggregates the reports.
 	Verify bool
-	// InFlight is the most blocks that exist at once (0: 4).
+	// InFlight is the most blocks that exist at once (0: 4, or 3 when a
+	// block takes more than 48 MiB).
 	InFlight int
 	// BlockRows is the block height (0: BlockRowsFor the input).
 	BlockRows int
@@ -153,6 +154,7 @@ type Result struct {
 // when the inputs' chunks allow, and a common multiple of the inputs'
 // chunk heights only up to maxLCMRows.
 const (
+	largeBlock     = 48 << 20
 	minBlockPixels = 1 << 20
 	maxBlockBytes  = 64 << 20
 	maxLCMRows     = 1024
@@ -235,7 +237,16 @@ func Run(in *Input, opt Options, sinks ...Sink) (*Result, error) {
 	rows = min(rows, in.Height)
 	k := opt.InFlight
 	if k <= 0 {
+		// One block per stage and one to spare; three (decode, compute,
+		// sinks) when blocks are large, for memory.
 		k = 4
+		bytes := int64(in.Width) * int64(rows) * int64(4*outputs)
+		for _, b := range in.Bands {
+			bytes += int64(in.Width) * int64(rows) * int64(b.Plane.Type.Size())
+		}
+		if bytes > largeBlock {
+			k = 3
+		}
 	}
 	nBlocks := (in.Height + rows - 1) / rows
 	k = min(k, nBlocks)
