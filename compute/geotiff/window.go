@@ -519,4 +519,3 @@ func (f *File) closeWorkers() {
 	}
 	f.idle = nil
 }
-
