@@ -51,6 +51,7 @@ type MapView struct {
 	scale      float32 // physical pixels per Fyne unit, from the last render
 	fitted     bool    // follow the widget size with "fit"
 	buf        *image.NRGBA
+	pins       []image.Point // image pixels marked (identify)
 	lastRender time.Duration
 	renders    int
 }
@@ -89,6 +90,42 @@ func (m *MapView) SetLUT(lut *colormap.LUT) {
 	m.lut = lut
 	m.mu.Unlock()
 	m.raster.Refresh()
+}
+
+// SetPins marks image pixels (col, row) on the map: the identify panel's
+// pins. nil clears them.
+func (m *MapView) SetPins(pins []image.Point) {
+	m.mu.Lock()
+	m.pins = append([]image.Point(nil), pins...)
+	m.mu.Unlock()
+	m.raster.Refresh()
+}
+
+// drawMarker draws a pin's marker centred on (cx, cy): a white ring of
+// radius r with a black edge outside and inside, readable on any ramp,
+// and a black dot at its centre.
+func drawMarker(img *image.NRGBA, cx, cy, r int) {
+	r = max(r, 4)
+	b := img.Rect
+	set := func(x, y int, c color.NRGBA) {
+		if image.Pt(x, y).In(b) {
+			img.SetNRGBA(x, y, c)
+		}
+	}
+	black, white := color.NRGBA{0, 0, 0, 255}, color.NRGBA{255, 255, 255, 255}
+	for y := cy - r - 2; y <= cy+r+2; y++ {
+		for x := cx - r - 2; x <= cx+r+2; x++ {
+			d := math.Hypot(float64(x-cx), float64(y-cy))
+			switch {
+			case d <= 1.5:
+				set(x, y, black)
+			case math.Abs(d-float64(r)) <= 1:
+				set(x, y, white)
+			case math.Abs(d-float64(r)) <= 2:
+				set(x, y, black)
+			}
+		}
+	}
 }
 
 // ImageSize returns the size of the image shown, 0×0 when empty.
@@ -252,6 +289,12 @@ func (m *MapView) generate(w, h int) image.Image {
 	}
 	t0 := time.Now()
 	m.lut.RenderView(m.buf, m.ndvi, m.w, m.h, m.x0, m.y0, m.zoom)
+	for _, p := range m.pins {
+		// The marker sits on the pixel's centre.
+		cx := int(math.Floor((float64(p.X) + 0.5 - m.x0) * m.zoom))
+		cy := int(math.Floor((float64(p.Y) + 0.5 - m.y0) * m.zoom))
+		drawMarker(m.buf, cx, cy, int(math.Round(float64(6*m.scale))))
+	}
 	m.lastRender = time.Since(t0)
 	m.renders++
 	return m.buf

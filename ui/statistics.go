@@ -54,7 +54,7 @@ func summarize(s *shown) *sceneStats {
 
 // statsPanel shows the histogram, the summary numbers and the classes.
 type statsPanel struct {
-	content   fyne.CanvasObject
+	content   *container.Scroll
 	histTitle *widget.Label
 	Hist      *histogram
 	Numbers   *widget.Label
@@ -78,6 +78,14 @@ func newStatsPanel() *statsPanel {
 		p.clsTitle, p.classes,
 	))
 	return p
+}
+
+// prepend puts o at the top of the panel's scrolled column (the identify
+// panel: pins first, then the statistics).
+func (p *statsPanel) prepend(o fyne.CanvasObject) {
+	box := p.content.Content.(*fyne.Container)
+	box.Objects = append([]fyne.CanvasObject{o}, box.Objects...)
+	box.Refresh()
 }
 
 // show fills the panel from st, the statistics of idx (nil: empty).

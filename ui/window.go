@@ -15,7 +15,6 @@ import (
 
 	"canopy/compute"
 	"canopy/compute/backends"
-	"canopy/compute/scene"
 	"canopy/ui/render/colormap"
 )
 
@@ -159,6 +158,8 @@ type Window struct {
 	colour    *colourPanel
 	stats     *statsPanel
 	charts    *chartsPanel
+	identify  *identifyPanel
+	crs       crsInfo // the CRS of what is shown
 	busyFor   string
 	tabs      *container.AppTabs // Map, Benchmarks
 	benchTabs *container.AppTabs // Timings, Size sweep, Indices per upload
@@ -261,6 +262,9 @@ func (w *Window) build() {
 	))
 	// Beside the map: its legend, then the statistics (histogram, numbers,
 	// classes), so that the colours of the three are read side by side.
+	w.identify = newIdentifyPanel(w.exportPinsDialog)
+	w.identify.onChange = func() { w.Map.SetPins(w.identify.points()) }
+	w.stats.prepend(w.identify.card)
 	statsSide := container.NewBorder(w.colour.legend, nil, nil, nil, w.stats.content)
 
 	w.benchTabs = container.NewAppTabs(
@@ -521,49 +525,19 @@ func (w *Window) runOrAuto() *runSpec {
 	return nil
 }
 
-// probe shows the pixel under the cursor: row/column, map coordinates when
-// georeferenced, the bands the index reads and the index.
+// probe shows the pixel under the cursor (its index value, row and
+// column, map coordinates, latitude and longitude, every band); a click
+// pins it in the identify panel. Off the map the last reading stays.
 func (w *Window) probe(col, row int, inside, pinned bool) {
 	s := w.shown
 	if s == nil || !inside {
-		if !pinned {
-			w.Probe.SetText("Hover over the map to read a pixel")
-		}
 		return
 	}
-	i := row*s.w + col
-	var b strings.Builder
+	r := w.read(s, col, row)
+	w.Probe.SetText(r.probeText())
 	if pinned {
-		b.WriteString("Pinned: ")
+		w.identify.add(r)
 	}
-	fmt.Fprintf(&b, "row %d, col %d", row, col)
-	if s.set.geo.Valid() {
-		if x, y, ok := s.set.geo.PixelToMap(col, row); ok {
-			fmt.Fprintf(&b, "  ·  x %.2f, y %.2f", x, y)
-		}
-	}
-	b.WriteString("  · ")
-	for _, r := range s.idx.roles() {
-		if band, ok := s.set.band(r); ok {
-			fmt.Fprintf(&b, " %s %s", r, num(scene.Value(band, i)))
-		}
-	}
-	v := "no data"
-	switch {
-	case s.set.mask != nil && s.set.mask[i] != 0:
-		v = "masked"
-	case s.plane[i] == s.plane[i]:
-		v = fmt.Sprintf("%.4f", s.plane[i])
-	}
-	fmt.Fprintf(&b, "  %s %s", s.idx.heading(), v)
-	w.Probe.SetText(b.String())
-}
-
-func num(v float64) string {
-	if v != v {
-		return "no data"
-	}
-	return fmt.Sprintf("%.4g", v)
 }
 
 func firstLine(s string) string {
@@ -577,6 +551,8 @@ func firstLine(s string) string {
 func (w *Window) show(s *shown) {
 	old := w.shown
 	w.shown = s
+	w.crs = crsOf(s)
+	w.repin(old, s)
 	w.SceneLabel.SetText(s.idx.title() + " — " + s.label)
 	w.applyColour(false)
 	w.stats.show(s.summary, s.idx)
@@ -590,6 +566,23 @@ func (w *Window) show(s *shown) {
 	if !w.ready && !w.opts.Compare {
 		w.markReady()
 	}
+}
+
+// repin reads the pins again on a new map of the same grid (another
+// index, backend or mask), and drops them on another grid.
+func (w *Window) repin(old, s *shown) {
+	if len(w.identify.pins) == 0 {
+		return
+	}
+	if old == nil || old.w != s.w || old.h != s.h || old.label != s.label {
+		w.identify.clear()
+		return
+	}
+	pins := w.identify.pins
+	for i, p := range pins {
+		pins[i] = w.read(s, p.col, p.row)
+	}
+	w.identify.refresh()
 }
 
 // showZoom shows the map's zoom in the header.

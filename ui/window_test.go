@@ -6,7 +6,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -602,21 +601,6 @@ func TestStatistics(t *testing.T) {
 	}
 	if !st.areaKnown {
 		t.Log("fake landscape is not georeferenced: no hectares")
-	}
-}
-
-func TestProbe(t *testing.T) {
-	w := newTestWindow(t, Options{})
-	c := w.Win.Canvas()
-	pos := fyne.CurrentApp().Driver().AbsolutePositionForObject(w.Map)
-	centre := pos.Add(fyne.NewPos(w.Map.Size().Width/2, w.Map.Size().Height/2))
-	test.MoveMouse(c, centre)
-	if !regexp.MustCompile(`^row 3[12], col 3[12]  ·  x \d+\.\d+, y \d+`).MatchString(w.Probe.Text) || !strings.Contains(w.Probe.Text, "NDVI 0.") {
-		t.Errorf("probe at the centre says %q", w.Probe.Text)
-	}
-	test.TapCanvas(c, centre)
-	if !strings.HasPrefix(w.Probe.Text, "Pinned: row 3") {
-		t.Errorf("click did not pin: %q", w.Probe.Text)
 	}
 }
 
