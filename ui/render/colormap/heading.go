@@ -16,3 +16,7 @@ func (l *LUT) headingText() string {
 	}
 	return l.heading
 }
+
+// Heading returns the legend's heading: the index shown ("NDVI" unless
+// WithHeading said otherwise).
+func (l *LUT) Heading() string { return l.headingText() }

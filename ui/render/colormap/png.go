@@ -150,7 +150,8 @@ func (l *LUT) titleOnly(scale float64, title string) *image.Paletted {
 // WritePNG writes the coloured map of the w×h NDVI plane to path as an
 // 8-bit paletted PNG (see Compose), transparent where the value is NaN,
 // and, when opt.Geo is valid and the picture is the map alone
-// (opt.MapOnly), its world file (WorldFilePath) placing the map's pixels.
+// (opt.MapOnly), its world file (WorldFilePath) placing the map's pixels,
+// with a .prj and a GDAL .aux.xml naming the CRS (WriteSidecars).
 // A picture with a legend or title strip gets no world file: a GIS would
 // place the strip on the ground as land beside the scene. Both files are written
 // under temporary names and renamed into place, so a failure leaves any
@@ -168,10 +169,9 @@ func WritePNG(path string, ndvi []float32, w, h int, opt PNGOptions) error {
 	if err := writeAtomic(path, func(f *bufio.Writer) error { return enc.Encode(f, img) }); err != nil {
 		return fmt.Errorf("write map %s: %w", path, err)
 	}
-	if wf, ok := WorldFile(opt.Geo); ok && opt.MapOnly() {
-		wp := WorldFilePath(path)
-		if err := writeAtomic(wp, func(f *bufio.Writer) error { _, err := f.WriteString(wf); return err }); err != nil {
-			return fmt.Errorf("write world file %s: %w", wp, err)
+	if opt.MapOnly() {
+		if _, err := WriteSidecars(path, opt.Geo); err != nil {
+			return fmt.Errorf("write map %s: %w", path, err)
 		}
 	}
 	return nil

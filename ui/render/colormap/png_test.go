@@ -79,7 +79,8 @@ func TestWritePNG(t *testing.T) {
 	const w, h = 60, 40
 	ndvi := scene(w, h)
 	dir := t.TempDir()
-	geo := &compute.GeoRef{PixelScale: []float64{10, 10, 0}, Tiepoints: []float64{0, 0, 0, 300000, 5000000, 0}}
+	geo := &compute.GeoRef{PixelScale: []float64{10, 10, 0}, Tiepoints: []float64{0, 0, 0, 300000, 5000000, 0},
+		GeoKeyDirectory: []uint16{1, 1, 0, 2, 1024, 0, 1, 1, 3072, 0, 1, 32633}}
 
 	// Map only: exactly w×h, colours from the palette, NaN transparent.
 	plain := filepath.Join(dir, "plain.png")
@@ -133,6 +134,19 @@ func TestWritePNG(t *testing.T) {
 	alone := filepath.Join(dir, "alone.png")
 	if err := WritePNG(alone, ndvi, w, h, PNGOptions{Ramp: RampClasses, Geo: geo}); err != nil {
 		t.Fatal(err)
+	}
+	for _, side := range []string{PRJPath(alone), AuxPath(alone)} {
+		if _, err := os.Stat(side); err != nil {
+			t.Errorf("map alone: %v", err)
+		}
+	}
+	for _, side := range []string{PRJPath(full), AuxPath(full)} {
+		if _, err := os.Stat(side); !os.IsNotExist(err) {
+			t.Errorf("map with a legend strip: %s written (%v)", side, err)
+		}
+	}
+	if aux, _ := os.ReadFile(AuxPath(alone)); !strings.Contains(string(aux), "<SRS>PROJCS[&#34;WGS 84 / UTM zone") {
+		t.Errorf("aux.xml %.80s", aux)
 	}
 	wf, err := os.ReadFile(WorldFilePath(alone))
 	if want, _ := WorldFile(geo); err != nil || string(wf) != want {
