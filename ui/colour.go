@@ -61,7 +61,7 @@ func stretchItems(idx indexChoice) []stretchItem {
 var rampLabels = map[string]string{
 	colormap.RampRdYlGn:  "Red–yellow–green",
 	colormap.RampViridis: "Viridis (perceptual)",
-	colormap.RampClasses: "NDVI classes",
+	colormap.RampClasses: "Classes (editable)",
 	colormap.RampChange:  "Blue–white–red (change)",
 }
 
@@ -105,8 +105,8 @@ func (p *colourPanel) setIndex(idx indexChoice) {
 	p.ramps = nil
 	var rl []string
 	for _, r := range colormap.Ramps() {
-		if r == colormap.RampClasses && !idx.ndvi() {
-			continue // the classes are NDVI's
+		if r == colormap.RampClasses && idx.classes == nil {
+			continue // the index has no class table
 		}
 		p.ramps = append(p.ramps, r)
 		rl = append(rl, rampLabel(r))

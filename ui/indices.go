@@ -21,6 +21,21 @@ type indexChoice struct {
 	expr *index.Expr
 	// cat is the catalogue entry, nil for a custom formula.
 	cat *index.Index
+	// classes is the index's class table (its preset, or the user's
+	// edit of it), nil when it has none: the classes ramp, the legend and
+	// the class statistics all draw it.
+	classes colormap.ClassTable
+}
+
+// presetClasses is the class table an index starts with: its preset
+// (colormap.PresetFor) where one classifies the index itself (the dNBR
+// classes classify a difference of NBR, not one date).
+func presetClasses(c indexChoice) colormap.ClassTable {
+	if c.cat == nil || c.cat.Name == "nbr" || c.cat.Name == "nbr2" {
+		return nil
+	}
+	t, _ := colormap.PresetFor(c.cat.Name)
+	return t
 }
 
 // catalogueChoice is the catalogue index called name.

@@ -130,6 +130,7 @@ func filesSource(specs map[string]string) (bandSource, error) {
 // a picked index is computed at once, a formula being typed when the
 // user says so (Enter, Compute).
 func (w *Window) indexChanged(c indexChoice, valid, commit bool) {
+	c.classes = w.classesFor(c)
 	w.idx, w.idxOK = c, valid
 	w.bands.show(w.src, c.roles())
 	w.colour.setIndex(c)
@@ -309,10 +310,19 @@ func makeLUT(ramp, mode string, s *shown) (*colormap.LUT, colormap.Stretch, erro
 }
 
 // newLUT is the colour table of ramp over st, headed by the index's name
-// (the classes are NDVI's alone: another index gets the default ramp).
+// (the classes ramp draws the index's class table; an index without one
+// gets the default ramp).
 func newLUT(ramp string, st colormap.Stretch, idx indexChoice) (*colormap.LUT, error) {
-	if ramp == colormap.RampClasses && !idx.ndvi() {
-		ramp = colormap.DefaultRamp
+	if ramp == colormap.RampClasses {
+		if idx.classes == nil {
+			ramp = colormap.DefaultRamp
+		} else {
+			lut, err := colormap.NewClasses(idx.classes)
+			if err != nil {
+				return nil, err
+			}
+			return lut.WithHeading(idx.heading()), nil
+		}
 	}
 	lut, err := colormap.New(ramp, st.Lo, st.Hi)
 	if err != nil {

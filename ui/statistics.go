@@ -26,7 +26,8 @@ type sceneStats struct {
 	// catalogue's range of the index, or a custom formula's min–max.
 	hist   []int
 	lo, hi float64
-	// classes are the NDVI classes' shares and areas (NDVI only).
+	// classes are the shares and areas of the index's classes (none
+	// when it has no class table).
 	classes   []stats.ClassShare
 	areaKnown bool
 }
@@ -46,8 +47,8 @@ func summarize(s *shown) *sceneStats {
 	}
 	st.lo, st.hi = r.Lo, r.Hi
 	st.hist = stats.Histogram(s.plane, histBins, st.lo, st.hi)
-	if s.idx.ndvi() {
-		st.classes = stats.Classes(s.plane, area)
+	if s.idx.classes != nil {
+		st.classes = stats.ClassesOf(s.idx.classes.Compute(), s.plane, area)
 	}
 	return st
 }
@@ -60,10 +61,28 @@ type statsPanel struct {
 	Numbers   *widget.Label
 	clsTitle  *widget.Label
 	classes   *fyne.Container
+	// Raw warns that the index is one of digital numbers.
+	Raw *widget.Label
+	// EditClasses shows the class editor.
+	EditClasses *widget.Button
+	editor      *classEditor
 }
 
-func newStatsPanel() *statsPanel {
+func newStatsPanel(onClasses func(colormap.ClassTable)) *statsPanel {
 	p := &statsPanel{}
+	p.editor = newClassEditor(onClasses, func() { onClasses(nil) })
+	p.editor.box.Hide()
+	p.EditClasses = widget.NewButton("Edit…", func() {
+		if p.editor.box.Visible() {
+			p.editor.box.Hide()
+		} else {
+			p.editor.box.Show()
+		}
+	})
+	p.Raw = widget.NewLabel("")
+	p.Raw.Wrapping = fyne.TextWrapWord
+	p.Raw.Importance = widget.WarningImportance
+	p.Raw.Hide()
 	p.Hist = newHistogram()
 	p.Numbers = widget.NewLabel("")
 	p.Numbers.Wrapping = fyne.TextWrapWord
@@ -74,8 +93,9 @@ func newStatsPanel() *statsPanel {
 	p.histTitle, p.clsTitle = title("Histogram"), title("NDVI classes")
 	p.content = container.NewVScroll(container.NewVBox(
 		p.histTitle, p.Hist,
+		p.Raw,
 		p.Numbers,
-		p.clsTitle, p.classes,
+		container.NewBorder(nil, nil, nil, p.EditClasses, p.clsTitle), p.classes, p.editor.box,
 	))
 	return p
 }
@@ -89,8 +109,21 @@ func (p *statsPanel) prepend(o fyne.CanvasObject) {
 }
 
 // show fills the panel from st, the statistics of idx (nil: empty).
-func (p *statsPanel) show(st *sceneStats, idx indexChoice) {
+func (p *statsPanel) show(st *sceneStats, idx indexChoice, raw bool) {
 	p.classes.RemoveAll()
+	if raw {
+		p.Raw.SetText("Raw digital numbers: these bands carry no radiometry (scale, offset), so " +
+			idx.title() + " is computed from digital numbers, not reflectance; its values and classes may mislead.")
+		p.Raw.Show()
+	} else {
+		p.Raw.Hide()
+	}
+	p.editor.load(idx.classes)
+	if idx.classes == nil {
+		p.EditClasses.Hide()
+	} else {
+		p.EditClasses.Show()
+	}
 	if st == nil {
 		p.Numbers.SetText("")
 		p.Hist.set(nil, -1, 1)
@@ -104,11 +137,12 @@ func (p *statsPanel) show(st *sceneStats, idx indexChoice) {
 
 	if st.classes == nil {
 		p.clsTitle.Hide()
-		note := widget.NewLabel("The class table (bare, sparse, moderate, dense) is defined for NDVI.")
+		note := widget.NewLabel(idx.title() + " has no class table.")
 		note.SizeName = theme.SizeNameCaptionText
 		p.classes.Add(note)
 		return
 	}
+	p.clsTitle.SetText("Classes of " + idx.title())
 	p.clsTitle.Show()
 	// One row a class, narrow enough to sit beside the map: its colour and
 	// name, its share on the right, its bounds and area under the name.
@@ -128,7 +162,7 @@ func (p *statsPanel) show(st *sceneStats, idx indexChoice) {
 		detail.SizeName = theme.SizeNameCaptionText
 		detail.Truncation = fyne.TextTruncateEllipsis
 		shareLabel := widget.NewLabelWithStyle(share, fyne.TextAlignTrailing, fyne.TextStyle{})
-		row := container.NewBorder(nil, nil, swatch(colormap.Classes()[c.Index].Color, 14), shareLabel,
+		row := container.NewBorder(nil, nil, swatch(idx.classes[c.Index].Color, 14), shareLabel,
 			container.New(&tightVBox{}, name, detail))
 		p.classes.Add(row)
 	}

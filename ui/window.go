@@ -159,7 +159,8 @@ type Window struct {
 	stats     *statsPanel
 	charts    *chartsPanel
 	identify  *identifyPanel
-	crs       crsInfo // the CRS of what is shown
+	tables    map[string]colormap.ClassTable // the user's class tables, by index
+	crs       crsInfo                        // the CRS of what is shown
 	busyFor   string
 	tabs      *container.AppTabs // Map, Benchmarks
 	benchTabs *container.AppTabs // Timings, Size sweep, Indices per upload
@@ -227,6 +228,7 @@ func (w *Window) build() {
 	// NewWindow) shows its error in the panel.
 	_ = w.index.set(w.opts.Index, w.opts.Expr)
 	w.idx, w.idxOK = w.index.choice, w.index.valid
+	w.idx.classes = w.classesFor(w.idx)
 	w.source = newSourcePanel(w.Win, w.opts)
 	w.bands = newBandsPanel(w.Win)
 	w.bands.onSource = w.sourceChosen
@@ -236,7 +238,7 @@ func (w *Window) build() {
 	w.source.onMask = w.maskChanged
 	w.colour = newColourPanel(w.Win, w.ramp, w.recolour)
 	w.colour.setIndex(w.idx)
-	w.stats = newStatsPanel()
+	w.stats = newStatsPanel(w.SetClasses)
 	w.charts = newChartsPanel(w.bridge.do, w.sizeSweep, w.indexSweep)
 	w.bands.show(w.src, w.idx.roles())
 
@@ -555,7 +557,7 @@ func (w *Window) show(s *shown) {
 	w.repin(old, s)
 	w.SceneLabel.SetText(s.idx.title() + " — " + s.label)
 	w.applyColour(false)
-	w.stats.show(s.summary, s.idx)
+	w.stats.show(s.summary, s.idx, s.set.raw)
 	w.source.showShown(s)
 	w.updateButtons()
 	if old != nil && len(old.plane) >= bigImage && &old.plane[0] != &s.plane[0] {
