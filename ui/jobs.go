@@ -350,6 +350,10 @@ func (w *Window) compareAll() {
 		return
 	}
 	repeat := w.opts.Repeat
+	w.checkMemory("Compare all", compareMemory(s.set.bands, runs), func() { w.compareAllRuns(s, runs, repeat) })
+}
+
+func (w *Window) compareAllRuns(s *shown, runs []runSpec, repeat int) {
 	w.bridge.start("Comparing backends", func(ctx context.Context, progress progressFunc) (func(), error) {
 		// A job of its own: the map's plane is not overwritten while shown.
 		j, err := compute.NewJob(s.set.bands, s.set.mask, []string{s.idx.name}, []*index.Expr{s.idx.expr})

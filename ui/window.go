@@ -5,6 +5,7 @@ import (
 	"image/color"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
@@ -85,6 +86,8 @@ type hooks struct {
 	backends []compute.Backend
 	// loop replaces Fyne's event goroutine for the bridge.
 	loop *eventLoop
+	// freeMemory replaces the system's free memory (freeMemory).
+	freeMemory func() (uint64, bool)
 	// onReady is called once on the event goroutine when the first map
 	// (and, with Compare, the first timing chart) is shown, or when the
 	// start failed.
@@ -151,21 +154,26 @@ type Window struct {
 	// SceneLabel names what is shown: the index and the source.
 	SceneLabel *widget.Label
 
-	backs     *backendPanel
-	index     *indexPanel
-	bands     *bandsPanel
-	source    *sourcePanel
-	colour    *colourPanel
-	stats     *statsPanel
-	charts    *chartsPanel
-	identify  *identifyPanel
-	tables    map[string]colormap.ClassTable // the user's class tables, by index
-	crs       crsInfo                        // the CRS of what is shown
-	busyFor   string
-	tabs      *container.AppTabs // Map, Benchmarks
-	benchTabs *container.AppTabs // Timings, Size sweep, Indices per upload
-	zoomLabel *widget.Label
-	spinner   *widget.ProgressBarInfinite
+	backs    *backendPanel
+	index    *indexPanel
+	bands    *bandsPanel
+	source   *sourcePanel
+	colour   *colourPanel
+	stats    *statsPanel
+	charts   *chartsPanel
+	identify *identifyPanel
+	tables   map[string]colormap.ClassTable // the user's class tables, by index
+	freeMem  func() (uint64, bool)
+	// memoryWarning is the last warning about memory shown.
+	memoryWarning string
+	jobStart      time.Time // when the running job began (time left)
+	jobMsg        string    // the running job's last message
+	crs           crsInfo   // the CRS of what is shown
+	busyFor       string
+	tabs          *container.AppTabs // Map, Benchmarks
+	benchTabs     *container.AppTabs // Timings, Size sweep, Indices per upload
+	zoomLabel     *widget.Label
+	spinner       *widget.ProgressBarInfinite
 }
 
 // NewWindow builds the main window on app and starts the first job: find
@@ -176,6 +184,10 @@ func newWindow(app fyne.App, opts Options, h hooks) *Window {
 	opts.defaults()
 	w := &Window{App: app, opts: opts, onReady: h.onReady, ramp: colormap.DefaultRamp, stretch: colormap.StretchFull}
 	w.Win = app.NewWindow("Canopy")
+	w.freeMem = h.freeMemory
+	if w.freeMem == nil {
+		w.freeMem = freeMemory
+	}
 	w.bridge = &bridge{onBusy: w.setBusy, onProgress: w.setProgress, onError: w.showJobError, loop: h.loop}
 	w.lut, _ = colormap.New(w.ramp, -1, 1)
 
@@ -378,6 +390,7 @@ func (w *Window) Masked() int {
 func (w *Window) setBusy(busy bool, label string) {
 	w.busyFor = label
 	if busy {
+		w.jobStart, w.jobMsg = time.Now(), label+"…"
 		w.Progress.SetValue(0)
 		w.showSpinner(true)
 		w.ProgressLabel.SetText(label + "…")
@@ -416,8 +429,16 @@ func (w *Window) setProgress(frac float64, msg string) {
 		w.showSpinner(true)
 	}
 	if msg != "" {
-		w.ProgressLabel.SetText(msg)
+		w.jobMsg = msg
 	}
+	text := w.jobMsg
+	if frac >= 0 {
+		text = fmt.Sprintf("%s  %.0f %%", text, 100*frac)
+		if t := eta(frac, time.Since(w.jobStart)); t != "" {
+			text += " · " + t
+		}
+	}
+	w.ProgressLabel.SetText(text)
 }
 
 // showJobError shows what went wrong in a dialog; the previous map stays.

@@ -1,0 +1,90 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
+)
+
+// TestMemoryWarning: Compare all asks before a job that would not fit in
+// free memory, says how much it needs and how much is free, runs nothing
+// unless told to, and runs when told.
+func TestMemoryWarning(t *testing.T) {
+	free := uint64(1 << 10)
+	w := newTestWindow(t, Options{}, hooks{freeMemory: func() (uint64, bool) { return free, true }})
+	before := len(w.Results())
+	test.Tap(w.CompareAll)
+	w.Wait()
+	txt := dialogText(w)
+	// 64² float32 bands: the planes of the job and of the verifier (32 kB)
+	// and the GPU's copies of the two bands and two planes (64 kB).
+	if !strings.Contains(txt, "Compare all needs about 96 kB of memory, and 1 kB is free") {
+		t.Fatalf("the warning says %q", txt)
+	}
+	if len(w.Results()) != before || w.Busy() {
+		t.Fatal("Compare all ran before the user said so")
+	}
+	var run *widget.Button
+	for _, o := range test.LaidOutObjects(w.Win.Canvas().Overlays().Top()) {
+		if b, ok := o.(*widget.Button); ok && b.Text == "Run anyway" {
+			run = b
+		}
+	}
+	if run == nil {
+		t.Fatal("no Run anyway button")
+	}
+	test.Tap(run)
+	w.Wait()
+	if len(w.Results()) <= before {
+		t.Error("Run anyway ran nothing")
+	}
+	// With room, no question.
+	free = 1 << 40
+	test.Tap(w.CompareAll)
+	w.Wait()
+	if top := w.Win.Canvas().Overlays().Top(); top != nil && top.Visible() {
+		t.Errorf("a question with room to spare: %q", dialogText(w))
+	}
+}
+
+// TestProgressSaysTimeLeft: the progress line gives the share done and,
+// once it can tell, the time left.
+func TestProgressSaysTimeLeft(t *testing.T) {
+	w := newTestWindow(t, Options{})
+	w.setBusy(true, "Generating")
+	w.jobStart = time.Now().Add(-10 * time.Second)
+	w.setProgress(0.25, "Generating 10980×10980")
+	if got := w.ProgressLabel.Text; got != "Generating 10980×10980  25 % · about 30 s left" {
+		t.Errorf("progress says %q", got)
+	}
+	if !w.Progress.Visible() || w.Progress.Value != 0.25 {
+		t.Errorf("bar visible %v at %v", w.Progress.Visible(), w.Progress.Value)
+	}
+	w.setBusy(false, "")
+	for _, c := range []struct {
+		frac    float64
+		elapsed time.Duration
+		want    string
+	}{{0.5, 3 * time.Minute, "about 3 min left"}, {0.01, time.Minute, ""}, {0.9, 5 * time.Second, "a moment left"}, {0.5, 500 * time.Millisecond, ""}} {
+		if got := eta(c.frac, c.elapsed); got != c.want {
+			t.Errorf("eta(%v, %v) = %q, want %q", c.frac, c.elapsed, got, c.want)
+		}
+	}
+}
+
+// TestCancelIsQuick: Cancel frees the window at once (within 0.5 s) even
+// while a run goes on, and its result never shows.
+func TestCancelIsQuick(t *testing.T) {
+	cpu, _, _, bs := testBackends()
+	w := newTestWindow(t, Options{}, hooks{backends: bs})
+	cpu.delay = 2 * time.Second
+	test.Tap(w.Compute)
+	t0 := time.Now()
+	test.Tap(w.Cancel)
+	if d := time.Since(t0); d > 500*time.Millisecond || w.Busy() || w.Compute.Disabled() {
+		t.Errorf("Cancel took %v (busy %v, Compute disabled %v)", d, w.Busy(), w.Compute.Disabled())
+	}
+}
