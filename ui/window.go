@@ -311,6 +311,7 @@ func (w *Window) build() {
 
 	w.Win.SetContent(container.NewBorder(top, bottom, nil, nil, w.tabs))
 	w.Win.SetMainMenu(w.mainMenu())
+	w.addShortcuts()
 	size := fyne.NewSize(1440, 900)
 	if w.opts.WindowSize.Width > 0 {
 		size = w.opts.WindowSize
@@ -322,9 +323,9 @@ func (w *Window) build() {
 func (w *Window) mainMenu() *fyne.MainMenu {
 	file := fyne.NewMenu("File",
 		fyne.NewMenuItem("Open scene folder…", w.source.pickFolder),
-		fyne.NewMenuItem("Open scene file…", w.source.pickFile),
+		withShortcut(fyne.NewMenuItem("Open scene file…", w.source.pickFile), shortcutOpen),
 		fyne.NewMenuItemSeparator(),
-		fyne.NewMenuItem("Export map as PNG…", w.exportPNGDialog),
+		withShortcut(fyne.NewMenuItem("Export map as PNG…", w.exportPNGDialog), shortcutExport),
 		fyne.NewMenuItem("Export index as GeoTIFF…", w.exportTIFFDialog),
 		fyne.NewMenuItem("Export timing chart…", func() { w.exportChartDialog(chartTimings) }),
 		fyne.NewMenuItem("Export sweep chart…", func() { w.exportChartDialog(chartSweep) }),
@@ -332,19 +333,25 @@ func (w *Window) mainMenu() *fyne.MainMenu {
 		fyne.NewMenuItem("Export timings as CSV…", w.exportCSVDialog),
 	)
 	view := fyne.NewMenu("View",
-		fyne.NewMenuItem("Fit", w.Map.Fit),
-		fyne.NewMenuItem("Zoom in", func() { w.Map.ZoomBy(1.5) }),
-		fyne.NewMenuItem("Zoom out", func() { w.Map.ZoomBy(1 / 1.5) }),
+		withShortcut(fyne.NewMenuItem("Fit", w.Map.Fit), shortcutFit),
+		withShortcut(fyne.NewMenuItem("Zoom in", func() { w.Map.ZoomBy(1.5) }), shortcutZoomIn),
+		withShortcut(fyne.NewMenuItem("Zoom out", func() { w.Map.ZoomBy(1 / 1.5) }), shortcutZoomOut),
 		fyne.NewMenuItem("Actual pixels", w.Map.ActualPixels),
 	)
 	run := fyne.NewMenu("Run",
-		fyne.NewMenuItem("Compute", w.computeSelected),
+		withShortcut(fyne.NewMenuItem("Compute", w.computeSelected), shortcutCompute),
 		fyne.NewMenuItem("Compare all backends", w.compareAll),
 		fyne.NewMenuItem("Size sweep", w.sizeSweep),
 		fyne.NewMenuItem("Indices per upload", w.indexSweep),
 		fyne.NewMenuItem("Cancel", w.cancel),
 	)
 	return fyne.NewMainMenu(file, view, run)
+}
+
+// withShortcut shows a shortcut beside a menu item.
+func withShortcut(it *fyne.MenuItem, s fyne.Shortcut) *fyne.MenuItem {
+	it.Shortcut = s
+	return it
 }
 
 // Wait blocks until every job started so far has finished and shown its

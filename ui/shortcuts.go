@@ -1,0 +1,47 @@
+package ui
+
+import (
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/driver/desktop"
+)
+
+// Keyboard shortcuts of the window (Ctrl, or Cmd on macOS, with the key).
+var (
+	shortcutOpen    = &desktop.CustomShortcut{KeyName: fyne.KeyO, Modifier: fyne.KeyModifierShortcutDefault}
+	shortcutCompute = &desktop.CustomShortcut{KeyName: fyne.KeyReturn, Modifier: fyne.KeyModifierShortcutDefault}
+	shortcutZoomIn  = &desktop.CustomShortcut{KeyName: fyne.KeyEqual, Modifier: fyne.KeyModifierShortcutDefault}
+	shortcutZoomOut = &desktop.CustomShortcut{KeyName: fyne.KeyMinus, Modifier: fyne.KeyModifierShortcutDefault}
+	shortcutFit     = &desktop.CustomShortcut{KeyName: fyne.Key0, Modifier: fyne.KeyModifierShortcutDefault}
+	shortcutExport  = &desktop.CustomShortcut{KeyName: fyne.KeyE, Modifier: fyne.KeyModifierShortcutDefault}
+)
+
+// addShortcuts binds the shortcuts on the window's canvas: open a scene
+// file, compute, zoom in and out, fit, export the map.
+func (w *Window) addShortcuts() {
+	c := w.Win.Canvas()
+	bind := func(s *desktop.CustomShortcut, f func()) { c.AddShortcut(s, func(fyne.Shortcut) { f() }) }
+	bind(shortcutOpen, w.source.pickFile)
+	bind(shortcutCompute, func() {
+		if !w.Compute.Disabled() {
+			w.computeSelected()
+		}
+	})
+	bind(shortcutZoomIn, func() { w.Map.ZoomBy(1.5) })
+	bind(shortcutZoomOut, func() { w.Map.ZoomBy(1 / 1.5) })
+	bind(shortcutFit, w.Map.Fit)
+	bind(shortcutExport, w.exportPNGDialog)
+	w.Win.SetOnDropped(w.dropped)
+}
+
+// dropped opens what was dropped on the window: a product folder or
+// file (a Sentinel-2 .SAFE or .zip, a Landsat folder or .tar, a STAC
+// item, an orthomosaic), as a typed path would. Of several, the first.
+func (w *Window) dropped(_ fyne.Position, uris []fyne.URI) {
+	for _, u := range uris {
+		if u.Scheme() == "file" && u.Path() != "" {
+			w.source.Path.SetText(u.Path())
+			w.openProduct(u.Path())
+			return
+		}
+	}
+}
