@@ -4,9 +4,7 @@ import (
 	"fmt"
 	"image"
 	"image/color"
-	"math"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -16,6 +14,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 
 	"canopy/compute"
+	"canopy/ui/render/numfmt"
 )
 
 // dpi is the resolution charts are drawn at: 96, a desktop screen's.
@@ -86,9 +85,6 @@ func ShortDevice(device string) string {
 		s = strings.ReplaceAll(s, w, "")
 	}
 	s = strings.TrimSpace(spaces.ReplaceAllString(s, " "))
-	if r := []rune(s); len(r) > 28 {
-		s = string(r[:27]) + "…"
-	}
 	return s + threads
 }
 
@@ -108,19 +104,9 @@ func FormatMS(v float64) string {
 	return fmt.Sprintf("%.2g ms", v)
 }
 
-// fmtPixels formats a pixel count: "4.2 Mpx (2048²)" style without the
-// square: 950, 65.5k, 4.19M, 121M.
-func fmtPixels(p float64) string {
-	switch {
-	case p >= 1e9:
-		return trimZero(fmt.Sprintf("%.3g", p/1e9)) + "G"
-	case p >= 1e6:
-		return trimZero(fmt.Sprintf("%.3g", p/1e6)) + "M"
-	case p >= 1e3:
-		return trimZero(fmt.Sprintf("%.3g", p/1e3)) + "k"
-	}
-	return trimZero(fmt.Sprintf("%.3g", p))
-}
+// fmtPixels formats a pixel count: 950, 65.5k, 4.19M, 121M
+// (numfmt.Short).
+func fmtPixels(p float64) string { return numfmt.Short(p) }
 
 func trimZero(s string) string {
 	if strings.Contains(s, ".") && !strings.ContainsAny(s, "e") {
@@ -131,8 +117,13 @@ func trimZero(s string) string {
 
 // render draws with f on a w×h pixel image.
 func render(w, h int, f func(dc draw.Canvas) error) (image.Image, error) {
-	if w < MinWidth || h < MinHeight {
-		return nil, fmt.Errorf("chart size %dx%d: at least %dx%d pixels are needed", w, h, MinWidth, MinHeight)
+	return renderMin(w, h, MinWidth, MinHeight, f)
+}
+
+// renderMin is render for a chart with its own minimum size.
+func renderMin(w, h, minW, minH int, f func(dc draw.Canvas) error) (image.Image, error) {
+	if w < minW || h < minH {
+		return nil, fmt.Errorf("chart size %dx%d: at least %dx%d pixels are needed", w, h, minW, minH)
 	}
 	img := image.NewRGBA(image.Rect(0, 0, w, h))
 	c := vgimg.NewWith(vgimg.UseImage(img))
@@ -161,34 +152,19 @@ func sans(p *plot.Plot) {
 }
 
 // linearTicks labels about n round values (1, 2, 2.5 or 5 × 10^k apart)
-// between min and max, formatted with the decimals the step needs.
+// between min and max, formatted with the decimals the step needs
+// (numfmt.Ticks and numfmt.Tick, as legends and statistics are).
 type linearTicks struct{ n int }
 
 // Ticks implements plot.Ticker.
 func (t linearTicks) Ticks(lo, hi float64) []plot.Tick {
 	if !(hi > lo) {
-		return []plot.Tick{{Value: lo, Label: trimZero(strconv.FormatFloat(lo, 'f', 3, 64))}}
+		return []plot.Tick{{Value: lo, Label: numfmt.Value(lo)}}
 	}
-	raw := (hi - lo) / float64(max(1, t.n))
-	mag := math.Pow(10, math.Floor(math.Log10(raw)))
-	step := mag
-	for _, m := range []float64{1, 2, 2.5, 5, 10} {
-		if m*mag >= raw {
-			step = m * mag
-			break
-		}
-	}
-	dec := max(0, int(-math.Floor(math.Log10(step)+1e-9)))
-	if math.Abs(step/math.Pow(10, -float64(dec))-math.Round(step/math.Pow(10, -float64(dec)))) > 1e-9 {
-		dec++
-	}
-	var ticks []plot.Tick
-	for i := math.Ceil(lo/step - 1e-9); i*step <= hi+step*1e-9; i++ {
-		v := i * step
-		if i == 0 {
-			v = 0 // not -0
-		}
-		ticks = append(ticks, plot.Tick{Value: v, Label: trimZero(strconv.FormatFloat(v, 'f', dec, 64))})
+	vs, step := numfmt.Ticks(lo, hi, max(1, t.n))
+	ticks := make([]plot.Tick, len(vs))
+	for i, v := range vs {
+		ticks[i] = plot.Tick{Value: v, Label: numfmt.Tick(v, step)}
 	}
 	return ticks
 }

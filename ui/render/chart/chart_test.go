@@ -50,6 +50,16 @@ func svgTexts(t *testing.T, w, h int, f func(draw.Canvas) error) []svgText {
 	return out
 }
 
+// hasPrefix reports whether a text of the chart starts with p.
+func hasPrefix(texts []svgText, p string) bool {
+	for _, t := range texts {
+		if strings.HasPrefix(t.S, p) {
+			return true
+		}
+	}
+	return false
+}
+
 func find(texts []svgText, s string) (svgText, bool) {
 	for _, t := range texts {
 		if t.S == s {
@@ -186,8 +196,17 @@ func TestSweep(t *testing.T) {
 			t.Errorf("CPU backend drawn with transfers: %q", bad)
 		}
 	}
-	if _, err := Sweep([]compute.BenchResult{{Backend: "go", Error: "failed"}}, 800, 500); err == nil {
-		t.Error("a sweep of no usable results was drawn")
+	// No usable result: the axes and a message, never a blank.
+	none := []compute.BenchResult{{Backend: "go", Error: "failed"}}
+	empty, err := Sweep(none, 800, 500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if white := colourShare(empty, color.White); white > 0.98 {
+		t.Errorf("empty sweep is %.1f%% white", 100*white)
+	}
+	if !hasPrefix(svgTexts(t, 800, 500, func(dc draw.Canvas) error { return drawSweep(dc, none) }), "No timings to plot yet") {
+		t.Error("empty sweep says nothing")
 	}
 	// One size only still draws.
 	if _, err := Sweep(benchAt(512), 800, 500); err != nil {

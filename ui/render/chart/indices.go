@@ -1,7 +1,6 @@
 package chart
 
 import (
-	"errors"
 	"fmt"
 	"image"
 	"math"
@@ -15,6 +14,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"canopy/compute"
+	"canopy/ui/render/numfmt"
 )
 
 // IndexCount is how many indices one run computed: the names in its Index
@@ -105,8 +105,9 @@ func IndexCrossover(results []compute.BenchResult, gpuBackend string, withTransf
 // pixel image: a solid line per backend (and mode) for the kernel alone,
 // a dashed one in the same colour for GPU backends with their transfers,
 // and a vertical marker where each GPU backend with its transfers starts
-// to beat the fastest CPU backend (IndexCrossover). It needs at least one
-// result with a positive time.
+// to beat the fastest CPU backend (IndexCrossover). The legend is beside
+// or under the data; without a result with a positive time it draws the
+// empty axes with a message.
 func IndexSweep(results []compute.BenchResult, w, h int) (image.Image, error) {
 	return render(w, h, func(dc draw.Canvas) error { return drawIndexSweep(dc, results) })
 }
@@ -139,7 +140,9 @@ func drawIndexSweep(dc draw.Canvas, results []compute.BenchResult) error {
 		size = fmt.Sprintf("%d×%d", r.Width, r.Height)
 	}
 	if len(order) == 0 {
-		return errors.New("indices chart: no result with a positive time")
+		drawEmpty(dc, "Indices from one upload of the bands (median)", "indices per upload", "milliseconds",
+			"No timings to plot yet: run the sweep to see from how many indices per upload the GPU, transfers included, beats the CPU.", false)
+		return nil
 	}
 	if minN == maxN {
 		minN, maxN = minN-1, maxN+1
@@ -150,42 +153,26 @@ func drawIndexSweep(dc draw.Canvas, results []compute.BenchResult) error {
 	p.X.Label.Text = "indices per upload"
 	p.Y.Label.Text = "milliseconds"
 	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = logTicks{format: func(v float64) string { return trimZero(fmt.Sprintf("%g", v)) }}
+	p.Y.Tick.Marker = logTicks{format: func(v float64) string { return numfmt.Tick(v, v) }}
 	p.X.Tick.Marker = countTicks{}
 	p.X.Min, p.X.Max = minN-0.3, maxN+0.3
-	p.Legend.Top, p.Legend.Left = true, true
-	p.Legend.ThumbnailWidth = vg.Points(24)
+	wrapTitle(p, dc)
 	p.Add(plotter.NewGrid())
+	var items []legendItem
+	sty := styles(order)
+	marks := newMarks(maxN-minN+0.6, dc)
 	for _, name := range order {
 		s := byLabel[name]
-		c := BackendColor(name)
+		c := sty[name].color
 		sort.Slice(s.kernel, func(i, j int) bool { return s.kernel[i].X < s.kernel[j].X })
 		sort.Slice(s.total, func(i, j int) bool { return s.total[i].X < s.total[j].X })
-		l, pts, err := plotter.NewLinePoints(s.kernel)
-		if err != nil {
+		if err := addSeries(p, &items, name, s.gpu, sty[name], s.kernel, s.total); err != nil {
 			return err
-		}
-		l.Color, l.Width = c, vg.Points(1.5)
-		pts.Color, pts.Shape, pts.Radius = c, draw.CircleGlyph{}, vg.Points(2.5)
-		p.Add(l, pts)
-		if s.gpu {
-			p.Legend.Add(name+" kernel", l, pts)
-		} else {
-			p.Legend.Add(name, l, pts)
 		}
 		if len(s.total) == 0 {
 			continue
 		}
-		lt, ptt, err := plotter.NewLinePoints(s.total)
-		if err != nil {
-			return err
-		}
-		lt.Color, lt.Width = c, vg.Points(1.5)
-		lt.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
-		ptt.Color, ptt.Shape, ptt.Radius = c, draw.BoxGlyph{}, vg.Points(2.5)
-		p.Add(lt, ptt)
-		p.Legend.Add(name+" with transfers", lt, ptt)
-		if n, ok := IndexCrossover(results, name, true); ok && n > minN {
+		if n, ok := IndexCrossover(results, name, true); ok && n > minN && !marks.taken(n, &items, fmt.Sprintf("wins from %.1f indices", n)) {
 			v, err := plotter.NewLine(plotter.XYs{{X: n, Y: minMS * 0.6}, {X: n, Y: maxMS}})
 			if err != nil {
 				return err
@@ -208,7 +195,7 @@ func drawIndexSweep(dc draw.Canvas, results []compute.BenchResult) error {
 		}
 	}
 	p.Y.Min, p.Y.Max = minMS*0.6, maxMS*1.25
-	p.Draw(dc)
+	p.Draw(outsideLegend(dc, items))
 	return nil
 }
 

@@ -1,7 +1,6 @@
 package chart
 
 import (
-	"errors"
 	"fmt"
 	"image"
 	"image/color"
@@ -15,6 +14,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"canopy/compute"
+	"canopy/ui/render/numfmt"
 )
 
 // usable reports whether r carries a timing to plot.
@@ -104,7 +104,9 @@ type series struct {
 // ceiling bandwidth measured, per kind of ceiling, and the PCIe transfers
 // at the pinned-copy ceilings), and a vertical marker where each GPU
 // backend starts to beat the fastest CPU backend with its transfers
-// (Crossover). It needs at least one result with a positive time.
+// (Crossover). The legend is beside or under the data, never over it.
+// Without a result with a positive time it draws the empty axes with a
+// message, so that the chart is never blank.
 func Sweep(results []compute.BenchResult, w, h int) (image.Image, error) {
 	return render(w, h, func(dc draw.Canvas) error { return drawSweep(dc, results) })
 }
@@ -143,7 +145,9 @@ func drawSweep(dc draw.Canvas, results []compute.BenchResult) error {
 		}
 	}
 	if len(order) == 0 {
-		return errors.New("sweep chart: no result with a positive time")
+		drawEmpty(dc, indexTitle(results)+" time against image size (median)", "pixels", "milliseconds",
+			"No timings to plot yet: run a size sweep to see where the GPU starts to win.", true)
+		return nil
 	}
 	if minPx == maxPx {
 		minPx, maxPx = minPx/2, maxPx*2
@@ -156,11 +160,11 @@ func drawSweep(dc draw.Canvas, results []compute.BenchResult) error {
 	p.Y.Label.Text = "milliseconds"
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
 	p.X.Tick.Marker = logTicks{format: fmtPixels}
-	p.Y.Tick.Marker = logTicks{format: func(v float64) string { return trimZero(fmt.Sprintf("%g", v)) }}
+	p.Y.Tick.Marker = logTicks{format: func(v float64) string { return numfmt.Tick(v, v) }}
 	p.X.Min, p.X.Max = minPx, maxPx
-	p.Legend.Top, p.Legend.Left = true, true
-	p.Legend.ThumbnailWidth = vg.Points(24)
+	wrapTitle(p, dc)
 	p.Add(plotter.NewGrid())
+	var items []legendItem
 
 	// Ceiling lines: what a copy of 12 bytes a pixel at the measured
 	// bandwidth would take.
@@ -206,36 +210,18 @@ func drawSweep(dc draw.Canvas, results []compute.BenchResult) error {
 		}
 	}
 
+	sty := styles(order)
+	marks := newMarks(math.Log10(maxPx/minPx), dc)
 	for _, name := range order {
 		s := byLabel[name]
-		c := BackendColor(name)
+		c := sty[name].color
 		sort.Slice(s.kernel, func(i, j int) bool { return s.kernel[i].X < s.kernel[j].X })
 		sort.Slice(s.total, func(i, j int) bool { return s.total[i].X < s.total[j].X })
-		l, pts, err := plotter.NewLinePoints(s.kernel)
-		if err != nil {
+		if err := addSeries(p, &items, name, s.gpu, sty[name], s.kernel, s.total); err != nil {
 			return err
 		}
-		l.Color, l.Width = c, vg.Points(1.5)
-		pts.Color, pts.Shape, pts.Radius = c, draw.CircleGlyph{}, vg.Points(2.5)
-		p.Add(l, pts)
 		if s.gpu {
-			p.Legend.Add(name+" kernel", l, pts)
-		} else {
-			p.Legend.Add(name, l, pts)
-		}
-		if len(s.total) > 0 {
-			lt, ptt, err := plotter.NewLinePoints(s.total)
-			if err != nil {
-				return err
-			}
-			lt.Color, lt.Width = c, vg.Points(1.5)
-			lt.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
-			ptt.Color, ptt.Shape, ptt.Radius = c, draw.BoxGlyph{}, vg.Points(2.5)
-			p.Add(lt, ptt)
-			p.Legend.Add(name+" with transfers", lt, ptt)
-		}
-		if s.gpu {
-			if px, ok := Crossover(results, name, true); ok && float64(px) > minPx {
+			if px, ok := Crossover(results, name, true); ok && float64(px) > minPx && !marks.taken(math.Log10(float64(px)), &items, fmt.Sprintf("wins from %s px", fmtPixels(float64(px)))) {
 				v, err := plotter.NewLine(plotter.XYs{{X: float64(px), Y: minMS * 0.6}, {X: float64(px), Y: maxMS}})
 				if err != nil {
 					return err
@@ -259,11 +245,11 @@ func drawSweep(dc draw.Canvas, results []compute.BenchResult) error {
 		}
 	}
 	for _, e := range ceilEntries {
-		p.Legend.Add(e.name, e.l)
+		items = append(items, legendItem{e.name, []plot.Thumbnailer{e.l}})
 	}
 	// The axes follow the measurements; ceiling lines are clipped to them.
 	p.Y.Min, p.Y.Max = minMS*0.6, maxMS*1.25
-	p.Draw(dc)
+	p.Draw(outsideLegend(dc, items))
 	return nil
 }
 

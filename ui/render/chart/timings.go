@@ -6,14 +6,17 @@ import (
 	"image"
 	"image/color"
 	"math"
+	"slices"
 	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
 	"canopy/compute"
+	"canopy/ui/render/numfmt"
 )
 
 // Timings draws one horizontal bar per result, top to bottom in the given
@@ -22,7 +25,11 @@ import (
 // transfers (GPU backends) and the kernel's percentage of the ceiling, a
 // whisker from the fastest to the slowest end-to-end run, and the one-time
 // set-up in a panel of its own on the right. A result with an error keeps
-// its row, labelled with the error.
+// its row, labelled with the error. One slow run does not set the scale:
+// a bar beyond the upper quartile plus three interquartile ranges is cut,
+// marked with a break and labelled with its time; labels wrap rather than
+// being cut; a kernel faster than the memory ceiling is said to have run
+// from cache rather than at more than 100% of it.
 func Timings(results []compute.BenchResult, w, h int) (image.Image, error) {
 	return render(w, h, func(dc draw.Canvas) error { return drawTimings(dc, results) })
 }
@@ -35,12 +42,69 @@ func finite(v float64) float64 {
 	return 0
 }
 
-// rowLabel is the y tick label of a result: "backend:mode\ndevice".
-func rowLabel(r compute.BenchResult) string {
+// rowLabel is the y tick label of a result: "backend:mode\ndevice", the
+// device wrapped to lines no wider than w (nothing is cut).
+func rowLabel(r compute.BenchResult, sty text.Style, w vg.Length) string {
 	if d := ShortDevice(r.Device); d != "" {
-		return r.Label() + "\n" + d
+		return r.Label() + "\n" + wrapText(d, sty, w)
 	}
 	return r.Label()
+}
+
+// robustCap returns the end beyond which a bar is an outlier that would
+// squash every other bar into a sliver: the upper quartile plus three
+// times the interquartile range of the positive ends, and 0 when there
+// are fewer than four of them or none lies beyond.
+func robustCap(ends []float64) float64 {
+	var v []float64
+	for _, e := range ends {
+		if e > 0 {
+			v = append(v, e)
+		}
+	}
+	if len(v) < 4 {
+		return 0
+	}
+	slices.Sort(v)
+	q := func(p float64) float64 {
+		f := p * float64(len(v)-1)
+		i := int(f)
+		if i+1 >= len(v) {
+			return v[len(v)-1]
+		}
+		return v[i] + (f-float64(i))*(v[i+1]-v[i])
+	}
+	q1, q3 := q(0.25), q(0.75)
+	c := q3 + 3*(q3-q1)
+	if v[len(v)-1] <= c {
+		return 0
+	}
+	return c
+}
+
+// breakMarks draws a white double slash across each clipped bar at x,
+// the sign that the bar goes on beyond the axis.
+type breakMarks struct {
+	rows  []float64 // y of each clipped row
+	x     float64
+	thick vg.Length
+}
+
+// Plot implements plot.Plotter.
+func (b breakMarks) Plot(c draw.Canvas, plt *plot.Plot) {
+	tx, ty := plt.Transforms(&c)
+	c.SetColor(color.White)
+	c.SetLineWidth(vg.Points(1.6))
+	c.SetLineDash(nil, 0)
+	for _, y := range b.rows {
+		x0, y0 := tx(b.x), ty(y)
+		for _, dx := range []vg.Length{-vg.Points(7), -vg.Points(3)} {
+			var p vg.Path
+			p.Move(vg.Point{X: x0 + dx - vg.Points(2), Y: y0 - b.thick*0.65})
+			p.Line(vg.Point{X: x0 + dx + vg.Points(2), Y: y0 + b.thick*0.65})
+			c.Stroke(p)
+		}
+	}
 }
 
 // valueLabel is the text at the end of a result's bar.
@@ -63,7 +127,12 @@ func valueLabel(r compute.BenchResult) string {
 		if kind == "" {
 			kind = "ceiling"
 		}
-		parts = append(parts, fmt.Sprintf("%.0f%% of %s", r.KernelPct, kind))
+		if r.KernelPct > 100 {
+			// Faster than a copy through memory: the bands were in cache.
+			parts = append(parts, fmt.Sprintf("above the memory ceiling (%s): the data fit in cache", kind))
+		} else {
+			parts = append(parts, numfmt.Fixed(r.KernelPct, 0)+"% of "+kind)
+		}
 	}
 	if !r.Verified {
 		parts = append(parts, "NOT VERIFIED")
@@ -141,8 +210,11 @@ func drawTimings(dc draw.Canvas, results []compute.BenchResult) error {
 	labels := make([]string, n)
 	up, kern, down, setup, ends := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
 	texts, setupTexts := make([]string, n), make([]string, n)
+	tick := plot.New()
+	sans(tick)
+	width := dc.Max.X - dc.Min.X
 	for i, r := range results {
-		labels[i] = rowLabel(r)
+		labels[i] = rowLabel(r, tick.Y.Tick.Label, width*0.2)
 		up[i], kern[i], down[i], setup[i] = finite(r.UploadMS), finite(r.KernelMS), finite(r.DownloadMS), finite(r.SetupMS)
 		ends[i] = max(up[i]+kern[i]+down[i], finite(r.Total.Max))
 		texts[i] = valueLabel(r)
@@ -150,7 +222,30 @@ func drawTimings(dc draw.Canvas, results []compute.BenchResult) error {
 			setupTexts[i] = FormatMS(setup[i])
 		}
 	}
-
+	// An outlier does not set the scale: its bar is cut at a robust
+	// maximum, marked with a break and labelled with its value.
+	limit := robustCap(ends)
+	var clippedRows []float64
+	if limit > 0 {
+		rest := 0.0
+		for _, e := range ends {
+			if e <= limit {
+				rest = max(rest, e)
+			}
+		}
+		limit = min(limit, rest*1.3)
+		for i := range results {
+			if ends[i] <= limit {
+				continue
+			}
+			texts[i] = "» off scale · " + texts[i]
+			up[i] = min(up[i], limit)
+			kern[i] = min(kern[i], limit-up[i])
+			down[i] = min(down[i], limit-up[i]-kern[i])
+			ends[i] = limit
+			clippedRows = append(clippedRows, float64(n-1-i))
+		}
+	}
 	// Layout: a legend strip at the bottom, the set-up panel on the right.
 	legendH := vg.Points(22)
 	body := dc
@@ -194,9 +289,13 @@ func drawTimings(dc draw.Canvas, results []compute.BenchResult) error {
 	var spread plotter.XErrors
 	var at plotter.XYs
 	for i, r := range results {
-		if r.Total.Max > 0 && r.Total.Max >= r.Total.Min && r.Total.Median > 0 {
+		if r.Total.Max > 0 && r.Total.Max >= r.Total.Min && r.Total.Median > 0 && (limit == 0 || r.Total.Median < limit) {
+			hi := r.Total.Max
+			if limit > 0 {
+				hi = min(hi, limit)
+			}
 			at = append(at, plotter.XY{X: r.Total.Median, Y: float64(n - 1 - i)})
-			spread = append(spread, struct{ Low, High float64 }{r.Total.Median - r.Total.Min, r.Total.Max - r.Total.Median})
+			spread = append(spread, struct{ Low, High float64 }{r.Total.Median - r.Total.Min, hi - r.Total.Median})
 		}
 	}
 	if len(at) > 0 {
@@ -211,11 +310,38 @@ func drawTimings(dc draw.Canvas, results []compute.BenchResult) error {
 		eb.LineStyle.Width = vg.Points(1)
 		p.Add(eb)
 	}
+	if len(clippedRows) > 0 {
+		p.Add(breakMarks{rows: clippedRows, x: limit, thick: barW})
+	}
+	// Room for the value labels: wrapped where one would take more than
+	// 55% of the data area, and the axis long enough for the longest.
+	labelSty := tick.X.Tick.Label
+	labelSty.Font.Size = vg.Points(9)
+	dataW := (mainC.Max.X - mainC.Min.X) * 0.82
+	for _, l := range labels {
+		for _, line := range strings.Split(l, "\n") {
+			dataW = min(dataW, (mainC.Max.X-mainC.Min.X)-tick.Y.Tick.Label.Width(line)-vg.Points(24))
+		}
+	}
+	xMax := 0.0
+	for i := range texts {
+		texts[i] = wrapText(texts[i], labelSty, dataW*0.55)
+		lw := vg.Length(0)
+		for _, line := range strings.Split(texts[i], "\n") {
+			lw = max(lw, labelSty.Width(line))
+		}
+		frac := float64((lw + vg.Points(8)) / dataW)
+		xMax = max(xMax, ends[i]/math.Max(0.3, 1-frac))
+	}
+	if xMax > 0 {
+		p.X.Max = xMax
+	}
 	vl, err := valueLabels(ends, texts)
 	if err != nil {
 		return err
 	}
 	p.Add(vl)
+	wrapTitle(p, mainC)
 
 	q := plot.New()
 	sans(q)
