@@ -121,10 +121,10 @@ func sameBits(t *testing.T, what string, w int, got, want []float32) {
 }
 
 // TestBitEqualToWholeImage runs every catalogue index (all in one job, and
-// NDVI alone) whole and through the pipeline on every CPU
-// backend and gl (llvmpipe here), over tiled and stripped inputs, with
-// blocks aligned to the tiles and blocks that cut them, and compares the
-// results bit for bit, and the verification reports.
+// NDVI alone) whole and through the pipeline on every CPU backend, gl
+// (llvmpipe here) and cuda where there is a GPU, over inputs in two tile
+// sizes, with blocks aligned to the tiles and blocks that cut them, and
+// compares the results bit for bit, and the verification reports.
 func TestBitEqualToWholeImage(t *testing.T) {
 	const w, h = 301, 203
 	var names []string
@@ -151,7 +151,7 @@ func TestBitEqualToWholeImage(t *testing.T) {
 		tile int
 	}{{"tiles16", 16}, {"tiles32", 32}} {
 		specs := scene(t, w, h, layout.tile)
-		for _, name := range []string{compute.NameGo, compute.NameGoParallel, compute.NameC, compute.NameGL} {
+		for _, name := range []string{compute.NameGo, compute.NameGoParallel, compute.NameC, compute.NameGL, compute.NameCUDA} {
 			be, err := compute.New(name)
 			if err != nil || !be.Info().Available {
 				t.Logf("%s: not available here", name)
@@ -160,9 +160,6 @@ func TestBitEqualToWholeImage(t *testing.T) {
 			for _, jb := range jobs {
 				want, err := whole(t, be, specs, nil, jb.names, jb.exprs)
 				if err != nil {
-					if name == compute.NameGL && strings.Contains(err.Error(), "computes NDVI only") {
-						continue
-					}
 					t.Fatalf("%s %v whole: %v", name, jb.names, err)
 				}
 				wantRep := compute.VerifyJob(want)
