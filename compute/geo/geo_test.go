@@ -303,3 +303,31 @@ func TestNorthAngle(t *testing.T) {
 		t.Errorf("rotated raster: north at %.3f°, want %.3f°", a*180/math.Pi, want*180/math.Pi)
 	}
 }
+
+func TestScaled(t *testing.T) {
+	for _, g := range []*compute.GeoRef{
+		projected(32633, 500000, 5500000, 10),
+		{ // PixelIsPoint: the tiepoint is a pixel centre.
+			PixelScale: []float64{30, 30, 0}, Tiepoints: []float64{0, 0, 0, 300015, 4000015, 0},
+			GeoKeyDirectory: []uint16{1, 1, 0, 3, 1024, 0, 1, 1, 1025, 0, 1, 2, 3072, 0, 1, 32633}},
+		{Transformation: []float64{8.66, 5, 0, 1000, 5, -8.66, 0, 2000, 0, 0, 0, 0, 0, 0, 0, 1}},
+	} {
+		s := Scaled(g, 4, 2.5)
+		for _, p := range [][2]float64{{0, 0}, {0.5, 0.5}, {10, 7}} {
+			x, y, err := PixelToMap(s, p[0], p[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			wx, wy, _ := PixelToMap(g, p[0]*4, p[1]*2.5)
+			if math.Abs(x-wx) > 1e-6 || math.Abs(y-wy) > 1e-6 {
+				t.Errorf("scaled pixel %v at (%g, %g), the original's (%g, %g)", p, x, y, wx, wy)
+			}
+		}
+		if g.HasCRS() && s.CRSName() != g.CRSName() {
+			t.Errorf("CRS %s became %s", g.CRSName(), s.CRSName())
+		}
+	}
+	if Scaled(nil, 2, 2) != nil || Scaled(projected(32633, 0, 0, 1), 0, 1) != nil {
+		t.Error("scaled what cannot be")
+	}
+}

@@ -270,3 +270,33 @@ func NorthAngle(geo *compute.GeoRef, col, row float64) (float64, error) {
 	}
 	return math.Atan2(dc, -dr), nil
 }
+
+// Scaled returns the georeferencing of the same ground seen through
+// pixels sx × sy times as large (a picture reduced by those factors):
+// pixel (c, r) of the result covers the ground of pixel (c·sx, r·sy) of
+// g. The CRS is g's; the result holds a ModelTransformation and says
+// PixelIsArea. It returns nil when g places no pixel or a factor is not
+// a positive number.
+func Scaled(g *compute.GeoRef, sx, sy float64) *compute.GeoRef {
+	t, ok := g.Affine()
+	if !ok || !(sx > 0) || !(sy > 0) || math.IsInf(sx, 0) || math.IsInf(sy, 0) {
+		return nil
+	}
+	a, b, d, e := t[1]*sx, t[2]*sy, t[4]*sx, t[5]*sy
+	out := &compute.GeoRef{
+		Transformation:  []float64{a, b, 0, t[0], d, e, 0, t[3], 0, 0, 0, 0, 0, 0, 0, 1},
+		GeoKeyDirectory: append([]uint16(nil), g.GeoKeyDirectory...),
+		GeoDoubleParams: append([]float64(nil), g.GeoDoubleParams...),
+		GeoASCIIParams:  g.GeoASCIIParams,
+	}
+	// The transformation places corners: say so (GTRasterTypeGeoKey).
+	k := out.GeoKeyDirectory
+	if len(k) >= 4 {
+		for i := 0; i < int(k[3]) && 8+4*i <= len(k); i++ {
+			if e := k[4+4*i:]; e[0] == 1025 && e[1] == 0 {
+				e[3] = 1
+			}
+		}
+	}
+	return out
+}

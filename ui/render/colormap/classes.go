@@ -335,22 +335,43 @@ func Presets() []Preset {
 	return ps
 }
 
-// PresetFor returns the class table of an index or a preset by name:
-// "ndvi"; "nbr", "nbr2" and "dnbr" give the dNBR burn severity classes,
-// whose thresholds classify a before − after difference of NBR; "ndwi";
-// "ndmi"; "change". ok is false for an index with no preset (its map then
-// takes a continuous ramp, or classes the user types).
+// PresetFor returns the preset named name ("ndvi", "dnbr", "ndwi",
+// "ndmi", "change"; case ignored), and false for another name.
 func PresetFor(name string) (t ClassTable, ok bool) {
 	n := strings.ToLower(strings.TrimSpace(name))
-	if n == "nbr" || n == "nbr2" {
-		n = "dnbr"
-	}
 	for _, p := range presets {
 		if p.Name == n {
 			return p.Table.Clone(), true
 		}
 	}
 	return nil, false
+}
+
+// IndexClasses returns the classes of a map of one date of the catalogue
+// index named index: the NDVI, NDWI and NDMI presets; false for an index
+// with no established classes (its map then takes a continuous ramp, or
+// classes the user gives), so that no index is classified with
+// thresholds made for another.
+func IndexClasses(index string) (ClassTable, bool) {
+	switch n := strings.ToLower(strings.TrimSpace(index)); n {
+	case "ndvi", "ndwi", "ndmi":
+		return PresetFor(n)
+	}
+	return nil, false
+}
+
+// ChangeClasses returns the classes of a change map (before − after) of
+// an index: the dNBR burn severity classes for nbr and nbr2, whose USGS
+// thresholds are made for that difference, and the symmetric change
+// table for any other index (compute/change.ClassesFor's choice).
+func ChangeClasses(index string) ClassTable {
+	switch strings.ToLower(strings.TrimSpace(index)) {
+	case "nbr", "nbr2", "dnbr":
+		t, _ := PresetFor("dnbr")
+		return t
+	}
+	t, _ := PresetFor("change")
+	return t
 }
 
 // Classes returns the default NDVI class table with colours (a copy),

@@ -39,7 +39,7 @@ func TestPresetsAreValidAndDistinct(t *testing.T) {
 func TestPresetThresholdsAreTheEngines(t *testing.T) {
 	// The NDVI and dNBR presets carry the engine's thresholds, so that
 	// the statistics (which classify with compute's tables) and the map agree.
-	for name, want := range map[string][]compute.Class{"ndvi": compute.NDVIClasses(), "nbr": change.DNBRClasses(), "dnbr": change.DNBRClasses()} {
+	for name, want := range map[string][]compute.Class{"ndvi": compute.NDVIClasses(), "dnbr": change.DNBRClasses()} {
 		p, ok := PresetFor(name)
 		if !ok || len(p) != len(want) {
 			t.Fatalf("PresetFor(%q) = %d classes, %v", name, len(p), ok)
@@ -53,8 +53,28 @@ func TestPresetThresholdsAreTheEngines(t *testing.T) {
 	if p, _ := PresetFor("NDVI"); p[0].Name != "no vegetation" || p[0].Bounds() != "< 0" {
 		t.Errorf("NDVI below 0 is %q %q", p[0].Name, p[0].Bounds())
 	}
-	if _, ok := PresetFor("evi"); ok {
-		t.Error("EVI got a preset: it would be classified with thresholds made for another index")
+	for _, name := range []string{"evi", "savi", "nbr", "gndvi"} {
+		if _, ok := IndexClasses(name); ok {
+			t.Errorf("%s got classes made for another index", name)
+		}
+	}
+	for _, name := range []string{"ndvi", "NDWI", "ndmi"} {
+		if tb, ok := IndexClasses(name); !ok || len(tb) < 4 {
+			t.Errorf("IndexClasses(%q): %d classes %v", name, len(tb), ok)
+		}
+	}
+	// Change maps: dNBR severity for NBR (compute/change's choice), the
+	// symmetric table otherwise.
+	for index, want := range map[string][]compute.Class{"nbr": change.ClassesFor("nbr"), "nbr2": change.ClassesFor("nbr2"), "ndvi": change.ClassesFor("ndvi")} {
+		got := ChangeClasses(index).Compute()
+		if len(got) != len(want) {
+			t.Fatalf("ChangeClasses(%q): %d classes, compute/change has %d", index, len(got), len(want))
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Errorf("ChangeClasses(%q)[%d] = %+v, compute/change %+v", index, i, got[i], want[i])
+			}
+		}
 	}
 }
 

@@ -18,9 +18,11 @@
 //
 // Classes are data: a ClassTable holds thresholds, names and colours,
 // edited with WithThreshold, WithName and WithColor and stored as JSON
-// ("#rrggbb" colours, null for the open ends). Presets gives one table
-// per index (PresetFor: NDVI, the default; dNBR burn severity; NDWI
-// water; NDMI moisture; a symmetric change table), FromClasses colours
+// ("#rrggbb" colours, null for the open ends). Presets gives the tables
+// Canopy knows (NDVI, the default; dNBR burn severity; NDWI water; NDMI
+// moisture; a symmetric change table), IndexClasses the table of an
+// index's map of one date (none for an index without established
+// classes), ChangeClasses the table of a change map, FromClasses colours
 // any engine table from a ramp, and NewClasses builds the LUT of any
 // table, so that the map, its legend and the statistics take the same
 // colours from one place.

@@ -75,6 +75,13 @@ const (
 	MaxDPI    = 1200
 )
 
+// PageSize returns the size in pixels and the DPI of the layout of a
+// mapWidth×mapHeight map (its aspect decides a page's orientation when
+// the options do not), or what is wrong with the options.
+func (o Options) PageSize(mapWidth, mapHeight int) (w, h int, dpi float64, err error) {
+	return o.size(Map{Width: mapWidth, Height: mapHeight})
+}
+
 // size returns the picture's size in pixels and its DPI.
 func (o Options) size(m Map) (w, h int, dpi float64, err error) {
 	dpi = o.DPI
