@@ -524,15 +524,8 @@ func (p *plan) planBar(crs geo.CRS, crsKnown bool) *barPlan {
 		p.notes = append(p.notes, "no scale bar: the map is too small")
 		return nil
 	}
-	maxLen := maxPx * perFramePx
-	mag := math.Pow(10, math.Floor(math.Log10(maxLen)))
-	L := mag
-	for _, f := range []float64{5, 2, 1} {
-		if f*mag <= maxLen*(1+1e-9) {
-			L = f * mag
-			break
-		}
-	}
+	L := NiceLength(maxPx * perFramePx)
+	mag := math.Pow(10, math.Floor(math.Log10(L)+1e-9))
 	lenPx := int(math.Round(L / perFramePx))
 	if lenPx < 4 {
 		p.notes = append(p.notes, "no scale bar: the map is too small")
@@ -560,6 +553,23 @@ func (p *plan) planBar(crs geo.CRS, crsKnown bool) *barPlan {
 	y0 := p.frame.Max.Y + int(math.Round(p.pts(8*p.k)))
 	b.bar = image.Rect(x0, y0, x0+lenPx, y0+max(3, h))
 	return b
+}
+
+// NiceLength returns the scale bar length for at most max: the largest 1,
+// 2 or 5 × 10^k not above it (100 m, 500 m, 1 km, 2 km, 5 km…), 0 when
+// max is not a positive number. A scale bar in the window takes its
+// length from here too.
+func NiceLength(max float64) float64 {
+	if !(max > 0) || math.IsInf(max, 0) {
+		return 0
+	}
+	mag := math.Pow(10, math.Floor(math.Log10(max)))
+	for _, f := range []float64{5, 2, 1} {
+		if f*mag <= max*(1+1e-9) {
+			return f * mag
+		}
+	}
+	return mag
 }
 
 // gridPlan is the coordinate grid's layout.

@@ -55,3 +55,11 @@ func TestReducer(t *testing.T) {
 		t.Errorf("small plane %d×%d", m.Width, m.Height)
 	}
 }
+
+func TestNiceLength(t *testing.T) {
+	for max, want := range map[float64]float64{1234: 1000, 999: 500, 450: 200, 199: 100, 7.5: 5, 0.3: 0.2, 25000: 20000, 0: 0} {
+		if got := NiceLength(max); math.Abs(got-want) > 1e-12*want {
+			t.Errorf("NiceLength(%g) = %g, want %g", max, got, want)
+		}
+	}
+}
