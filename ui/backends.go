@@ -64,6 +64,8 @@ type backendPanel struct {
 	selected *backendEntry
 	box      *fyne.Container
 
+	// keeper says which GPU backends keep a scene on their card.
+	keeper cardKeeper
 	// onPick is called after the selection changed.
 	onPick func()
 }
@@ -121,6 +123,9 @@ func (p *backendPanel) showInfos() {
 			dev := e.info.Device
 			if dev == "" {
 				dev = "available"
+			}
+			if p.keeper != nil {
+				dev += keptDetail(p.keeper, e)
 			}
 			e.detail.SetText(dev)
 			e.detail.Importance = widget.MediumImportance

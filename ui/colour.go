@@ -217,6 +217,11 @@ func (w *Window) applyColour(onlyColour bool) {
 		if onlyColour {
 			w.Map.SetLUT(w.lut)
 		} else {
+			var render func(*image.NRGBA, *colormap.LUT, float64, float64, float64) bool
+			if s.card != nil {
+				render = s.card.render
+			}
+			w.Map.SetRenderer(render)
 			w.Map.SetData(s.plane, s.w, s.h, w.lut)
 		}
 		w.stats.recolour(w.lut)

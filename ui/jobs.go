@@ -208,6 +208,11 @@ func (w *Window) computeSelected() {
 // until then, and stays if anything fails; a source that lacks a band the
 // index needs is shown with what it lacks.
 func (w *Window) sourceJob(open func() (bandSource, error), have *bandSet, idx indexChoice, run *runSpec, ramp, stretch string) job {
+	var card *cardRun
+	if run != nil && w.keeper.onCard(run.b, run.info) {
+		vw, vh := w.Map.PixelSize()
+		card = &cardRun{keeper: w.keeper, prev: w.card, vw: vw, vh: vh}
+	}
 	return func(ctx context.Context, progress progressFunc) (func(), error) {
 		src, err := open()
 		if err != nil {
@@ -220,16 +225,23 @@ func (w *Window) sourceJob(open func() (bandSource, error), have *bandSet, idx i
 				w.markReady()
 			}, nil
 		}
-		s, res, lut, err := computeShown(ctx, progress, src, have, idx, run, ramp, stretch)
+		s, res, kept, lut, err := computeShown(ctx, progress, src, have, idx, run, card, ramp, stretch)
 		if err != nil {
 			return nil, err
 		}
 		return func() {
+			if s.card != w.card {
+				w.card.close()
+				w.card = s.card
+			}
 			w.setSource(src)
 			w.set = s.set
 			w.lut, w.ramp, w.stretch = lut, ramp, stretch
 			w.show(s)
 			w.addResult(res)
+			for _, k := range kept {
+				w.addResult(k)
+			}
 			w.setStatus(resultLine(res, s), res.Verified)
 		}, nil
 	}
@@ -238,11 +250,13 @@ func (w *Window) sourceJob(open func() (bandSource, error), have *bandSet, idx i
 // computeShown loads the bands of idx from src (off the event goroutine),
 // computes idx on run (compute.NewJob, run.compute: RunJob in the run's
 // mode, verified against the float64 truth), its statistics and colour
-// table.
-func computeShown(ctx context.Context, progress progressFunc, src bandSource, have *bandSet, idx indexChoice, run *runSpec, ramp, stretch string) (*shown, compute.BenchResult, *colormap.LUT, error) {
+// table. With card (a backend that keeps the scene on its card) the map,
+// the statistics and the plane shown come from the session kept there
+// (computeOnCard), whose rows are returned beside the round trip's.
+func computeShown(ctx context.Context, progress progressFunc, src bandSource, have *bandSet, idx indexChoice, run *runSpec, card *cardRun, ramp, stretch string) (*shown, compute.BenchResult, []compute.BenchResult, *colormap.LUT, error) {
 	var res compute.BenchResult
 	if run == nil {
-		return nil, res, nil, errors.New("no backend is available to compute an index")
+		return nil, res, nil, nil, errors.New("no backend is available to compute an index")
 	}
 	roles := idx.roles()
 	if len(roles) == 0 {
@@ -250,39 +264,65 @@ func computeShown(ctx context.Context, progress progressFunc, src bandSource, ha
 		if rs := src.roles(); len(rs) > 0 {
 			roles = rs[:1]
 		} else {
-			return nil, res, nil, errors.New("open a band first: a formula of constants still needs the image's size")
+			return nil, res, nil, nil, errors.New("open a band first: a formula of constants still needs the image's size")
 		}
 	}
 	set, err := src.load(ctx, progress, roles, have)
 	if err != nil {
-		return nil, res, nil, err
+		return nil, res, nil, nil, err
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, res, nil, err
+		return nil, res, nil, nil, err
 	}
 	set = set.only(roles)
 	progress(-1, fmt.Sprintf("Computing %s of %d×%d on %s…", idx.title(), set.w, set.h, run.label()))
 	j, err := compute.NewJob(set.bands, set.mask, []string{idx.name}, []*index.Expr{idx.expr})
 	if err != nil {
-		return nil, res, nil, err
+		return nil, res, nil, nil, err
 	}
 	res, err = run.compute(j)
 	if err != nil {
-		return nil, res, nil, err
+		return nil, res, nil, nil, err
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, res, nil, err
+		return nil, res, nil, nil, err
 	}
 	s := &shown{src: src, set: set, idx: idx, plane: j.Out[0], w: j.Width, h: j.Height,
 		label: src.describe(j.Width, j.Height), backend: run.label(), masked: set.masked()}
-	progress(-1, "Statistics…")
-	s.summary = summarize(s)
+	var kept *cardResult
+	if card != nil {
+		progress(-1, fmt.Sprintf("Computing %s on %s, kept on the card…", idx.title(), run.label()))
+		kept, err = computeOnCard(card, run, set, idx)
+		if err == nil {
+			err = ctx.Err()
+		}
+		if err != nil {
+			if kept != nil && kept.view != card.prev {
+				kept.view.close()
+			}
+			return nil, res, nil, nil, err
+		}
+		s.plane, s.summary, s.card = kept.plane, kept.summary, kept.view
+	} else {
+		progress(-1, "Statistics…")
+		s.summary = summarize(s)
+	}
 	lut, st, err := makeLUT(ramp, stretch, s)
+	if err == nil && kept != nil {
+		err = kept.timeViews(card, lut)
+	}
 	if err != nil {
-		return nil, res, nil, err
+		if kept != nil && kept.view != card.prev {
+			kept.view.close()
+		}
+		return nil, res, nil, nil, err
 	}
 	s.setStretch(stretch, st)
-	return s, res, lut, nil
+	var rows []compute.BenchResult
+	if kept != nil {
+		rows = kept.keptRows(res, j.Out[0])
+	}
+	return s, res, rows, lut, nil
 }
 
 // only is the set with the bands of roles alone (the memory of the others

@@ -42,16 +42,19 @@ type MapView struct {
 
 	raster *canvas.Raster
 
-	mu         sync.Mutex // guards the fields below (generator vs events)
-	ndvi       []float32
-	w, h       int
-	lut        *colormap.LUT
-	zoom       float64 // physical screen pixels per image pixel
-	x0, y0     float64 // image point at the view's top-left corner
-	scale      float32 // physical pixels per Fyne unit, from the last render
-	fitted     bool    // follow the widget size with "fit"
-	buf        *image.NRGBA
-	pins       []image.Point // image pixels marked (identify)
+	mu     sync.Mutex // guards the fields below (generator vs events)
+	ndvi   []float32
+	w, h   int
+	lut    *colormap.LUT
+	zoom   float64 // physical screen pixels per image pixel
+	x0, y0 float64 // image point at the view's top-left corner
+	scale  float32 // physical pixels per Fyne unit, from the last render
+	fitted bool    // follow the widget size with "fit"
+	buf    *image.NRGBA
+	pins   []image.Point // image pixels marked (identify)
+	// render, when set, draws the view instead of the LUT from ndvi (the
+	// session kept on the card); false falls back to ndvi.
+	render     func(buf *image.NRGBA, lut *colormap.LUT, x0, y0, zoom float64) bool
 	lastRender time.Duration
 	renders    int
 }
@@ -82,6 +85,25 @@ func (m *MapView) SetData(ndvi []float32, w, h int, lut *colormap.LUT) {
 		return
 	}
 	m.changed()
+}
+
+// SetRenderer makes render draw the view (a session kept on the card),
+// or the LUT from the plane again when nil. It takes effect at the next
+// SetData or refresh.
+func (m *MapView) SetRenderer(render func(buf *image.NRGBA, lut *colormap.LUT, x0, y0, zoom float64) bool) {
+	m.mu.Lock()
+	m.render = render
+	m.mu.Unlock()
+}
+
+// PixelSize is the size in pixels of the last view drawn, 0×0 before one.
+func (m *MapView) PixelSize() (w, h int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.buf == nil {
+		return 0, 0
+	}
+	return m.buf.Rect.Dx(), m.buf.Rect.Dy()
 }
 
 // SetLUT changes the colouring and redraws.
@@ -288,7 +310,9 @@ func (m *MapView) generate(w, h int) image.Image {
 		return m.buf
 	}
 	t0 := time.Now()
-	m.lut.RenderView(m.buf, m.ndvi, m.w, m.h, m.x0, m.y0, m.zoom)
+	if m.render == nil || !m.render(m.buf, m.lut, m.x0, m.y0, m.zoom) {
+		m.lut.RenderView(m.buf, m.ndvi, m.w, m.h, m.x0, m.y0, m.zoom)
+	}
 	for _, p := range m.pins {
 		// The marker sits on the pixel's centre.
 		cx := int(math.Floor((float64(p.X) + 0.5 - m.x0) * m.zoom))

@@ -92,6 +92,8 @@ type hooks struct {
 	// (and, with Compare, the first timing chart) is shown, or when the
 	// start failed.
 	onReady func()
+	// keeper replaces the backends kept on the card (residentKeeper).
+	keeper cardKeeper
 }
 
 // shown is what the window shows: an index computed from bands. It is
@@ -109,6 +111,9 @@ type shown struct {
 	masked  int
 	// stretches caches the stretches read from plane, by mode.
 	stretches map[string]colormap.Stretch
+	// card is the session kept on the card that computed plane (nil on
+	// the round trip): the map draws through it.
+	card *cardView
 }
 
 // Window is Canopy's main window. It holds the state (where the bands
@@ -138,6 +143,10 @@ type Window struct {
 	ramp    string
 	stretch string
 	ready   bool
+	// keeper says which backends keep a scene on their card; card is
+	// the session open now (nil when none).
+	keeper cardKeeper
+	card   *cardView
 
 	// Map is the index map.
 	Map *MapView
@@ -184,6 +193,10 @@ func newWindow(app fyne.App, opts Options, h hooks) *Window {
 	opts.defaults()
 	w := &Window{App: app, opts: opts, onReady: h.onReady, ramp: colormap.DefaultRamp, stretch: colormap.StretchFull}
 	w.Win = app.NewWindow("Canopy")
+	w.keeper = h.keeper
+	if w.keeper == nil {
+		w.keeper = residentKeeper{}
+	}
 	w.freeMem = h.freeMemory
 	if w.freeMem == nil {
 		w.freeMem = freeMemory
@@ -197,6 +210,7 @@ func newWindow(app fyne.App, opts Options, h hooks) *Window {
 	}
 	w.backs = newBackendPanel(bs)
 	w.backs.onPick = w.updateButtons
+	w.backs.keeper = w.keeper
 	w.src = fakeSource(opts.Fake, opts.Size, uint64(opts.Seed))
 	if len(opts.Bands) > 0 {
 		w.src = specSource(opts.Bands) // until the start job has read the files
@@ -643,6 +657,7 @@ func (w *Window) close() {
 	w.bridge.stop()
 	go func() {
 		w.bridge.wait()
+		w.card.close()
 		for _, e := range w.backs.entries {
 			e.b.Close()
 		}

@@ -167,8 +167,8 @@ func TestWindowBuilds(t *testing.T) {
 	if !strings.Contains(w.Status.Text, "verified: max error") {
 		t.Errorf("status %q does not report the verification", w.Status.Text)
 	}
-	if got := w.BackendDetail(compute.NameGL); got != "Test GPU" {
-		t.Errorf("gl detail %q, want its device", got)
+	if got := w.BackendDetail(compute.NameGL); got != "Test GPU · no session kept on the card yet: every run is a round trip" {
+		t.Errorf("gl detail %q, want its device and that it keeps no session on the card", got)
 	}
 	if w.Busy() || w.Progress.Visible() || w.spinner.Visible() {
 		t.Error("still busy after the first map")
