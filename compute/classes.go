@@ -33,14 +33,14 @@ func (c Class) Bounds() string {
 
 // ndviClasses is the single definition of the default NDVI classes.
 var ndviClasses = []Class{
-	{Name: "water / none", Lo: math.Inf(-1), Hi: 0},
+	{Name: "no vegetation", Lo: math.Inf(-1), Hi: 0},
 	{Name: "bare", Lo: 0, Hi: 0.2},
 	{Name: "sparse", Lo: 0.2, Hi: 0.4},
 	{Name: "moderate", Lo: 0.4, Hi: 0.6},
 	{Name: "dense", Lo: 0.6, Hi: math.Inf(1)},
 }
 
-// NDVIClasses returns the default NDVI class table (a copy): water/none
+// NDVIClasses returns the default NDVI class table (a copy): no vegetation
 // < 0, bare 0–0.2, sparse 0.2–0.4, moderate 0.4–0.6, dense ≥ 0.6. Each
 // class includes its lower bound: 0.2 is sparse, 0.6 is dense.
 func NDVIClasses() []Class {

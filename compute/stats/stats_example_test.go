@@ -22,7 +22,7 @@ func ExampleClasses() {
 		fmt.Printf("%-12s %d px %4.1f%% %.2f ha\n", c.Class.Name, c.Pixels, 100*c.Share, c.Hectares)
 	}
 	// Output:
-	// water / none 1 px 16.7% 0.01 ha
+	// no vegetation 1 px 16.7% 0.01 ha
 	// bare         1 px 16.7% 0.01 ha
 	// sparse       1 px 16.7% 0.01 ha
 	// moderate     1 px 16.7% 0.01 ha

@@ -98,7 +98,7 @@ type Classes struct {
 }
 
 // DefaultClasses are the NDVI classes of the design (compute.NDVIClasses):
-// < 0 water/none, 0–0.2 bare, 0.2–0.4 sparse, 0.4–0.6 moderate, ≥ 0.6
+// < 0 no vegetation, 0–0.2 bare, 0.2–0.4 sparse, 0.4–0.6 moderate, ≥ 0.6
 // dense.
 func DefaultClasses() Classes { return ClassesOf(compute.NDVIClasses()) }
 

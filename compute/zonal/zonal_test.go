@@ -377,7 +377,7 @@ func TestWriteCSV(t *testing.T) {
 	if b.String() != want {
 		t.Fatalf("CSV:\n%s\nwant:\n%s", b.String(), want)
 	}
-	if got := strings.Join(DefaultClasses().Columns(), ","); got != "ha_water_none,ha_bare,ha_sparse,ha_moderate,ha_dense" {
+	if got := strings.Join(DefaultClasses().Columns(), ","); got != "ha_no_vegetation,ha_bare,ha_sparse,ha_moderate,ha_dense" {
 		t.Fatalf("default class columns %s", got)
 	}
 }
