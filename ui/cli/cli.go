@@ -39,7 +39,8 @@ const usage = `usage:
   canopy scene PATH [--json]               what a product holds: sensor, date, tile, CRS, bands, cloud share
   canopy compute INPUT [--index NAME[,NAME...] | --expr EXPR] [--backend NAME[:MODE]|auto]
                  [--mask auto|none] [--mask-buffer PX] [--nodata V]
-                 [--tif OUT.tif] [--png OUT.png] [--ramp NAME] [--stretch MODE] [--legend] [--json]
+                 [--tif OUT.tif] [--png OUT.png] [--png-size N] [--ramp NAME] [--stretch MODE] [--legend]
+                 [--layout OUT.png|pdf|svg [--paper A4 --dpi 300 | --layout-size WxH] [--grid]] [--json]
   canopy zonal INPUT [--index NAME] --stands FILE[:LAYER] [--id FIELD] --csv OUT.csv [--gpkg OUT.gpkg]
   canopy change --before PATH --after PATH [--bands ROLE=B,...] [--index NAME] [--classes T,...]
                 [--tif OUT] [--png OUT] [--stands F --csv OUT] [--json]

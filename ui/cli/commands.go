@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"canopy/compute"
+	"canopy/compute/geo"
 	"canopy/compute/geotiff"
 	"canopy/compute/outfile"
 	"canopy/compute/pipeline"
@@ -53,6 +54,7 @@ type computeReport struct {
 	DigitalNumbers bool     `json:"digital_numbers,omitempty"`
 	Tif            string   `json:"tif,omitempty"`
 	PNG            []string `json:"png,omitempty"`
+	Layouts        []string `json:"layouts,omitempty"`
 }
 
 // indexReport is one index of a compute run.
@@ -189,6 +191,25 @@ func (o *outputs) finish() error {
 			if _, err := ww.Write([]byte(wf)); err != nil {
 				return fmt.Errorf("write %s: %w", ww.Path(), err)
 			}
+			// The CRS beside it: a .prj (ESRI WKT) and GDAL's .aux.xml,
+			// which GDAL and QGIS read for a PNG.
+			if c, err := geo.Of(o.geo); err == nil {
+				for _, f := range []struct{ path, text string }{
+					{colormap.PRJPath(o.paths[i]), c.ESRIWKT + "\n"},
+					{colormap.AuxPath(o.paths[i]), colormap.AuxXML(c.WKT)},
+				} {
+					if strings.TrimSpace(f.text) == "" || f.text == colormap.AuxXML("") {
+						continue
+					}
+					fw, err := o.set.Create(f.path)
+					if err != nil {
+						return err
+					}
+					if _, err := fw.Write([]byte(f.text)); err != nil {
+						return fmt.Errorf("write %s: %w", f.path, err)
+					}
+				}
+			}
 		}
 	}
 	return o.set.Commit()
@@ -309,6 +330,8 @@ func cmdCompute(args []string, stdout, stderr io.Writer) error {
 	pngSize := fs.Int("png-size", 0, "the PNG map's longest side in pixels (0: full resolution; a smaller map's pixels are means of the image's)")
 	noVerify := fs.Bool("no-verify", false, "skip the check against the float64 reference")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	var lay layoutFlags
+	lay.register(fs)
 	if err := parse(fs, args, stdout); err != nil {
 		return err
 	}
@@ -322,11 +345,14 @@ func cmdCompute(args []string, stdout, stderr io.Writer) error {
 	if err := checkPNGOptions(*ramp, *stretch); err != nil {
 		return err
 	}
+	if err := lay.check(sel, *ramp); err != nil {
+		return err
+	}
 	if *pngSize < 0 {
 		return usagef("bad --png-size %d: a positive number of pixels, or 0 for full resolution", *pngSize)
 	}
 	pngs := pngPaths(*png, sel.names)
-	outs := append([]string{*tif}, pngs...)
+	outs := append(append([]string{*tif}, pngs...), lay.paths(sel.names)...)
 	for i, o := range outs {
 		if o == "" {
 			continue
@@ -360,7 +386,15 @@ func cmdCompute(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer out.abort()
-	res, err := pipeline.Run(src.in, pipeline.Options{Backend: b, Mode: mode, Names: sel.names, Exprs: sel.exprs, Verify: !*noVerify}, out.sinks...)
+	layRun, err := lay.start(src.in.Width, src.in.Height, sel.names)
+	if err != nil {
+		return err
+	}
+	sinks := out.sinks
+	if layRun != nil {
+		sinks = append(sinks, layRun.sinks...)
+	}
+	res, err := pipeline.Run(src.in, pipeline.Options{Backend: b, Mode: mode, Names: sel.names, Exprs: sel.exprs, Verify: !*noVerify}, sinks...)
 	if err != nil {
 		var mr *compute.MissingRoleError
 		if errors.As(err, &mr) {
@@ -400,7 +434,11 @@ func cmdCompute(args []string, stdout, stderr io.Writer) error {
 	if err := out.finish(); err != nil {
 		return err
 	}
-	rep.Tif, rep.PNG = *tif, pngs
+	layouts, err := layRun.finish(in.inputFiles(), src.geo, sel, pngStyle{*ramp, *stretch, *legend, *title, *pngSize}, lay.metaOf(in.scene, src.in.Bands, src.raw))
+	if err != nil {
+		return err
+	}
+	rep.Tif, rep.PNG, rep.Layouts = *tif, pngs, layouts
 	if *asJSON {
 		return json.NewEncoder(stdout).Encode(rep)
 	}
@@ -419,7 +457,7 @@ func cmdCompute(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stdout, "%s verified: max error %.3g, %d NaN pixels\n", r.Name, r.MaxAbsErr, r.NaN)
 		}
 	}
-	for _, p := range append([]string{rep.Tif}, rep.PNG...) {
+	for _, p := range append(append([]string{rep.Tif}, rep.PNG...), rep.Layouts...) {
 		if p != "" {
 			fmt.Fprintf(stdout, "wrote %s\n", p)
 		}
