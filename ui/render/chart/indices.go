@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"image"
 	"math"
-	"slices"
 	"sort"
 	"strings"
 
@@ -56,35 +55,7 @@ func indexTitle(results []compute.BenchResult) string {
 // is interpolated linearly (each time grows about linearly with the
 // count). ok is false when the GPU never wins.
 func IndexCrossover(results []compute.BenchResult, gpuBackend string, withTransfers bool) (indices float64, ok bool) {
-	gpu := map[int]float64{}
-	cpu := map[int]float64{}
-	for _, r := range results {
-		if !usable(r) {
-			continue
-		}
-		n := IndexCount(r)
-		switch {
-		case r.GPU && (r.Backend == gpuBackend || r.Label() == gpuBackend):
-			t := r.KernelMS
-			if withTransfers {
-				t = r.TotalMS
-			}
-			if old, seen := gpu[n]; t > 0 && (!seen || t < old) {
-				gpu[n] = t
-			}
-		case !r.GPU:
-			if old, seen := cpu[n]; !seen || cpuTime(r) < old {
-				cpu[n] = cpuTime(r)
-			}
-		}
-	}
-	var counts []int
-	for n := range gpu {
-		if _, both := cpu[n]; both {
-			counts = append(counts, n)
-		}
-	}
-	slices.Sort(counts)
+	gpu, cpu, counts := bestTimes(results, gpuBackend, withTransfers, IndexCount)
 	for i, n := range counts {
 		if gpu[n] >= cpu[n] {
 			continue

@@ -41,37 +41,7 @@ func cpuTime(r compute.BenchResult) float64 {
 // smallest size measured, that size is returned. ok is false when the GPU
 // never wins at a size both were measured at.
 func Crossover(results []compute.BenchResult, gpuBackend string, withTransfers bool) (pixels int, ok bool) {
-	gpu := map[int]float64{}
-	cpu := map[int]float64{}
-	for _, r := range results {
-		if !usable(r) {
-			continue
-		}
-		px := r.Pixels()
-		switch {
-		case r.GPU && (r.Backend == gpuBackend || r.Label() == gpuBackend):
-			t := r.KernelMS
-			if withTransfers {
-				t = r.TotalMS
-			}
-			if t > 0 {
-				if old, seen := gpu[px]; !seen || t < old {
-					gpu[px] = t
-				}
-			}
-		case !r.GPU:
-			if old, seen := cpu[px]; !seen || cpuTime(r) < old {
-				cpu[px] = cpuTime(r)
-			}
-		}
-	}
-	var sizes []int
-	for px := range gpu {
-		if _, both := cpu[px]; both {
-			sizes = append(sizes, px)
-		}
-	}
-	slices.Sort(sizes)
+	gpu, cpu, sizes := bestTimes(results, gpuBackend, withTransfers, compute.BenchResult.Pixels)
 	for i, px := range sizes {
 		if gpu[px] >= cpu[px] {
 			continue
@@ -291,4 +261,39 @@ func (t logTicks) Ticks(lo, hi float64) []plot.Tick {
 		}
 	}
 	return ticks
+}
+
+// bestTimes gathers, for each value of key (pixels, indices per upload),
+// the best time of gpuBackend (kernel, or total withTransfers) and of the
+// fastest CPU backend over usable results, and the keys both have, sorted:
+// what Crossover and IndexCrossover interpolate between.
+func bestTimes(results []compute.BenchResult, gpuBackend string, withTransfers bool, key func(compute.BenchResult) int) (gpu, cpu map[int]float64, keys []int) {
+	gpu, cpu = map[int]float64{}, map[int]float64{}
+	for _, r := range results {
+		if !usable(r) {
+			continue
+		}
+		k := key(r)
+		switch {
+		case r.GPU && (r.Backend == gpuBackend || r.Label() == gpuBackend):
+			t := r.KernelMS
+			if withTransfers {
+				t = r.TotalMS
+			}
+			if old, seen := gpu[k]; t > 0 && (!seen || t < old) {
+				gpu[k] = t
+			}
+		case !r.GPU:
+			if old, seen := cpu[k]; !seen || cpuTime(r) < old {
+				cpu[k] = cpuTime(r)
+			}
+		}
+	}
+	for k := range gpu {
+		if _, both := cpu[k]; both {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	return gpu, cpu, keys
 }
