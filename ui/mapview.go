@@ -57,6 +57,9 @@ type MapView struct {
 	render     func(buf *image.NRGBA, lut *colormap.LUT, x0, y0, zoom float64) bool
 	lastRender time.Duration
 	renders    int
+	// overlay, when set, draws over the map after the raster (the
+	// stands), in view pixels.
+	overlay func(buf *image.NRGBA, x0, y0, zoom float64)
 }
 
 // NewMapView returns an empty map view.
@@ -94,6 +97,16 @@ func (m *MapView) SetRenderer(render func(buf *image.NRGBA, lut *colormap.LUT, x
 	m.mu.Lock()
 	m.render = render
 	m.mu.Unlock()
+}
+
+// SetOverlay makes draw paint over the map at each render (nil: none)
+// and redraws. draw runs on the generator's goroutine with the view's
+// corner and zoom.
+func (m *MapView) SetOverlay(draw func(buf *image.NRGBA, x0, y0, zoom float64)) {
+	m.mu.Lock()
+	m.overlay = draw
+	m.mu.Unlock()
+	m.raster.Refresh()
 }
 
 // PixelSize is the size in pixels of the last view drawn, 0×0 before one.
@@ -312,6 +325,9 @@ func (m *MapView) generate(w, h int) image.Image {
 	t0 := time.Now()
 	if m.render == nil || !m.render(m.buf, m.lut, m.x0, m.y0, m.zoom) {
 		m.lut.RenderView(m.buf, m.ndvi, m.w, m.h, m.x0, m.y0, m.zoom)
+	}
+	if m.overlay != nil {
+		m.overlay(m.buf, m.x0, m.y0, m.zoom)
 	}
 	for _, p := range m.pins {
 		// The marker sits on the pixel's centre.

@@ -171,6 +171,7 @@ type Window struct {
 	stats    *statsPanel
 	charts   *chartsPanel
 	identify *identifyPanel
+	standsP  *standsPanel
 	tables   map[string]colormap.ClassTable // the user's class tables, by index
 	freeMem  func() (uint64, bool)
 	// memoryWarning is the last warning about memory shown.
@@ -267,6 +268,7 @@ func (w *Window) build() {
 	w.stats = newStatsPanel(w.SetClasses)
 	w.charts = newChartsPanel(w.bridge.do, w.sizeSweep, w.indexSweep)
 	w.bands.show(w.src, w.idx.roles())
+	w.standsP = newStandsPanel(w)
 
 	w.zoomLabel = widget.NewLabelWithStyle("", fyne.TextAlignTrailing, fyne.TextStyle{})
 	w.Map.OnViewChanged = w.showZoom
@@ -287,6 +289,7 @@ func (w *Window) build() {
 		w.bands.card,
 		section("Backend", w.backs.box),
 		w.colour.card,
+		w.standsP.card,
 	))
 	// Beside the map: its legend, then the statistics (histogram, numbers,
 	// classes), so that the colours of the three are read side by side.
@@ -581,6 +584,7 @@ func (w *Window) probe(col, row int, inside, pinned bool) {
 	w.Probe.SetText(r.probeText())
 	if pinned {
 		w.identify.add(r)
+		w.standTapped(col, row)
 	}
 }
 
@@ -601,6 +605,9 @@ func (w *Window) show(s *shown) {
 	w.applyColour(false)
 	w.stats.show(s.summary, s.idx, s.set.raw)
 	w.source.showShown(s)
+	if err := w.computeStands(); err != nil {
+		w.setStatus(err.Error(), false)
+	}
 	w.updateButtons()
 	if old != nil && len(old.plane) >= bigImage && &old.plane[0] != &s.plane[0] {
 		// A big plane was dropped: give its memory back now rather than at
