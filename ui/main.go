@@ -65,13 +65,6 @@ type flags struct {
 	exitAfter  time.Duration
 }
 
-// usageError is a bad command line: exit status 2.
-type usageError struct{ msg string }
-
-func (e usageError) Error() string { return e.msg }
-
-func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
-
 var errHelp = errors.New("help requested")
 
 // bandList is the repeatable --band ROLE=F[:B].
@@ -110,10 +103,10 @@ func parseFlags(args []string) (flags, error) {
 		if errors.Is(err, flag.ErrHelp) {
 			return f, errHelp
 		}
-		return f, usageError{err.Error()}
+		return f, compute.UsageError{Msg: err.Error()}
 	}
 	if fs.NArg() > 0 {
-		return f, usagef("unexpected argument %q (a product is given with --scene PATH, bands with --band ROLE=FILE)", fs.Arg(0))
+		return f, compute.Usagef("unexpected argument %q (a product is given with --scene PATH, bands with --band ROLE=FILE)", fs.Arg(0))
 	}
 	// --scene landscape|noise is the generated scene, as before --fake.
 	if contains(compute.Scenes(), sceneArg) {
@@ -126,19 +119,19 @@ func parseFlags(args []string) (flags, error) {
 		f.opts.Fake = compute.SceneLandscape
 	}
 	if !contains(compute.Scenes(), f.opts.Fake) {
-		return f, usagef("unknown --fake %q (known: %s)", f.opts.Fake, strings.Join(compute.Scenes(), ", "))
+		return f, compute.Usagef("unknown --fake %q (known: %s)", f.opts.Fake, strings.Join(compute.Scenes(), ", "))
 	}
 	specs := map[string]string{}
 	add := func(role, spec, name string) error {
 		role = strings.ToLower(strings.TrimSpace(role))
 		if index.RoleIndex(role) < 0 {
-			return usagef("%s: unknown role %q (roles: %s)", name, role, strings.Join(index.Roles[:], ", "))
+			return compute.Usagef("%s: unknown role %q (roles: %s)", name, role, strings.Join(index.Roles[:], ", "))
 		}
 		if spec == "" {
-			return usagef("%s: no file for role %s", name, role)
+			return compute.Usagef("%s: no file for role %s", name, role)
 		}
 		if old, dup := specs[role]; dup && old != spec {
-			return usagef("%s: role %s given twice (%s and %s)", name, role, old, spec)
+			return compute.Usagef("%s: role %s given twice (%s and %s)", name, role, old, spec)
 		}
 		specs[role] = spec
 		return nil
@@ -156,32 +149,32 @@ func parseFlags(args []string) (flags, error) {
 	for _, b := range bands {
 		role, spec, ok := strings.Cut(b, "=")
 		if !ok {
-			return f, usagef("--band %q: want ROLE=FILE[:BAND], e.g. --band red=scene.tif:3", b)
+			return f, compute.Usagef("--band %q: want ROLE=FILE[:BAND], e.g. --band red=scene.tif:3", b)
 		}
 		if err := add(role, spec, "--band"); err != nil {
 			return f, err
 		}
 	}
 	if len(specs) > 0 && sceneArg != "" {
-		return f, usagef("give the bands either as files (--red/--nir/--band) or as --scene, not both")
+		return f, compute.Usagef("give the bands either as files (--red/--nir/--band) or as --scene, not both")
 	}
 	if len(specs) > 0 {
 		f.opts.Bands = specs
 	}
 	if sceneArg != "" {
 		if _, err := os.Stat(sceneArg); err != nil {
-			return f, usagef("--scene %q: no such file or folder (a product, or landscape or noise for a generated scene)", sceneArg)
+			return f, compute.Usagef("--scene %q: no such file or folder (a product, or landscape or noise for a generated scene)", sceneArg)
 		}
 	}
 	f.opts.Product = sceneArg
 	if exprSet && f.opts.Index != "" {
-		return f, usagef("give --index or --expr, not both")
+		return f, compute.Usagef("give --index or --expr, not both")
 	}
 	var roles []string
 	if exprSet {
 		e, err := index.Parse(f.opts.Expr)
 		if err != nil {
-			return f, usagef("--expr %q: %v", f.opts.Expr, err)
+			return f, compute.Usagef("--expr %q: %v", f.opts.Expr, err)
 		}
 		roles = e.Roles()
 	} else {
@@ -191,31 +184,31 @@ func parseFlags(args []string) (flags, error) {
 		}
 		c, ok := index.Lookup(name)
 		if !ok {
-			return f, usagef("unknown --index %q (indices: %s)", name, strings.Join(index.Names(), ", "))
+			return f, compute.Usagef("unknown --index %q (indices: %s)", name, strings.Join(index.Names(), ", "))
 		}
 		f.opts.Index, roles = c.Name, c.Roles
 	}
 	if len(specs) > 0 {
 		for _, r := range roles {
 			if _, ok := specs[r]; !ok {
-				return f, usagef("%s needs the %s band: give it with --band %s=FILE[:BAND]", indexName(f.opts), r, r)
+				return f, compute.Usagef("%s needs the %s band: give it with --band %s=FILE[:BAND]", indexName(f.opts), r, r)
 			}
 		}
 	}
 	if f.opts.Mask != "auto" && f.opts.Mask != "none" {
-		return f, usagef("bad --mask %q: auto or none", f.opts.Mask)
+		return f, compute.Usagef("bad --mask %q: auto or none", f.opts.Mask)
 	}
 	if f.opts.MaskBuffer < 0 || f.opts.MaskBuffer > 1000 {
-		return f, usagef("bad --mask-buffer %d: 0 to 1000 pixels", f.opts.MaskBuffer)
+		return f, compute.Usagef("bad --mask-buffer %d: 0 to 1000 pixels", f.opts.MaskBuffer)
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(*size))
 	if err != nil || n <= 0 || n*n > compute.MaxFakePixels {
-		return f, usagef("bad --size %q: want a positive N (the scene is N×N), e.g. 2048 or 10980", *size)
+		return f, compute.Usagef("bad --size %q: want a positive N (the scene is N×N), e.g. 2048 or 10980", *size)
 	}
 	f.opts.Size = n
 	s, err := strconv.ParseUint(strings.TrimSpace(*seed), 10, 63)
 	if err != nil {
-		return f, usagef("bad --seed %q: want a whole number ≥ 0", *seed)
+		return f, compute.Usagef("bad --seed %q: want a whole number ≥ 0", *seed)
 	}
 	f.opts.Seed = int(s)
 	if *window != "" {
@@ -223,22 +216,22 @@ func parseFlags(args []string) (flags, error) {
 		ww, err1 := strconv.Atoi(a)
 		wh, err2 := strconv.Atoi(b)
 		if !ok || err1 != nil || err2 != nil || ww < 400 || wh < 300 {
-			return f, usagef("bad --window %q: want WxH of at least 400x300, e.g. 1600x1000", *window)
+			return f, compute.Usagef("bad --window %q: want WxH of at least 400x300, e.g. 1600x1000", *window)
 		}
 		f.opts.WindowSize = fyne.NewSize(float32(ww), float32(wh))
 	}
 	if f.opts.Repeat < 1 {
-		return f, usagef("bad --repeat %d: at least 1", f.opts.Repeat)
+		return f, compute.Usagef("bad --repeat %d: at least 1", f.opts.Repeat)
 	}
 	if f.exitAfter < 0 {
-		return f, usagef("bad --exit-after: a duration ≥ 0, e.g. 5s")
+		return f, compute.Usagef("bad --exit-after: a duration ≥ 0, e.g. 5s")
 	}
 	if f.ramp != "" {
 		if _, err := colormap.New(f.ramp, -1, 1); err != nil {
-			return f, usagef("bad --ramp: %v", err)
+			return f, compute.Usagef("bad --ramp: %v", err)
 		}
 		if f.ramp == colormap.RampClasses && (exprSet || f.opts.Index != "ndvi") {
-			return f, usagef("--ramp classes: the classes are NDVI's, not %s's", indexName(f.opts))
+			return f, compute.Usagef("--ramp classes: the classes are NDVI's, not %s's", indexName(f.opts))
 		}
 	}
 	return f, nil

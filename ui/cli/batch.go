@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"canopy/compute"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -54,7 +55,7 @@ func parseShard(s string, getenv func(string) string) (i, n int, err error) {
 				lo, _ = strconv.Atoi(m)
 			}
 			if e1 != nil || e2 != nil || count < 1 || task-lo < 0 || task-lo >= count {
-				return 0, 0, usagef("--shard env: SLURM_ARRAY_TASK_ID %q, SLURM_ARRAY_TASK_MIN %q and SLURM_ARRAY_TASK_COUNT %q do not make a shard (submit with sbatch --array=0-N)", id, getenv("SLURM_ARRAY_TASK_MIN"), getenv("SLURM_ARRAY_TASK_COUNT"))
+				return 0, 0, compute.Usagef("--shard env: SLURM_ARRAY_TASK_ID %q, SLURM_ARRAY_TASK_MIN %q and SLURM_ARRAY_TASK_COUNT %q do not make a shard (submit with sbatch --array=0-N)", id, getenv("SLURM_ARRAY_TASK_MIN"), getenv("SLURM_ARRAY_TASK_COUNT"))
 			}
 			return task - lo, count, nil
 		}
@@ -62,17 +63,17 @@ func parseShard(s string, getenv func(string) string) (i, n int, err error) {
 			task, e1 := strconv.Atoi(id)
 			count, e2 := strconv.Atoi(getenv("CANOPY_SHARDS"))
 			if e1 != nil || e2 != nil || count < 1 || task < 0 || task >= count {
-				return 0, 0, usagef("--shard env: JOB_COMPLETION_INDEX %q with CANOPY_SHARDS %q does not make a shard (set CANOPY_SHARDS to the Job's completions)", id, getenv("CANOPY_SHARDS"))
+				return 0, 0, compute.Usagef("--shard env: JOB_COMPLETION_INDEX %q with CANOPY_SHARDS %q does not make a shard (set CANOPY_SHARDS to the Job's completions)", id, getenv("CANOPY_SHARDS"))
 			}
 			return task, count, nil
 		}
-		return 0, 0, usagef("--shard env: neither SLURM_ARRAY_TASK_ID nor JOB_COMPLETION_INDEX is set")
+		return 0, 0, compute.Usagef("--shard env: neither SLURM_ARRAY_TASK_ID nor JOB_COMPLETION_INDEX is set")
 	}
 	a, b, ok := strings.Cut(s, "/")
 	i, e1 := strconv.Atoi(a)
 	n, e2 := strconv.Atoi(b)
 	if !ok || e1 != nil || e2 != nil || n < 1 || i < 0 || i >= n {
-		return 0, 0, usagef("bad --shard %q: want I/N with 0 ≤ I < N, or env", s)
+		return 0, 0, compute.Usagef("bad --shard %q: want I/N with 0 ≤ I < N, or env", s)
 	}
 	return i, n, nil
 }
@@ -216,10 +217,10 @@ func cmdBatch(args []string, stdout, stderr io.Writer) error {
 	list := fs.String("list", "", "a file naming one scene per line")
 	progress := fs.String("progress", "auto", "a progress bar on stderr: auto (on a terminal), on or off")
 	if err := fs.Parse(args); err != nil {
-		return usageError{err.Error()}
+		return compute.UsageError{Msg: err.Error()}
 	}
 	if *outDir == "" {
-		return usagef("--out DIR is required")
+		return compute.Usagef("--out DIR is required")
 	}
 	bandMap, sel, err := pf.parse()
 	if err != nil {
@@ -234,7 +235,7 @@ func cmdBatch(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if len(all) == 0 {
-		return usagef("no scene: give PATH... or --list FILE")
+		return compute.Usagef("no scene: give PATH... or --list FILE")
 	}
 	var mine []string
 	for k, s := range all {

@@ -58,7 +58,7 @@ func parseBandMap(s string) (map[string]int, error) {
 		role, num, ok := strings.Cut(strings.TrimSpace(kv), "=")
 		b, err := strconv.Atoi(num)
 		if !ok || err != nil || b < 1 {
-			return nil, usagef("bad --bands entry %q: want ROLE=BAND, e.g. red=3,nir=4", kv)
+			return nil, compute.Usagef("bad --bands entry %q: want ROLE=BAND, e.g. red=3,nir=4", kv)
 		}
 		m[strings.ToLower(role)] = b
 	}
@@ -75,12 +75,12 @@ func dateIndex(path string, bandMap map[string]int, sel selection, backend, mask
 	defer sc.Close()
 	for role, b := range bandMap {
 		if err := sc.AssignBand(role, b); err != nil {
-			return nil, nil, usageError{err.Error()}
+			return nil, nil, compute.UsageError{Msg: err.Error()}
 		}
 	}
 	for _, r := range sel.roles() {
 		if sc.Bands[r] == nil {
-			return nil, nil, usageError{(&compute.MissingRoleError{Index: sel.names[0], Role: r, Given: sc.RoleNames()}).Error() + " in " + path + " (name it with --bands " + r + "=BAND)"}
+			return nil, nil, compute.UsageError{Msg: (&compute.MissingRoleError{Index: sel.names[0], Role: r, Given: sc.RoleNames()}).Error() + " in " + path + " (name it with --bands " + r + "=BAND)"}
 		}
 	}
 	bands, m, err := sc.Load(sel.roles(), scene.LoadOptions{Mask: mask, MaskBuffer: buffer})
@@ -117,22 +117,22 @@ func cmdChange(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *before == "" || *after == "" {
-		return usagef("--before and --after are both required")
+		return compute.Usagef("--before and --after are both required")
 	}
 	if (*stands == "") != (*csvOut == "") {
-		return usagef("--stands and --csv go together")
+		return compute.Usagef("--stands and --csv go together")
 	}
 	bandMap, sel, err := pf.parse()
 	if err != nil {
 		return err
 	}
 	if len(sel.names) != 1 {
-		return usagef("change compares one index, not %d", len(sel.names))
+		return compute.Usagef("change compares one index, not %d", len(sel.names))
 	}
 	classes := change.ClassesFor(sel.names[0])
 	if *classSpec != "" {
 		if classes, err = change.ParseClasses(*classSpec); err != nil {
-			return usagef("--classes: %v", err)
+			return compute.Usagef("--classes: %v", err)
 		}
 	}
 	jb, sb, err := dateIndex(*before, bandMap, sel, pf.backend, pf.mask, pf.buffer)
@@ -219,7 +219,7 @@ func cmdChange(args []string, stdout, stderr io.Writer) error {
 func changeByStand(set *outfile.Set, standsSpec, idField, csvOut string, diff []float32, w, h int, geo *compute.GeoRef, classes []compute.Class, stderr io.Writer) error {
 	path, layerName, err := vector.ParseStands(standsSpec)
 	if err != nil {
-		return usageError{err.Error()}
+		return compute.UsageError{Msg: err.Error()}
 	}
 	layer, err := vector.Read(path, layerName)
 	if err != nil {

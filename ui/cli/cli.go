@@ -24,13 +24,6 @@ const (
 	ExitUsage = 2
 )
 
-// usageError marks errors that are the user's invocation, not the run.
-type usageError struct{ msg string }
-
-func (e usageError) Error() string { return e.msg }
-
-func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
-
 const usage = `usage:
   canopy                                   open the window on a generated scene
   canopy gui [INPUT] [--index NAME]        open the window with data loaded
@@ -84,9 +77,9 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, usage)
 		return ExitOK
 	default:
-		err = usagef("unknown command %q (commands: gui, backends, indices, scene, compute, zonal, change, batch, bench, fake)", args[0])
+		err = compute.Usagef("unknown command %q (commands: gui, backends, indices, scene, compute, zonal, change, batch, bench, fake)", args[0])
 	}
-	var ue usageError
+	var ue compute.UsageError
 	switch {
 	case err == nil:
 		return ExitOK
@@ -116,10 +109,10 @@ func parse(fs *flag.FlagSet, args []string, stdout io.Writer) error {
 			fs.PrintDefaults()
 			return err
 		}
-		return usageError{err.Error()}
+		return compute.UsageError{Msg: err.Error()}
 	}
 	if fs.NArg() > 0 {
-		return usagef("unexpected argument %q", fs.Arg(0))
+		return compute.Usagef("unexpected argument %q", fs.Arg(0))
 	}
 	return nil
 }
@@ -159,17 +152,17 @@ func pickBackend(name string) (compute.Backend, string, error) {
 	base, mode, _ := strings.Cut(name, ":")
 	b, err := compute.New(base)
 	if err != nil {
-		return nil, "", usageError{err.Error()}
+		return nil, "", compute.UsageError{Msg: err.Error()}
 	}
 	if mode != "" {
 		m, ok := b.(compute.Moder)
 		if !ok {
 			b.Close()
-			return nil, "", usagef("backend %s has no modes (asked for %q)", base, mode)
+			return nil, "", compute.Usagef("backend %s has no modes (asked for %q)", base, mode)
 		}
 		if !slices.Contains(m.Modes(), mode) {
 			b.Close()
-			return nil, "", usagef("backend %s has no mode %q (modes: %s)", base, mode, strings.Join(m.Modes(), ", "))
+			return nil, "", compute.Usagef("backend %s has no mode %q (modes: %s)", base, mode, strings.Join(m.Modes(), ", "))
 		}
 	}
 	if info := b.Info(); !info.Available {
@@ -189,10 +182,10 @@ func parseSize(s string) (w, h int, err error) {
 		h, err2 = strconv.Atoi(b)
 	}
 	if err1 != nil || err2 != nil || w <= 0 || h <= 0 {
-		return 0, 0, usagef("bad --size %q: want N or NxM with positive integers, e.g. 2048 or 10980x10980", s)
+		return 0, 0, compute.Usagef("bad --size %q: want N or NxM with positive integers, e.g. 2048 or 10980x10980", s)
 	}
 	if w*h > compute.MaxFakePixels || w > compute.MaxFakePixels || h > compute.MaxFakePixels {
-		return 0, 0, usagef("bad --size %q: at most %d pixels", s, compute.MaxFakePixels)
+		return 0, 0, compute.Usagef("bad --size %q: at most %d pixels", s, compute.MaxFakePixels)
 	}
 	return w, h, nil
 }

@@ -286,7 +286,7 @@ func (f *inputFlags) open(roles, names []string) (*source, error) {
 		sp, ok := specs[r]
 		if !ok {
 			given := slices.Sorted(maps.Keys(specs))
-			return nil, usageError{(&compute.MissingRoleError{Index: strings.Join(names, ","), Role: r, Given: given}).Error() + fmt.Sprintf("; give it with --band %s=FILE[:BAND]", r)}
+			return nil, compute.UsageError{Msg: (&compute.MissingRoleError{Index: strings.Join(names, ","), Role: r, Given: given}).Error() + fmt.Sprintf("; give it with --band %s=FILE[:BAND]", r)}
 		}
 		list = append(list, sp)
 	}
@@ -349,7 +349,7 @@ func cmdCompute(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *pngSize < 0 {
-		return usagef("bad --png-size %d: a positive number of pixels, or 0 for full resolution", *pngSize)
+		return compute.Usagef("bad --png-size %d: a positive number of pixels, or 0 for full resolution", *pngSize)
 	}
 	pngs := pngPaths(*png, sel.names)
 	outs := append(append([]string{*tif}, pngs...), lay.paths(sel.names)...)
@@ -359,12 +359,12 @@ func cmdCompute(args []string, stdout, stderr io.Writer) error {
 		}
 		for _, p := range in.inputFiles() {
 			if sameFile(o, p) {
-				return usagef("refusing to overwrite input %s with an output", p)
+				return compute.Usagef("refusing to overwrite input %s with an output", p)
 			}
 		}
 		for _, o2 := range outs[i+1:] {
 			if sameFile(o, o2) {
-				return usagef("two outputs name the same file %s", o)
+				return compute.Usagef("two outputs name the same file %s", o)
 			}
 		}
 	}
@@ -398,7 +398,7 @@ func cmdCompute(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		var mr *compute.MissingRoleError
 		if errors.As(err, &mr) {
-			return usageError{err.Error()}
+			return compute.UsageError{Msg: err.Error()}
 		}
 		return err
 	}
@@ -483,10 +483,10 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *repeat < 1 {
-		return usagef("bad --repeat %d: at least 1", *repeat)
+		return compute.Usagef("bad --repeat %d: at least 1", *repeat)
 	}
 	if *scene != compute.SceneNoise && *scene != compute.SceneLandscape {
-		return usagef("unknown --scene %q (noise, landscape)", *scene)
+		return compute.Usagef("unknown --scene %q (noise, landscape)", *scene)
 	}
 	var dims [][2]int
 	for _, s := range strings.Split(*sizes, ",") {
@@ -498,7 +498,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	}
 	targets, err := compute.BenchPlan(*list)
 	if err != nil {
-		return usageError{err.Error()}
+		return compute.UsageError{Msg: err.Error()}
 	}
 	sel, err := ix.parse()
 	if err != nil {
@@ -540,7 +540,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 			if targets[i].Mode == compute.ModeHost {
 				// The bands in the backend's own host buffers: its NDVI path.
 				if !ndviOnly {
-					return usagef("%s times NDVI only, not %s", targets[i].Label(), strings.Join(sel.names, ","))
+					return compute.Usagef("%s times NDVI only, not %s", targets[i].Label(), strings.Join(sel.names, ","))
 				}
 				in := compute.Input{Width: j.Width, Height: j.Height, Red: bands[0].Plane.F32(), NIR: bands[1].Plane.F32()}
 				opt.HostBuffers = true
@@ -589,17 +589,17 @@ func cmdFake(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *size == "" || *redOut == "" || *nirOut == "" {
-		return usagef("--size, --red and --nir are required")
+		return compute.Usagef("--size, --red and --nir are required")
 	}
 	if sameFile(*redOut, *nirOut) {
-		return usagef("--red and --nir name the same file %s", *redOut)
+		return compute.Usagef("--red and --nir name the same file %s", *redOut)
 	}
 	w, h, err := parseSize(*size)
 	if err != nil {
 		return err
 	}
 	if *scene != compute.SceneNoise && *scene != compute.SceneLandscape {
-		return usagef("unknown --scene %q (noise, landscape)", *scene)
+		return compute.Usagef("unknown --scene %q (noise, landscape)", *scene)
 	}
 	if err := writeFake(*redOut, *nirOut, *scene, w, h, *seed); err != nil {
 		return err

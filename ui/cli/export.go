@@ -47,10 +47,10 @@ func (f *layoutFlags) options() (layout.Options, error) {
 		o.Width, err1 = strconv.Atoi(strings.TrimSpace(w))
 		o.Height, err2 = strconv.Atoi(strings.TrimSpace(h))
 		if !ok || err1 != nil || err2 != nil {
-			return o, usagef("bad --layout-size %q: give WxH in pixels, e.g. 1600x1200", f.size)
+			return o, compute.Usagef("bad --layout-size %q: give WxH in pixels, e.g. 1600x1200", f.size)
 		}
 		if f.paper != "" {
-			return o, usagef("--layout-size and --paper both give the layout's size: choose one")
+			return o, compute.Usagef("--layout-size and --paper both give the layout's size: choose one")
 		}
 	}
 	return o, nil
@@ -63,25 +63,25 @@ func (f *layoutFlags) check(sel selection, ramp string) error {
 	if f.out == "" {
 		for name, set := range map[string]bool{"--layout-size": f.size != "", "--paper": f.paper != "", "--orientation": f.orientation != "", "--dpi": f.dpi != 0, "--grid": f.grid, "--source": f.source != "", "--date": f.date != ""} {
 			if set {
-				return usagef("%s shapes the print layout: give --layout OUT.png|pdf|svg too", name)
+				return compute.Usagef("%s shapes the print layout: give --layout OUT.png|pdf|svg too", name)
 			}
 		}
 		return nil
 	}
 	if _, err := layout.FormatOf(f.out); err != nil {
-		return usagef("--layout %s: name it .png, .pdf or .svg", f.out)
+		return compute.Usagef("--layout %s: name it .png, .pdf or .svg", f.out)
 	}
 	o, err := f.options()
 	if err != nil {
 		return err
 	}
 	if _, _, _, err := o.PageSize(4, 3); err != nil {
-		return usageError{strings.Replace(err.Error(), "layout: ", "--layout: ", 1)}
+		return compute.UsageError{Msg: strings.Replace(err.Error(), "layout: ", "--layout: ", 1)}
 	}
 	if strings.EqualFold(ramp, colormap.RampClasses) {
 		for _, n := range sel.names {
 			if _, ok := colormap.IndexClasses(n); !ok {
-				return usagef("--ramp classes: %s has no established classes (ndvi, ndwi and ndmi have); use a continuous ramp", n)
+				return compute.Usagef("--ramp classes: %s has no established classes (ndvi, ndwi and ndmi have); use a continuous ramp", n)
 			}
 		}
 	}
@@ -191,7 +191,7 @@ func (r *layoutRun) finish(inputs []string, geo *compute.GeoRef, sel selection, 
 		if strings.EqualFold(st.ramp, colormap.RampClasses) {
 			tb, ok := colormap.IndexClasses(name)
 			if !ok {
-				return nil, usagef("--ramp classes: %s has no established classes", name)
+				return nil, compute.Usagef("--ramp classes: %s has no established classes", name)
 			}
 			lut, err = colormap.NewClasses(tb)
 		} else {
@@ -218,7 +218,7 @@ func (r *layoutRun) finish(inputs []string, geo *compute.GeoRef, sel selection, 
 		}
 		format, err := layout.FormatOf(p)
 		if err != nil {
-			return nil, usageError{err.Error()}
+			return nil, compute.UsageError{Msg: err.Error()}
 		}
 		w, err := set.Create(p)
 		if err != nil {

@@ -107,7 +107,7 @@ func TestLayoutFlagsCheck(t *testing.T) {
 		"no layout":       {"ndvi", "rdylgn", []string{"--paper", "a4"}, "give --layout"},
 	} {
 		_, err := layoutRunOf(t, 60, 40, c.index, pngStyle{ramp: c.ramp}, c.args...)
-		var ue usageError
+		var ue compute.UsageError
 		if err == nil || !strings.Contains(err.Error(), c.want) || !asUsage(err, &ue) {
 			t.Errorf("%s: %v, want a usage error saying %q", name, err, c.want)
 		}
@@ -117,8 +117,8 @@ func TestLayoutFlagsCheck(t *testing.T) {
 	}
 }
 
-func asUsage(err error, ue *usageError) bool {
-	u, ok := err.(usageError)
+func asUsage(err error, ue *compute.UsageError) bool {
+	u, ok := err.(compute.UsageError)
 	*ue = u
 	return ok
 }

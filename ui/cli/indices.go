@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"canopy/compute"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -52,15 +53,15 @@ func cmdScene(args []string, stdout, stderr io.Writer) error {
 		path, args = args[0], args[1:]
 	}
 	if err := fs.Parse(args); err != nil {
-		return usageError{err.Error()}
+		return compute.UsageError{Msg: err.Error()}
 	}
 	if path == "" && fs.NArg() > 0 {
 		path = fs.Arg(0)
 	} else if fs.NArg() > 0 {
-		return usagef("unexpected argument %q", fs.Arg(0))
+		return compute.Usagef("unexpected argument %q", fs.Arg(0))
 	}
 	if path == "" {
-		return usagef("give the product: canopy scene PATH (a .SAFE folder or .zip, a Landsat folder or .tar, a STAC item .json, a GeoTIFF)")
+		return compute.Usagef("give the product: canopy scene PATH (a .SAFE folder or .zip, a Landsat folder or .tar, a STAC item .json, a GeoTIFF)")
 	}
 	s, err := scene.Open(path)
 	if err != nil {

@@ -57,13 +57,13 @@ func (f *inputFlags) specs() (map[string]string, error) {
 	add := func(role, spec, flagName string) error {
 		role = strings.ToLower(strings.TrimSpace(role))
 		if index.RoleIndex(role) < 0 {
-			return usagef("%s: unknown role %q (roles: %s)", flagName, role, strings.Join(index.Roles[:], ", "))
+			return compute.Usagef("%s: unknown role %q (roles: %s)", flagName, role, strings.Join(index.Roles[:], ", "))
 		}
 		if spec == "" {
-			return usagef("%s: no file for role %s", flagName, role)
+			return compute.Usagef("%s: no file for role %s", flagName, role)
 		}
 		if old, dup := m[role]; dup && old != spec {
-			return usagef("%s: role %s given twice (%s and %s)", flagName, role, old, spec)
+			return compute.Usagef("%s: role %s given twice (%s and %s)", flagName, role, old, spec)
 		}
 		m[role] = spec
 		return nil
@@ -81,7 +81,7 @@ func (f *inputFlags) specs() (map[string]string, error) {
 	for _, b := range f.bands {
 		role, spec, ok := strings.Cut(b, "=")
 		if !ok {
-			return nil, usagef("--band %q: want ROLE=FILE[:BAND], e.g. --band red=scene.tif:3", b)
+			return nil, compute.Usagef("--band %q: want ROLE=FILE[:BAND], e.g. --band red=scene.tif:3", b)
 		}
 		if err := add(role, spec, "--band"); err != nil {
 			return nil, err
@@ -134,23 +134,23 @@ func (l *loaded) masked() int {
 // check validates the flags without reading pixels.
 func (f *inputFlags) check() error {
 	if f.scene != "" && (f.red != "" || f.nir != "" || len(f.bands) > 0) {
-		return usagef("give the bands either as files (--red/--nir/--band) or as --scene, not both")
+		return compute.Usagef("give the bands either as files (--red/--nir/--band) or as --scene, not both")
 	}
 	if !f.given() {
-		return usagef("no input: give --red and --nir, --band ROLE=FILE[:BAND], or --scene PATH")
+		return compute.Usagef("no input: give --red and --nir, --band ROLE=FILE[:BAND], or --scene PATH")
 	}
 	if f.mask != "auto" && f.mask != "none" {
-		return usagef("bad --mask %q: auto or none", f.mask)
+		return compute.Usagef("bad --mask %q: auto or none", f.mask)
 	}
 	if f.maskBuffer < 0 || f.maskBuffer > 1000 {
-		return usagef("bad --mask-buffer %d: 0 to 1000 pixels", f.maskBuffer)
+		return compute.Usagef("bad --mask-buffer %d: 0 to 1000 pixels", f.maskBuffer)
 	}
 	if f.nodata != "" {
 		if _, err := strconv.ParseFloat(f.nodata, 64); err != nil {
-			return usagef("bad --nodata %q: not a number", f.nodata)
+			return compute.Usagef("bad --nodata %q: not a number", f.nodata)
 		}
 		if f.scene != "" {
-			return usagef("--nodata applies to bands given as files; a --scene's nodata comes from its metadata")
+			return compute.Usagef("--nodata applies to bands given as files; a --scene's nodata comes from its metadata")
 		}
 	}
 	_, err := f.specs()
@@ -171,7 +171,7 @@ func (f *inputFlags) load(roles []string, names []string) (*loaded, error) {
 		defer sc.Close()
 		for _, r := range roles {
 			if sc.Bands[r] == nil {
-				return nil, usageError{(&compute.MissingRoleError{Index: strings.Join(names, ","), Role: r, Given: sc.RoleNames()}).Error() + " in " + f.scene}
+				return nil, compute.UsageError{Msg: (&compute.MissingRoleError{Index: strings.Join(names, ","), Role: r, Given: sc.RoleNames()}).Error() + " in " + f.scene}
 			}
 		}
 		bands, mask, err := sc.Load(roles, scene.LoadOptions{Mask: f.mask, MaskBuffer: f.maskBuffer})
@@ -193,7 +193,7 @@ func (f *inputFlags) load(roles []string, names []string) (*loaded, error) {
 	})
 	for _, r := range roles {
 		if _, ok := specs[r]; !ok {
-			return nil, usageError{(&compute.MissingRoleError{Index: strings.Join(names, ","), Role: r, Given: given}).Error() + fmt.Sprintf("; give it with --band %s=FILE[:BAND]", r)}
+			return nil, compute.UsageError{Msg: (&compute.MissingRoleError{Index: strings.Join(names, ","), Role: r, Given: given}).Error() + fmt.Sprintf("; give it with --band %s=FILE[:BAND]", r)}
 		}
 	}
 	if f.warn != nil {
@@ -295,16 +295,16 @@ func (s selection) roles() []string {
 func (f *indexFlags) parse() (selection, error) {
 	var s selection
 	if f.exprSet && f.list != "" {
-		return s, usagef("give --index or --expr, not both")
+		return s, compute.Usagef("give --index or --expr, not both")
 	}
 	if f.exprSet {
 		e, err := index.Parse(f.expr)
 		if err != nil {
 			var se *index.SyntaxError
 			if errors.As(err, &se) {
-				return s, usagef("--expr %q: %v", f.expr, err)
+				return s, compute.Usagef("--expr %q: %v", f.expr, err)
 			}
-			return s, usagef("--expr: %v", err)
+			return s, compute.Usagef("--expr: %v", err)
 		}
 		s.names, s.exprs, s.cat = []string{e.String()}, []*index.Expr{e}, []*index.Index{nil}
 		return s, nil
@@ -315,7 +315,7 @@ func (f *indexFlags) parse() (selection, error) {
 	}
 	ix, err := index.ParseList(list)
 	if err != nil {
-		return s, usagef("--index: %v", err)
+		return s, compute.Usagef("--index: %v", err)
 	}
 	for i := range ix {
 		s.names = append(s.names, ix[i].Name)
@@ -333,7 +333,7 @@ func runVerified(b compute.Backend, mode string, bands []compute.BandInput, mask
 	if err != nil {
 		var mr *compute.MissingRoleError
 		if errors.As(err, &mr) {
-			return nil, usageError{err.Error()}
+			return nil, compute.UsageError{Msg: err.Error()}
 		}
 		return nil, err
 	}
@@ -389,10 +389,10 @@ func (f *productFlags) register(fs *flag.FlagSet, what string) {
 // parse checks the flags and returns the band roles and the indices.
 func (f *productFlags) parse() (map[string]int, selection, error) {
 	if f.mask != "auto" && f.mask != "none" {
-		return nil, selection{}, usagef("bad --mask %q: auto or none", f.mask)
+		return nil, selection{}, compute.Usagef("bad --mask %q: auto or none", f.mask)
 	}
 	if f.buffer < 0 || f.buffer > 1000 {
-		return nil, selection{}, usagef("bad --mask-buffer %d: 0 to 1000 pixels", f.buffer)
+		return nil, selection{}, compute.Usagef("bad --mask-buffer %d: 0 to 1000 pixels", f.buffer)
 	}
 	bandMap, err := parseBandMap(f.bands)
 	if err != nil {

@@ -146,7 +146,7 @@ func cmdBenchResident(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *repeat < 1 {
-		return usagef("bad --repeat %d: at least 1", *repeat)
+		return compute.Usagef("bad --repeat %d: at least 1", *repeat)
 	}
 	w, h, err := parseSize(*size)
 	if err != nil {
@@ -160,7 +160,7 @@ func cmdBenchResident(args []string, stdout, stderr io.Writer) error {
 	for _, name := range strings.Split(*list, ",") {
 		b, err := compute.New(strings.TrimSpace(name))
 		if err != nil {
-			return usageError{err.Error()}
+			return compute.UsageError{Msg: err.Error()}
 		}
 		defer b.Close()
 		if info := b.Info(); !info.Available {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"canopy/compute"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -42,21 +43,21 @@ func cmdZonal(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *stands == "" {
-		return usagef("--stands FILE[:LAYER] is required")
+		return compute.Usagef("--stands FILE[:LAYER] is required")
 	}
 	if *csvOut == "" && *gpkgOut == "" {
-		return usagef("give --csv OUT.csv and/or --gpkg OUT.gpkg")
+		return compute.Usagef("give --csv OUT.csv and/or --gpkg OUT.gpkg")
 	}
 	sel, err := ix.parse()
 	if err != nil {
 		return err
 	}
 	if len(sel.names) != 1 {
-		return usagef("zonal summarises one index, not %d", len(sel.names))
+		return compute.Usagef("zonal summarises one index, not %d", len(sel.names))
 	}
 	path, layerName, err := vector.ParseStands(*stands)
 	if err != nil {
-		return usageError{err.Error()}
+		return compute.UsageError{Msg: err.Error()}
 	}
 	layer, err := vector.Read(path, layerName)
 	if err != nil {
@@ -117,7 +118,7 @@ func cmdZonal(args []string, stdout, stderr io.Writer) error {
 		// it; it refuses an input like every output.
 		for _, p := range append(in.inputFiles(), path) {
 			if sameFile(*gpkgOut, p) {
-				return usagef("refusing to overwrite input %s with an output", p)
+				return compute.Usagef("refusing to overwrite input %s with an output", p)
 			}
 		}
 		if err := vector.WriteGPKG(*gpkgOut, layer, zonal.GPKGColumns(classes), zonal.GPKGRows(res)); err != nil {
