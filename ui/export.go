@@ -17,6 +17,7 @@ import (
 	"canopy/compute"
 	"canopy/compute/geotiff"
 	"canopy/ui/render/colormap"
+	"canopy/ui/render/layout"
 )
 
 // exportMenuButton is the toolbar's Export button with its menu.
@@ -229,4 +230,49 @@ func (w *Window) exportCSVDialog() {
 	w.saveDialog("Export timings as CSV", "timings.csv", []string{".csv"}, func(path string) {
 		w.exportJob("the timings", path, w.csvWriter())
 	})
+}
+
+// ExportMap writes the map alone at full resolution (one PNG pixel per
+// raster pixel, in the colours shown) and, when the bands are
+// georeferenced, its world file, .prj and .aux.xml (layout.WriteMapPNG).
+// It returns the paths written.
+func (w *Window) ExportMap(path string) ([]string, error) { return w.mapWriter()(path) }
+
+// ExportLayout writes a print layout of the map shown (title, legend,
+// scale bar, north arrow, footer; layout.Write) in the format path's
+// extension names (.png, .pdf, .svg) and returns its geometry (where the
+// map and the legend are on the page).
+func (w *Window) ExportLayout(path string, opt layout.Options) (layout.Geometry, error) {
+	return w.layoutWriter(opt)(path)
+}
+
+func (w *Window) layoutMap() (layout.Map, bool) {
+	s := w.shown
+	if s == nil {
+		return layout.Map{}, false
+	}
+	return layout.Map{Plane: s.plane, Width: s.w, Height: s.h, Geo: s.set.geo, LUT: w.lut.WithHeading(s.idx.heading())}, true
+}
+
+func (w *Window) mapWriter() func(string) ([]string, error) {
+	m, ok := w.layoutMap()
+	return func(path string) ([]string, error) {
+		if !ok {
+			return nil, errNothing
+		}
+		return layout.WriteMapPNG(path, m)
+	}
+}
+
+func (w *Window) layoutWriter(opt layout.Options) func(string) (layout.Geometry, error) {
+	m, ok := w.layoutMap()
+	if ok && opt.Source == "" {
+		opt.Source = w.shown.label
+	}
+	return func(path string) (layout.Geometry, error) {
+		if !ok {
+			return layout.Geometry{}, errNothing
+		}
+		return layout.Write(path, m, opt)
+	}
 }

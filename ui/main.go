@@ -8,6 +8,7 @@ import (
 	"image/png"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	"canopy/compute"
 	"canopy/compute/index"
 	"canopy/ui/render/colormap"
+	"canopy/ui/render/layout"
 )
 
 // AppID is the application's unique id, as in FyneApp.toml.
@@ -53,6 +55,11 @@ generated scene.
   --compare          run "Compare all" once the first map is shown
   --repeat K         timed runs per backend when comparing (default 5)
   --screenshot FILE  write a PNG of the window once ready (Capture; may be black under Xvfb)
+  --export-map FILE  once ready, write the map alone as a PNG (full resolution) with its
+                     world file, .prj and .aux.xml, for smoke tests and scripts
+  --export-layout FILE
+                     once ready, write a print layout (.png, .pdf or .svg; 1600×1200
+                     pixels) and print where its map and legend are
   --exit-after D     quit D (e.g. 5s) after the first map is shown, for smoke tests
   --window WxH       initial window size (default 1440x900)
 `
@@ -62,6 +69,8 @@ type flags struct {
 	opts       Options
 	ramp       string
 	screenshot string
+	exportMap  string
+	exportLay  string
 	exitAfter  time.Duration
 }
 
@@ -97,6 +106,8 @@ func parseFlags(args []string) (flags, error) {
 	fs.BoolVar(&f.opts.Compare, "compare", false, "")
 	fs.IntVar(&f.opts.Repeat, "repeat", 5, "")
 	fs.StringVar(&f.screenshot, "screenshot", "", "")
+	fs.StringVar(&f.exportMap, "export-map", "", "")
+	fs.StringVar(&f.exportLay, "export-layout", "", "")
 	fs.DurationVar(&f.exitAfter, "exit-after", 0, "")
 	window := fs.String("window", "", "")
 	if err := fs.Parse(args); err != nil {
@@ -226,6 +237,14 @@ func parseFlags(args []string) (flags, error) {
 	if f.exitAfter < 0 {
 		return f, compute.Usagef("bad --exit-after: a duration ≥ 0, e.g. 5s")
 	}
+	if f.exportMap != "" && !strings.EqualFold(filepath.Ext(f.exportMap), ".png") {
+		return f, usagef("bad --export-map %q: a .png file", f.exportMap)
+	}
+	if f.exportLay != "" {
+		if _, err := layout.FormatOf(f.exportLay); err != nil {
+			return f, usagef("bad --export-layout %q: a .png, .pdf or .svg file", f.exportLay)
+		}
+	}
 	if f.ramp != "" {
 		if _, err := colormap.New(f.ramp, -1, 1); err != nil {
 			return f, compute.Usagef("bad --ramp: %v", err)
@@ -297,6 +316,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 					}
 				})
 			}
+			if f.exportMap != "" || f.exportLay != "" {
+				var mapW func(string) ([]string, error)
+				var layW func(string) (layout.Geometry, error)
+				fyne.DoAndWait(func() {
+					mapW, layW = w.mapWriter(), w.layoutWriter(layout.Options{})
+				})
+				if err := startExports(stdout, f.exportMap, f.exportLay, mapW, layW); err != nil {
+					fmt.Fprintf(stderr, "canopy gui: %v\n", err)
+					status = 1
+				}
+			}
 			if f.exitAfter > 0 {
 				time.AfterFunc(f.exitAfter, func() { fyne.Do(a.Quit) })
 			}
@@ -310,6 +340,28 @@ func run(args []string, stdout, stderr io.Writer) int {
 	w.Win.SetMaster()
 	w.Win.ShowAndRun()
 	return status
+}
+
+// startExports writes the --export-map and --export-layout files and
+// prints what it wrote: "exported map FILE" and "exported layout FILE
+// legend X,Y WxH" (the legend's box in pixels, for the smoke test to look
+// at).
+func startExports(stdout io.Writer, mapPath, layPath string, mapW func(string) ([]string, error), layW func(string) (layout.Geometry, error)) error {
+	if mapPath != "" {
+		if _, err := mapW(mapPath); err != nil {
+			return fmt.Errorf("--export-map: %w", err)
+		}
+		fmt.Fprintf(stdout, "exported map %s\n", mapPath)
+	}
+	if layPath != "" {
+		g, err := layW(layPath)
+		if err != nil {
+			return fmt.Errorf("--export-layout: %w", err)
+		}
+		l := g.Legend
+		fmt.Fprintf(stdout, "exported layout %s %dx%d legend %d,%d %dx%d\n", layPath, g.Width, g.Height, l.Min.X, l.Min.Y, l.Dx(), l.Dy())
+	}
+	return nil
 }
 
 func writeScreenshot(path string, img image.Image) error {
