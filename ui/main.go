@@ -60,6 +60,8 @@ generated scene.
   --export-layout FILE
                      once ready, write a print layout (.png, .pdf or .svg; 1600×1200
                      pixels) and print where its map and legend are
+  --session FILE     open a session file saved by File > Save session (Ctrl+S): its inputs,
+                     index, classes, ramp, stretch and view
   --exit-after D     quit D (e.g. 5s) after the first map is shown, for smoke tests
   --window WxH       initial window size (default 1440x900)
 `
@@ -71,6 +73,7 @@ type flags struct {
 	screenshot string
 	exportMap  string
 	exportLay  string
+	session    string
 	exitAfter  time.Duration
 }
 
@@ -108,6 +111,7 @@ func parseFlags(args []string) (flags, error) {
 	fs.StringVar(&f.screenshot, "screenshot", "", "")
 	fs.StringVar(&f.exportMap, "export-map", "", "")
 	fs.StringVar(&f.exportLay, "export-layout", "", "")
+	fs.StringVar(&f.session, "session", "", "")
 	fs.DurationVar(&f.exitAfter, "exit-after", 0, "")
 	window := fs.String("window", "", "")
 	if err := fs.Parse(args); err != nil {
@@ -295,9 +299,23 @@ func run(args []string, stdout, stderr io.Writer) int {
 	a := app.NewWithID(AppID)
 	a.SetIcon(assets.Icon)
 
+	var sess *Session
+	if f.session != "" {
+		s, err := ReadSession(f.session)
+		if err != nil {
+			fmt.Fprintf(stderr, "canopy gui: %v\n", err)
+			return 2
+		}
+		sess = &s
+		f.opts = s.Options(f.opts)
+	}
 	status := 0
 	var w *Window
 	onReady := func() {
+		if sess != nil && w != nil && w.shown != nil {
+			w.ApplySession(*sess)
+			sess = nil
+		}
 		if w != nil && w.shown == nil && f.exitAfter > 0 {
 			status = 1 // the smoke test must see the failure
 		}

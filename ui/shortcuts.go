@@ -13,6 +13,7 @@ var (
 	shortcutZoomOut = &desktop.CustomShortcut{KeyName: fyne.KeyMinus, Modifier: fyne.KeyModifierShortcutDefault}
 	shortcutFit     = &desktop.CustomShortcut{KeyName: fyne.Key0, Modifier: fyne.KeyModifierShortcutDefault}
 	shortcutExport  = &desktop.CustomShortcut{KeyName: fyne.KeyE, Modifier: fyne.KeyModifierShortcutDefault}
+	shortcutSave    = &desktop.CustomShortcut{KeyName: fyne.KeyS, Modifier: fyne.KeyModifierShortcutDefault}
 )
 
 // addShortcuts binds the shortcuts on the window's canvas: open a scene
@@ -30,6 +31,7 @@ func (w *Window) addShortcuts() {
 	bind(shortcutZoomOut, func() { w.Map.ZoomBy(1 / 1.5) })
 	bind(shortcutFit, w.Map.Fit)
 	bind(shortcutExport, w.exportPNGDialog)
+	bind(shortcutSave, w.saveSessionDialog)
 	w.Win.SetOnDropped(w.dropped)
 }
 

@@ -1,0 +1,167 @@
+package ui
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"canopy/compute"
+	"canopy/compute/outfile"
+	"canopy/ui/render/colormap"
+)
+
+// sessionVersion is the session file's format version.
+const sessionVersion = 1
+
+// Session is the window's state as a session file saves it: where the
+// bands come from, the index, its classes, the colours and the view.
+type Session struct {
+	Version int `json:"version"`
+	// Product, Bands (band specs by role) or Fake, Size and Seed: the
+	// inputs, as Options takes them.
+	Product    string            `json:"product,omitempty"`
+	Bands      map[string]string `json:"bands,omitempty"`
+	Fake       string            `json:"fake,omitempty"`
+	Size       int               `json:"size,omitempty"`
+	Seed       uint64            `json:"seed,omitempty"`
+	Mask       string            `json:"mask,omitempty"`
+	MaskBuffer int               `json:"mask_buffer,omitempty"`
+	// Index is a catalogue name, Expr a formula of the user's instead.
+	Index string `json:"index,omitempty"`
+	Expr  string `json:"expr,omitempty"`
+	// Classes is the index's class table (nil: its preset).
+	Classes colormap.ClassTable `json:"classes,omitempty"`
+	Ramp    string              `json:"ramp"`
+	Stretch string              `json:"stretch"`
+	// Zoom (screen pixels per image pixel) and X0, Y0 (the image point at
+	// the view's top-left corner); Zoom 0 is fit.
+	Zoom float64 `json:"zoom,omitempty"`
+	X0   float64 `json:"x0"`
+	Y0   float64 `json:"y0"`
+}
+
+// Session returns the window's state now.
+func (w *Window) Session() Session {
+	s := Session{Version: sessionVersion, Ramp: w.ramp, Stretch: w.stretch}
+	switch w.src.kind {
+	case srcFake:
+		s.Fake, s.Size, s.Seed = w.src.fake, w.src.size, w.src.seed
+	case srcFiles:
+		s.Bands = map[string]string{}
+		for r, f := range w.src.files {
+			s.Bands[r] = f.spec()
+		}
+	default:
+		if w.src.info != nil {
+			s.Product = w.src.info.Path
+		}
+		s.Mask, s.MaskBuffer = w.src.mask, w.src.buffer
+	}
+	if w.idx.cat != nil {
+		s.Index = w.idx.cat.Name
+	} else {
+		s.Expr = w.idx.name
+	}
+	if t, ok := w.tables[w.idx.name]; ok {
+		s.Classes = t.Clone()
+	}
+	s.Zoom, s.X0, s.Y0 = w.Map.View()
+	return s
+}
+
+// SaveSession writes the window's state to path as JSON, through a
+// temporary file renamed into place.
+func (w *Window) SaveSession(path string) error {
+	b, err := json.MarshalIndent(w.Session(), "", "  ")
+	if err != nil {
+		return fmt.Errorf("save session %s: %w", path, err)
+	}
+	b = append(b, '\n')
+	err = compute.WriteFileAtomic(path, func(o *outfile.Writer) error {
+		_, err := o.Write(b)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("save session %s: %w", path, err)
+	}
+	return nil
+}
+
+// ReadSession reads a session file.
+func ReadSession(path string) (Session, error) {
+	var s Session
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return s, fmt.Errorf("session %s: %w", path, userError(err))
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		return s, fmt.Errorf("session %s: not a Canopy session file: %v", path, err)
+	}
+	if s.Version != sessionVersion {
+		return s, fmt.Errorf("session %s: version %d, this Canopy reads version %d", path, s.Version, sessionVersion)
+	}
+	if s.Classes != nil {
+		if err := s.Classes.Validate(); err != nil {
+			return s, fmt.Errorf("session %s: classes: %v", path, err)
+		}
+	}
+	return s, nil
+}
+
+// Options returns the window options that open on the session's inputs
+// and index (the colours, classes and view are applied once the first
+// map is shown: Window.ApplySession).
+func (s Session) Options(base Options) Options {
+	o := base
+	o.Product, o.Bands = s.Product, s.Bands
+	if s.Fake != "" {
+		o.Fake, o.Size, o.Seed = s.Fake, s.Size, int(s.Seed)
+	}
+	if s.Mask != "" {
+		o.Mask, o.MaskBuffer = s.Mask, s.MaskBuffer
+	}
+	o.Index, o.Expr = s.Index, s.Expr
+	return o
+}
+
+// ApplySession shows the session's classes, ramp, stretch and view on the
+// map shown (its inputs and index are the window's Options).
+func (w *Window) ApplySession(s Session) {
+	if s.Classes != nil {
+		w.SetClasses(s.Classes.Clone())
+	}
+	if s.Ramp != "" {
+		w.colour.quiet = true
+		w.colour.SetRamp(s.Ramp)
+		for _, it := range w.colour.stretchs {
+			if it.mode == s.Stretch {
+				w.colour.Stretch.SetSelected(it.label)
+			}
+		}
+		w.colour.quiet = false
+		w.colour.changed()
+	}
+	if s.Zoom > 0 {
+		w.Map.setView(s.Zoom, s.X0, s.Y0)
+	}
+}
+
+// setView sets the zoom and the image point at the view's top-left corner.
+func (m *MapView) setView(zoom, x0, y0 float64) {
+	m.mu.Lock()
+	m.zoom, m.x0, m.y0, m.fitted = zoom, x0, y0, false
+	m.clampLocked()
+	m.mu.Unlock()
+	m.changed()
+}
+
+// saveSessionDialog asks where to save the session.
+func (w *Window) saveSessionDialog() {
+	w.saveDialog("Save session", "canopy-session.json", []string{".json"}, func(path string) {
+		if err := w.SaveSession(path); err != nil {
+			w.setStatus(err.Error(), false)
+			return
+		}
+		w.setStatus("Saved the session to "+path, true)
+	})
+}
