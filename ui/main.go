@@ -242,11 +242,11 @@ func parseFlags(args []string) (flags, error) {
 		return f, compute.Usagef("bad --exit-after: a duration ≥ 0, e.g. 5s")
 	}
 	if f.exportMap != "" && !strings.EqualFold(filepath.Ext(f.exportMap), ".png") {
-		return f, usagef("bad --export-map %q: a .png file", f.exportMap)
+		return f, compute.Usagef("bad --export-map %q: a .png file", f.exportMap)
 	}
 	if f.exportLay != "" {
 		if _, err := layout.FormatOf(f.exportLay); err != nil {
-			return f, usagef("bad --export-layout %q: a .png, .pdf or .svg file", f.exportLay)
+			return f, compute.Usagef("bad --export-layout %q: a .png, .pdf or .svg file", f.exportLay)
 		}
 	}
 	if f.ramp != "" {
