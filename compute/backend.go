@@ -227,6 +227,7 @@ type SpanKernel func(out, red, nir []float32, nd Nodata)
 type PoolRunner struct {
 	// Threads is the number of workers (0: GOMAXPROCS).
 	Threads int
+	mu      sync.Mutex // serialises Run: the task lives in the runner
 	pool    *par.Pool
 	task    spanTask
 }
@@ -266,6 +267,8 @@ func (r *PoolRunner) Run(k SpanKernel, in Input, out []float32) (Timings, error)
 	if err := CheckRun(in, out); err != nil {
 		return Timings{}, err
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	var t Timings
 	t.Setup = r.Start()
 	r.task = spanTask{k, in, out}

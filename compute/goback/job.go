@@ -52,6 +52,8 @@ func (p *GoParallel) RunJob(j *compute.Job) (compute.Timings, error) {
 	if err := j.Check(); err != nil {
 		return compute.Timings{}, err
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	var t compute.Timings
 	t.Setup = p.run.Start()
 	p.prog.prepare(j, p.run.Workers())

@@ -1,6 +1,7 @@
 package goback
 
 import (
+	"sync"
 	"time"
 
 	"canopy/compute"
@@ -12,6 +13,9 @@ import (
 // an AVX2 CPU the kernel is 8 lanes wide (see SIMD). A run allocates
 // nothing.
 type GoParallel struct {
+	// mu serialises jobs: a window may start a job while a cancelled
+	// one is still running on the same backend.
+	mu   sync.Mutex
 	run  compute.PoolRunner
 	prog blockProgram
 }
