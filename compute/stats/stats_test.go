@@ -1,14 +1,13 @@
 package stats
 
 import (
+	"canopy/compute"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/stat"
-
-	"canopy/ui/render/colormap"
 )
 
 var nan = float32(math.NaN())
@@ -134,7 +133,7 @@ func TestClasses(t *testing.T) {
 	for i, v := range []float32{0, 0.2, 0.4, 0.6, -1, 1} {
 		p[i*1000] = v
 	}
-	table := colormap.Classes()
+	table := compute.NDVIClasses()
 	want := make([]int, len(table))
 	valid := 0
 	for _, v := range p {
