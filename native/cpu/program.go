@@ -12,7 +12,6 @@ import (
 	"math"
 	"os"
 	"runtime"
-	"slices"
 	"unsafe"
 
 	"canopy/compute/index"
@@ -187,7 +186,7 @@ func (p *Program) Prepare(prog *index.Program, n int, bands []Band, out [][]floa
 		}
 		p.outs = append(p.outs, (*C.float)(unsafe.Pointer(&plane[0])))
 		p.outRegs = append(p.outRegs, C.int32_t(r))
-		c := storingFinite(prog, r)
+		c := prog.StoringFinite(r)
 		if c >= 0 {
 			c = at[c]
 			p.code[c].store = 1
@@ -245,7 +244,7 @@ func (p *Program) marshal(prog *index.Program) []int {
 	at := make([]int, len(code))
 	p.code = p.code[:0]
 	for c := 0; c < len(code); c++ {
-		if ndStoreAt(prog, c) {
+		if prog.NDStoreAt(c) {
 			at[c], at[c+1], at[c+2] = -1, -1, -1
 			at[c+3] = len(p.code)
 			p.code = append(p.code, C.canopy_instr{op: opNDStore, dst: C.uint16_t(code[c+3].Dst),
@@ -253,7 +252,7 @@ func (p *Program) marshal(prog *index.Program) []int {
 			c += 3
 			continue
 		}
-		if ndAt(prog, c) {
+		if prog.NDAt(c) {
 			at[c], at[c+1] = -1, -1
 			div := code[c+2]
 			at[c+2] = len(p.code)
@@ -268,92 +267,6 @@ func (p *Program) marshal(prog *index.Program) []int {
 			a: C.uint16_t(in.A), b: C.uint16_t(in.B), k: C.float(in.K)})
 	}
 	return at
-}
-
-// ndAt reports whether instructions c, c+1, c+2 are x = a - b; y = a + b
-// (or b + a); z = x / y with x distinct from a, b and y, and neither x nor
-// y read after the div (other than as z itself): then z = nd(a, b).
-func ndAt(prog *index.Program, c int) bool {
-	code := prog.Code
-	if c+2 >= len(code) {
-		return false
-	}
-	sub, add, div := code[c], code[c+1], code[c+2]
-	if sub.Op != index.OpSub || add.Op != index.OpAdd || div.Op != index.OpDiv {
-		return false
-	}
-	a, b, x, y := sub.A, sub.B, sub.Dst, add.Dst
-	if !((add.A == a && add.B == b) || (add.A == b && add.B == a)) {
-		return false
-	}
-	if x == a || x == b || x == y || div.A != x || div.B != y {
-		return false
-	}
-	for _, r := range []uint16{x, y} {
-		if r != div.Dst && readLater(prog, int(r), c+3) {
-			return false
-		}
-	}
-	return true
-}
-
-// ndStoreAt reports whether a fused nd at c (ndAt) is followed by the
-// storing finite of an output (storingFinite) that reads it, with the nd's
-// register not read afterwards: the four become one CANOPY_OP_ND_STORE.
-func ndStoreAt(prog *index.Program, c int) bool {
-	if !ndAt(prog, c) || c+3 >= len(prog.Code) {
-		return false
-	}
-	z, fin := prog.Code[c+2].Dst, prog.Code[c+3]
-	if fin.Op != index.OpFinite || fin.A != z || !slices.Contains(prog.Outputs, int(fin.Dst)) ||
-		storingFinite(prog, int(fin.Dst)) != c+3 {
-		return false
-	}
-	return z == fin.Dst || !readLater(prog, int(z), c+4)
-}
-
-// readLater reports whether the value register r holds before instruction
-// from is read from there on (by an instruction, or as an output after the
-// code).
-func readLater(prog *index.Program, r, from int) bool {
-	for _, in := range prog.Code[from:] {
-		n := in.Op.Regs()
-		if (n >= 1 && int(in.A) == r) || (n >= 2 && int(in.B) == r) {
-			return true
-		}
-		if int(in.Dst) == r {
-			return false
-		}
-	}
-	for _, o := range prog.Outputs {
-		if o == r {
-			return true
-		}
-	}
-	return false
-}
-
-// storingFinite returns the instruction that can write output register r
-// straight to its planes, or -1: the last instruction writing r, when it
-// is a finite and no later instruction reads r (so the register itself
-// need not be written). Compile ends every output so.
-func storingFinite(prog *index.Program, r int) int {
-	last := -1
-	for c, in := range prog.Code {
-		if int(in.Dst) == r {
-			last = c
-		}
-	}
-	if last < 0 || prog.Code[last].Op != index.OpFinite {
-		return -1
-	}
-	for _, in := range prog.Code[last+1:] {
-		n := in.Op.Regs()
-		if (n >= 1 && int(in.A) == r) || (n >= 2 && int(in.B) == r) {
-			return -1
-		}
-	}
-	return last
 }
 
 // numOps is the number of ops the C interpreter knows.

@@ -261,8 +261,8 @@ func TestMaskAndOutputs(t *testing.T) {
 		Code: []index.Instr{{Op: index.OpLoad, Dst: 0, A: 0}, {Op: index.OpMulK, Dst: 1, A: 0, K: 2},
 			{Op: index.OpFinite, Dst: 2, A: 1}},
 		Outputs: []int{1, 0, 2, 2}}
-	if storingFinite(prog, 2) != 2 || storingFinite(prog, 1) != -1 {
-		t.Fatalf("storingFinite: %d %d, want 2 -1", storingFinite(prog, 2), storingFinite(prog, 1))
+	if prog.StoringFinite(2) != 2 || prog.StoringFinite(1) != -1 {
+		t.Fatalf("storingFinite: %d %d, want 2 -1", prog.StoringFinite(2), prog.StoringFinite(1))
 	}
 	eachISA(t, func(t *testing.T) {
 		outs := [][]float32{make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n)}
@@ -284,7 +284,7 @@ func TestMaskAndOutputs(t *testing.T) {
 	})
 	// A finite whose register is read later is not a storing one.
 	prog.Code = append(prog.Code, index.Instr{Op: index.OpAdd, Dst: 0, A: 2, B: 2})
-	if at := storingFinite(prog, 2); at != -1 {
+	if at := prog.StoringFinite(2); at != -1 {
 		t.Errorf("storingFinite = %d for a register read later", at)
 	}
 }
@@ -380,7 +380,7 @@ func TestFusedND(t *testing.T) {
 	}
 	for _, swapped := range []bool{false, true} {
 		prog := nd(swapped)
-		if !ndAt(prog, 2) {
+		if !prog.NDAt(2) {
 			t.Fatalf("swapped=%v: the normalised difference is not fused", swapped)
 		}
 		var p Program
@@ -436,14 +436,14 @@ func TestFusedND(t *testing.T) {
 	// The sum is read again by a later op: no fusion.
 	prog := nd(false)
 	prog.Code = append(prog.Code[:5:5], index.Instr{Op: index.OpAdd, Dst: 1, A: 0, B: 2}, index.Instr{Op: index.OpFinite, Dst: 0, A: 1})
-	if ndAt(prog, 2) {
+	if prog.NDAt(2) {
 		t.Error("fused although the difference is read after the div")
 	}
 	// The difference overwrites an operand of the add: no fusion.
 	prog = nd(false)
 	prog.Code[2].Dst = 1
 	prog.Code[4].A = 1
-	if ndAt(prog, 2) {
+	if prog.NDAt(2) {
 		t.Error("fused although the sub overwrites the add's operand")
 	}
 }
