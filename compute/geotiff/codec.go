@@ -182,17 +182,17 @@ func (w *worker) reader(ci, need int) (io.Reader, error) {
 	return nil, fmt.Errorf("unsupported compression %s", compressionName(f.comp))
 }
 
-// chunk decodes rows [r0, r1) of chunk ci, whose left edge is image
-// column x0 and whose top is row wy of the window, into the targets, a
-// block of rows at a time: vw pixels of each row. Compressed rows above r0
-// are decoded and dropped; uncompressed ones are not read.
-func (w *worker) chunk(ci int, tl []target, x0, wy, vw, r0, r1 int) error {
+// chunk decodes rows [r0, r1) of chunk ci, whose top is row wy of the
+// window, into the targets, a block of rows at a time: vw pixels of each
+// row from the chunk's column sx, which is image column x0. Compressed
+// rows above r0 are decoded and dropped; uncompressed ones are not read.
+func (w *worker) chunk(ci int, tl []target, x0, sx, wy, vw, r0, r1 int) error {
 	f := w.f
 	rb := f.rowBytes
 	sppChunk := f.rowBytes / (f.cw * f.typ.Size())
 	size := f.typ.Size()
 	pixBytes := sppChunk * size
-	vis := vw * pixBytes
+	vis := (sx + vw) * pixBytes
 	rows := max(1, len(w.buf)/rb) // rows per block
 	var rd io.Reader
 	first := r0
@@ -217,7 +217,7 @@ func (w *worker) chunk(ci int, tl []target, x0, wy, vw, r0, r1 int) error {
 			if err := readFull(rd, w.buf[:m*rb]); err != nil {
 				return err
 			}
-		case 2*vis < rb:
+		case 2*vis < rb && f.pred == 1:
 			// Uncompressed and mostly outside the image: read only the
 			// part of each row the image shows.
 			stride = vis
@@ -240,7 +240,7 @@ func (w *worker) chunk(ci int, tl []target, x0, wy, vw, r0, r1 int) error {
 				undoFloatPredictor(row, w.tmp, f.cw*sppChunk, sppChunk, size)
 			}
 			for _, t := range tl {
-				t.conv(t.buf[((wy+b0+j)*f.width+x0)*t.osz:][:vw*t.osz], row[t.offset:], pixBytes)
+				t.conv(t.buf[((wy+b0+j)*t.stride+x0-t.wx)*t.osz:][:vw*t.osz], row[sx*pixBytes+t.offset:], pixBytes)
 			}
 		}
 	}

@@ -122,7 +122,7 @@ func sameAsGDAL(t *testing.T, path string) *File {
 	}
 	// Window reads at the stored type: aligned to the strips or tiles,
 	// and cutting them.
-	windowsMatch(t, f, want, f.BlockRows(), 13)
+	windowsAndColumnsMatch(t, f, want, f.BlockRows(), 13)
 	return f
 }
 

@@ -106,10 +106,11 @@ type File struct {
 
 	// The ledger of window reads (ReadRowsBandsInto): the time they may
 	// still take, whether the base allowance was granted, the bytes they
-	// decoded and the rows they delivered.
-	budget           time.Duration
-	granted          bool
-	winWork, winRows uint64
+	// decoded and the bytes they delivered (counted over the columns of
+	// the tiles each window touches).
+	budget            time.Duration
+	granted           bool
+	winWork, winDeliv uint64
 
 	// idle are decoding workers kept between reads.
 	idleMu sync.Mutex

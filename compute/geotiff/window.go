@@ -67,22 +67,37 @@ func (f *File) ReadRowsInto(b, y0, y1 int, dst compute.Plane) error {
 // bytes that every window would decode again is refused rather than
 // decoded again and again. On error the planes' contents are unspecified.
 func (f *File) ReadRowsBandsInto(y0, y1 int, bands []int, dst []compute.Plane) error {
-	if err := f.checkWindow(y0, y1, bands, dst); err != nil {
+	return f.ReadWindowBandsInto(0, y0, f.width, y1, bands, dst)
+}
+
+// ReadWindowBandsInto is ReadRowsBandsInto for the window of columns
+// [x0, x1) and rows [y0, y1): dst[i] is an (x1-x0)×(y1-y0) plane, and only
+// the tiles (or strips) that window touches are decoded, so a viewer reads
+// what is on screen of a large tiled image without decoding whole rows.
+// Window reads share ReadRowsBandsInto's ledger; the samples a window
+// delivers are counted over the columns of the tiles it touches.
+func (f *File) ReadWindowBandsInto(x0, y0, x1, y1 int, bands []int, dst []compute.Plane) error {
+	wn := window{x0, y0, x1, y1}
+	if err := f.checkWindow(wn, bands, dst); err != nil {
 		return fmt.Errorf("read %s: %w", f.name, err)
 	}
 	t, _ := f.DataType()
 	tl := f.targets(bands, func(i int) target {
+		var tg target
 		if t == compute.F32 {
-			return f.floatTarget(dst[i].Data)
+			tg = f.floatTarget(dst[i].Data)
+		} else {
+			tg = f.typedTarget(dst[i].Data, t)
 		}
-		return f.typedTarget(dst[i].Data, t)
+		tg.stride, tg.wx = x1-x0, x0
+		return tg
 	})
-	work, jobs := f.windowWork(tl, y0, y1)
-	rows := uint64(y1 - y0)
-	samples := uint64(f.width) * uint64(f.spp*f.typ.Size())
-	if f.winWork+work > overDecode*samples*(f.winRows+rows)+workSlack {
-		return fmt.Errorf("read %s: the file is damaged or hostile: its %ss share data that every window of rows would decode again (%d bytes to decode for %d rows read)",
-			f.name, f.chunkWord(), f.winWork+work, f.winRows+rows)
+	work, jobs := f.windowWork(tl, wn)
+	cols := min(f.width, (x1-1)/f.cw*f.cw+f.cw) - x0/f.cw*f.cw
+	deliv := uint64(y1-y0) * uint64(cols) * uint64(f.spp*f.typ.Size())
+	if f.winWork+work > overDecode*(f.winDeliv+deliv)+workSlack {
+		return fmt.Errorf("read %s: the file is damaged or hostile: its %ss share data that every window would decode again (%d bytes to decode for %d bytes read)",
+			f.name, f.chunkWord(), f.winWork+work, f.winDeliv+deliv)
 	}
 	if !f.granted {
 		f.budget, f.granted = timeBase, true
@@ -90,21 +105,29 @@ func (f *File) ReadRowsBandsInto(y0, y1 int, bands []int, dst []compute.Plane) e
 	f.budget += time.Duration(work/uint64(minRate)) * time.Second
 	f.budget += time.Duration(work%uint64(minRate)) * time.Second / time.Duration(minRate)
 	f.winWork += work
-	f.winRows += rows
+	f.winDeliv += deliv
 	start := time.Now()
-	err := f.decodeJobs(tl, jobs, y0, y1, start.Add(f.budget))
+	err := f.decodeJobs(tl, jobs, wn, start.Add(f.budget))
 	f.budget -= time.Since(start)
 	return err
 }
 
+// window is columns [x0, x1) and rows [y0, y1) of the image.
+type window struct{ x0, y0, x1, y1 int }
+
 // checkWindow validates a window read's arguments.
-func (f *File) checkWindow(y0, y1 int, bands []int, dst []compute.Plane) error {
+func (f *File) checkWindow(wn window, bands []int, dst []compute.Plane) error {
 	if f.r == nil {
 		return fmt.Errorf("file is closed")
 	}
+	y0, y1 := wn.y0, wn.y1
 	if y0 < 0 || y1 > f.height || y0 >= y1 {
 		return fmt.Errorf("rows %d to %d are not a window of an image %d rows high", y0, y1, f.height)
 	}
+	if wn.x0 < 0 || wn.x1 > f.width || wn.x0 >= wn.x1 {
+		return fmt.Errorf("columns %d to %d are not a window of an image %d columns wide", wn.x0, wn.x1, f.width)
+	}
+	ww := wn.x1 - wn.x0
 	if len(bands) == 0 {
 		return fmt.Errorf("no band requested")
 	}
@@ -118,8 +141,8 @@ func (f *File) checkWindow(y0, y1 int, bands []int, dst []compute.Plane) error {
 			return fmt.Errorf("band %d does not exist (the file has %d band%s)", b, f.spp, plural(f.spp))
 		}
 		p := dst[i]
-		if p.Type != t || p.Width != f.width || p.Height != y1-y0 || len(p.Data) != p.Pixels()*t.Size() {
-			return fmt.Errorf("destination for band %d is a %dx%d %s plane of %d bytes, the window needs %dx%d %s", b, p.Width, p.Height, p.Type, len(p.Data), f.width, y1-y0, t)
+		if p.Type != t || p.Width != ww || p.Height != y1-y0 || len(p.Data) != p.Pixels()*t.Size() {
+			return fmt.Errorf("destination for band %d is a %dx%d %s plane of %d bytes, the window needs %dx%d %s", b, p.Width, p.Height, p.Type, len(p.Data), ww, y1-y0, t)
 		}
 		spans = append(spans, p.Data)
 	}
@@ -158,10 +181,14 @@ func overlapping(planes [][]byte, bands []int) error {
 }
 
 // target is where one band's samples of a window go: buf holds the
-// window's rows, Width samples of osz bytes each.
+// window's rows, stride samples of osz bytes each, the first of image
+// column wx (a target made by floatTarget or typedTarget holds whole rows
+// until these are set).
 type target struct {
 	buf    []byte
 	osz    int
+	stride int     // samples per row of buf
+	wx     int     // image column of buf's first sample
 	offset int     // byte offset of the sample within a decoded pixel
 	conv   rowConv // decoded samples to the output type
 	fill   []byte  // one sample of the sparse fill value, in the output type
@@ -201,7 +228,7 @@ func (f *File) floatTarget(buf []byte) target {
 	cf := converter(f.typ, f.be && f.pred != 3)
 	fill := make([]byte, 4)
 	binary.NativeEndian.PutUint32(fill, math.Float32bits(float32(f.fillValue())))
-	return target{buf: buf, osz: 4, fill: fill, conv: func(dst, src []byte, stride int) {
+	return target{buf: buf, osz: 4, stride: f.width, fill: fill, conv: func(dst, src []byte, stride int) {
 		cf(bytesF32(dst), src, stride)
 	}}
 }
@@ -238,7 +265,7 @@ func (f *File) typedTarget(buf []byte, t compute.DataType) target {
 			binary.NativeEndian.PutUint32(fill, uint32(int32(v)))
 		}
 	}
-	return target{buf: buf, osz: size, fill: fill, conv: copyConv(size, swap)}
+	return target{buf: buf, osz: size, stride: f.width, fill: fill, conv: copyConv(size, swap)}
 }
 
 // copyConv copies samples of size bytes, gathering them from pixels of
@@ -304,13 +331,14 @@ type windowJobs struct {
 	ord, starts []int32
 }
 
-// windowWork lists the chunks of rows [y0, y1) that have targets, grouped
+// windowWork lists the chunks of window wn that have targets, grouped
 // by their bytes in file order, and the decoding work they cost: each
 // group once, down to the deepest row of the window any of its chunks
 // reaches.
-func (f *File) windowWork(tl [][]target, y0, y1 int) (uint64, windowJobs) {
+func (f *File) windowWork(tl [][]target, wn window) (uint64, windowJobs) {
+	y0, y1 := wn.y0, wn.y1
 	var chunks []int32
-	if y0 == 0 && y1 == f.height {
+	if y0 == 0 && y1 == f.height && wn.x0 == 0 && wn.x1 == f.width {
 		chunks = f.byPlace // already in file order
 	} else {
 		perPlane := f.across * f.down
@@ -319,7 +347,7 @@ func (f *File) windowWork(tl [][]target, y0, y1 int) (uint64, windowJobs) {
 				continue
 			}
 			for r := y0 / f.ch; r <= (y1-1)/f.ch; r++ {
-				for c := range f.across {
+				for c := wn.x0 / f.cw; c <= (wn.x1-1)/f.cw; c++ {
 					chunks = append(chunks, int32(p*perPlane+r*f.across+c))
 				}
 			}
@@ -365,8 +393,9 @@ func (f *File) windowWork(tl [][]target, y0, y1 int) (uint64, windowJobs) {
 
 // decodeWindow decodes rows [y0, y1) of the targets' bands by deadline.
 func (f *File) decodeWindow(tl [][]target, y0, y1 int, deadline time.Time) error {
-	_, jobs := f.windowWork(tl, y0, y1)
-	return f.decodeJobs(tl, jobs, y0, y1, deadline)
+	wn := window{0, y0, f.width, y1}
+	_, jobs := f.windowWork(tl, wn)
+	return f.decodeJobs(tl, jobs, wn, deadline)
 }
 
 // decodeJobs decodes the window's chunk groups on as many workers as the
@@ -375,7 +404,8 @@ func (f *File) decodeWindow(tl [][]target, y0, y1 int, deadline time.Time) error
 // decode chunks row by row straight into the targets, so a worker's memory
 // is a few rows whatever the chunk size; rows below the window are never
 // decoded, rows above it only when the window cuts a chunk.
-func (f *File) decodeJobs(tl [][]target, wj windowJobs, y0, y1 int, deadline time.Time) error {
+func (f *File) decodeJobs(tl [][]target, wj windowJobs, wn window, deadline time.Time) error {
+	y0, y1 := wn.y0, wn.y1
 	jobs := len(wj.starts) - 1
 	if jobs <= 0 {
 		return nil
@@ -398,12 +428,14 @@ func (f *File) decodeJobs(tl [][]target, wj windowJobs, y0, y1 int, deadline tim
 		errMu.Unlock()
 		failed.Store(true)
 	}
-	// span is the part of chunk ci the window shows: columns [x0, x0+vw)
-	// and the chunk's rows [r0, r1), its top at image row cy0.
-	type span struct{ x0, cy0, vw, r0, r1, plane int }
+	// span is the part of chunk ci the window shows: image columns
+	// [x0, x0+vw), which are the chunk's columns from sx, and the chunk's
+	// rows [r0, r1), its top at image row cy0.
+	type span struct{ x0, sx, cy0, vw, r0, r1, plane int }
 	spanOf := func(ci int) span {
-		x0, cy0, vw, vh := f.visible(ci)
-		return span{x0, cy0, vw, max(0, y0-cy0), min(vh, y1-cy0), f.planeOf(ci)}
+		cx0, cy0, vw, vh := f.visible(ci)
+		x0, x1 := max(cx0, wn.x0), min(cx0+vw, wn.x1)
+		return span{x0, x0 - cx0, cy0, x1 - x0, max(0, y0-cy0), min(vh, y1-cy0), f.planeOf(ci)}
 	}
 	for range workers {
 		wg.Add(1)
@@ -426,7 +458,7 @@ func (f *File) decodeJobs(tl [][]target, wj windowJobs, y0, y1 int, deadline tim
 					s := spanOf(int(group[0]))
 					for _, t := range tl[s.plane] {
 						for r := s.r0; r < s.r1; r++ {
-							row := t.buf[((s.cy0+r-y0)*f.width+s.x0)*t.osz:][:s.vw*t.osz]
+							row := t.buf[((s.cy0+r-y0)*t.stride+s.x0-t.wx)*t.osz:][:s.vw*t.osz]
 							for k := 0; k < len(row); k += t.osz {
 								copy(row[k:], t.fill)
 							}
@@ -449,15 +481,16 @@ func (f *File) decodeJobs(tl [][]target, wj windowJobs, y0, y1 int, deadline tim
 					s := spanOf(ci)
 					copied := false
 					for _, r := range reps {
-						if r.vw >= s.vw && r.r0 <= s.r0 && r.r1 >= s.r1 {
+						if r.sx <= s.sx && r.sx+r.vw >= s.sx+s.vw && r.r0 <= s.r0 && r.r1 >= s.r1 {
 							for _, t := range tl[s.plane] {
 								src := t.buf
 								if f.planar {
 									src = tl[r.plane][0].buf
 								}
 								n := s.vw * t.osz
+								rx := r.x0 + s.sx - r.sx
 								for k := s.r0; k < s.r1; k++ {
-									copy(t.buf[((s.cy0+k-y0)*f.width+s.x0)*t.osz:][:n], src[((r.cy0+k-y0)*f.width+r.x0)*t.osz:][:n])
+									copy(t.buf[((s.cy0+k-y0)*t.stride+s.x0-t.wx)*t.osz:][:n], src[((r.cy0+k-y0)*t.stride+rx-t.wx)*t.osz:][:n])
 								}
 							}
 							copied = true
@@ -467,7 +500,7 @@ func (f *File) decodeJobs(tl [][]target, wj windowJobs, y0, y1 int, deadline tim
 					if copied {
 						continue
 					}
-					if err := w.chunk(ci, tl[s.plane], s.x0, s.cy0-y0, s.vw, s.r0, s.r1); err != nil {
+					if err := w.chunk(ci, tl[s.plane], s.x0, s.sx, s.cy0-y0, s.vw, s.r0, s.r1); err != nil {
 						if err != errStopped {
 							fail(ci, fmt.Errorf("read %s: %w", f.name, capped{f.chunkError(ci, s.r1, err)}))
 						}
