@@ -35,3 +35,6 @@ func userError(err error) error {
 	}
 	return err
 }
+
+// explain is userError for any error.
+func explain(err error) error { return userError(err) }

@@ -87,22 +87,23 @@ func (w *Window) SaveSession(path string) error {
 	return nil
 }
 
-// ReadSession reads a session file.
+// ReadSession reads a session file. Its errors are one line that starts
+// with the file's path and says what is wrong in a user's words.
 func ReadSession(path string) (Session, error) {
 	var s Session
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return s, fmt.Errorf("session %s: %w", path, userError(err))
+		return s, explain(err)
 	}
 	if err := json.Unmarshal(b, &s); err != nil {
-		return s, fmt.Errorf("session %s: not a Canopy session file: %v", path, err)
+		return s, fmt.Errorf("%s: not a Canopy session file, or it is damaged (%v)", path, err)
 	}
 	if s.Version != sessionVersion {
-		return s, fmt.Errorf("session %s: version %d, this Canopy reads version %d", path, s.Version, sessionVersion)
+		return s, fmt.Errorf("%s: a session file of version %d; this Canopy reads version %d", path, s.Version, sessionVersion)
 	}
 	if s.Classes != nil {
 		if err := s.Classes.Validate(); err != nil {
-			return s, fmt.Errorf("session %s: classes: %v", path, err)
+			return s, fmt.Errorf("%s: its classes are wrong: %v", path, err)
 		}
 	}
 	return s, nil

@@ -14,10 +14,13 @@ var (
 	shortcutFit     = &desktop.CustomShortcut{KeyName: fyne.Key0, Modifier: fyne.KeyModifierShortcutDefault}
 	shortcutExport  = &desktop.CustomShortcut{KeyName: fyne.KeyE, Modifier: fyne.KeyModifierShortcutDefault}
 	shortcutSave    = &desktop.CustomShortcut{KeyName: fyne.KeyS, Modifier: fyne.KeyModifierShortcutDefault}
+	// shortcutOpenSession is Ctrl+Shift+O (Cmd+Shift+O on macOS).
+	shortcutOpenSession = &desktop.CustomShortcut{KeyName: fyne.KeyO, Modifier: fyne.KeyModifierShortcutDefault | fyne.KeyModifierShift}
 )
 
 // addShortcuts binds the shortcuts on the window's canvas: open a scene
-// file, compute, zoom in and out, fit, export the map.
+// file, compute, zoom in and out, fit, export the map, save and open a
+// session.
 func (w *Window) addShortcuts() {
 	c := w.Win.Canvas()
 	bind := func(s *desktop.CustomShortcut, f func()) { c.AddShortcut(s, func(fyne.Shortcut) { f() }) }
@@ -32,6 +35,7 @@ func (w *Window) addShortcuts() {
 	bind(shortcutFit, w.Map.Fit)
 	bind(shortcutExport, w.exportPNGDialog)
 	bind(shortcutSave, w.saveSessionDialog)
+	bind(shortcutOpenSession, w.openSessionDialog)
 	w.Win.SetOnDropped(w.dropped)
 }
 

@@ -342,6 +342,7 @@ func (w *Window) mainMenu() *fyne.MainMenu {
 		fyne.NewMenuItem("Open scene folder…", w.source.pickFolder),
 		withShortcut(fyne.NewMenuItem("Open scene file…", w.source.pickFile), shortcutOpen),
 		fyne.NewMenuItemSeparator(),
+		withShortcut(fyne.NewMenuItem("Open session…", w.openSessionDialog), shortcutOpenSession),
 		withShortcut(fyne.NewMenuItem("Save session…", w.saveSessionDialog), shortcutSave),
 		fyne.NewMenuItemSeparator(),
 		withShortcut(fyne.NewMenuItem("Export map as PNG…", w.exportPNGDialog), shortcutExport),
