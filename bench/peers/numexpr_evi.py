@@ -15,6 +15,7 @@ benchmarks on the same size (BenchmarkEVI/f32: c and go-parallel,
 with every median and the ratios numexpr / backend.
 
 usage: bench/peers/numexpr_evi.py [--size N] [--repeat K] [--count C] [--float64] [--no-go]
+                                  [--go-test BINARY]
        (from the repository root; Go at /usr/local/go/bin or on PATH)
 """
 import argparse
@@ -98,11 +99,17 @@ def go_bin():
     sys.exit("numexpr_evi: no go binary (install Go or put it on PATH)")
 
 
-def time_go(size, count):
-    """Per-run times (ms) of BenchmarkEVI/f32 in compute/cback, by backend."""
+def time_go(size, count, binary=None):
+    """Per-run times (ms) of BenchmarkEVI/f32 in compute/cback, by backend:
+    through go test, or through a test binary built elsewhere (go test -c;
+    the GPU machine has no Go)."""
     env = dict(os.environ, CANOPY_BENCH_SIZE=str(size), CGO_ENABLED="1", GOEXPERIMENT="simd")
-    cmd = [go_bin(), "test", "-run", "^$", "-bench", "^BenchmarkEVI$/^f32$", "-benchtime=5x",
-           f"-count={count}", "./compute/cback"]
+    if binary:
+        cmd = [binary, "-test.run", "^$", "-test.bench", "^BenchmarkEVI$/^f32$", "-test.benchtime=5x",
+               f"-test.count={count}"]
+    else:
+        cmd = [go_bin(), "test", "-run", "^$", "-bench", "^BenchmarkEVI$/^f32$", "-benchtime=5x",
+               f"-count={count}", "./compute/cback"]
     p = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if p.returncode != 0:
         sys.exit("numexpr_evi: go test failed:\n" + p.stdout + p.stderr)
@@ -122,6 +129,8 @@ def main():
     ap.add_argument("--float64", action="store_true",
                     help="also time the literal formula, which numexpr computes in float64")
     ap.add_argument("--no-go", action="store_true", help="time numexpr only")
+    ap.add_argument("--go-test", metavar="BINARY",
+                    help="compute/cback's test binary (go test -c) instead of go test")
     a = ap.parse_args()
 
     res = {
@@ -131,7 +140,7 @@ def main():
     }
     res.update(time_numexpr(a.size, a.repeat, a.float64))
     if not a.no_go:
-        for name, ms in sorted(time_go(a.size, a.count).items()):
+        for name, ms in sorted(time_go(a.size, a.count, a.go_test).items()):
             res[name + "_ms"] = stats(ms)
             res["numexpr_over_" + name] = res["numexpr_ms"]["median"] / statistics.median(ms)
     print(json.dumps(res))

@@ -66,34 +66,47 @@ func (p *GoParallel) RunJob(j *compute.Job) (compute.Timings, error) {
 }
 
 // blockProgram is a job's program as a par.Task: each worker takes a
-// scratch register file from the free list, runs its span block by block,
-// and gives it back, so that a run allocates nothing once the register
-// files are big enough.
+// register file from the free list, runs its span block by block, and
+// gives it back, so that a run allocates nothing once the register files
+// are big enough.
+//
+// The program runs fused (index.Program.Fusions), as the c backend's does:
+// float32 bands with nothing to convert are read in place, a normalised
+// difference is one pass (vec.NDVI), and an output's last finite writes the
+// output plane itself; an NDVI job is then a single pass from the bands to
+// the output. None of it changes a bit of the results.
 type blockProgram struct {
-	j *compute.Job
-	// ndvi is set for a job that is NDVI alone over float32 bands stored
-	// as reflectance: the hand-written kernel (vec.NDVI) runs it in one
-	// pass instead of the program's five, with the same operations in the
-	// same order, so the same numbers (BenchmarkNDVIJob keeps it honest).
-	ndvi    bool
+	j       *compute.Job
+	fuse    index.FusionPlan
 	convs   []vec.Conv
-	scratch chan []float32
+	direct  []bool // band k is read in place
+	scratch chan *registers
 	size    int
+}
+
+// registers is one worker's register file: own[r] is register r's
+// scratch, cur[r] where its values are now (its scratch, or a band read in
+// place).
+type registers struct {
+	s        []float32
+	own, cur [][]float32
 }
 
 func (b *blockProgram) prepare(j *compute.Job, workers int) {
 	b.j = j
-	b.ndvi = isNDVI(j)
-	b.convs = b.convs[:0]
+	b.fuse = j.Program.Fusions()
+	b.convs, b.direct = b.convs[:0], b.direct[:0]
 	for _, band := range j.Bands {
 		r := band.Radiometry
 		b.convs = append(b.convs, vec.Conv{Add: float32(r.Add), Scale: float32(r.Scale), Offset: float32(r.Offset), NoData: band.NoData, HasNoData: band.HasNoData})
+		b.direct = append(b.direct, band.Plane.Type == compute.F32 && r.IsIdentity() && !band.HasNoData)
 	}
-	need := max(1, j.Program.NumRegs) * BlockPixels
+	nregs := max(1, j.Program.NumRegs)
+	need := nregs * BlockPixels
 	if b.scratch == nil || cap(b.scratch) < workers || b.size < need {
-		b.scratch = make(chan []float32, workers)
+		b.scratch = make(chan *registers, workers)
 		for range workers {
-			b.scratch <- make([]float32, need)
+			b.scratch <- &registers{s: make([]float32, need)}
 		}
 		b.size = need
 	}
@@ -102,24 +115,23 @@ func (b *blockProgram) prepare(j *compute.Job, workers int) {
 // Do runs the program over pixels [lo, hi).
 func (b *blockProgram) Do(lo, hi int) {
 	j := b.j
-	if b.ndvi {
-		ndviJob(j, lo, hi)
-		return
-	}
-	s := <-b.scratch
-	defer func() { b.scratch <- s }()
+	rf := <-b.scratch
+	defer func() { b.scratch <- rf }()
 	p := j.Program
-	regs := make([][]float32, 0, 64)
 	for lo < hi {
 		n := min(BlockPixels, hi-lo)
-		regs = regs[:0]
+		rf.own, rf.cur = rf.own[:0], rf.cur[:0]
 		for r := range p.NumRegs {
-			regs = append(regs, s[r*BlockPixels:r*BlockPixels+n])
+			rf.own = append(rf.own, rf.s[r*BlockPixels:r*BlockPixels+n])
 		}
-		runBlock(j, b.convs, regs, lo, lo+n)
+		rf.cur = append(rf.cur, rf.own...)
+		b.runBlock(rf, lo, lo+n)
 		for o, r := range p.Outputs {
+			if b.fuse.OutAt[o] >= 0 {
+				continue
+			}
 			dst := j.Out[o][lo : lo+n]
-			copy(dst, regs[r])
+			copy(dst, rf.cur[r])
 			if j.Mask != nil {
 				vec.MaskNaN(dst, j.Mask[lo:lo+n])
 			}
@@ -128,56 +140,98 @@ func (b *blockProgram) Do(lo, hi int) {
 	}
 }
 
-// runBlock runs every instruction over pixels [lo, hi) into regs.
-func runBlock(j *compute.Job, convs []vec.Conv, r [][]float32, lo, hi int) {
-	for _, c := range j.Program.Code {
-		d := r[c.Dst]
-		switch c.Op {
+// store writes the outputs instruction c writes, NaN where the mask is
+// set: finite(nd(a, b)) when nd is set, finite(a) otherwise.
+func (b *blockProgram) store(c, lo, hi int, a, bb []float32, nd bool) {
+	j := b.j
+	for o, at := range b.fuse.OutAt {
+		if at != c {
+			continue
+		}
+		dst := j.Out[o][lo:hi]
+		if nd {
+			vec.NDVI(dst, bb, a)
+			vec.Finite(dst, dst)
+		} else {
+			vec.Finite(dst, a)
+		}
+		if j.Mask != nil {
+			vec.MaskNaN(dst, j.Mask[lo:hi])
+		}
+	}
+}
+
+// runBlock runs the fused program over pixels [lo, hi) into rf.
+func (b *blockProgram) runBlock(rf *registers, lo, hi int) {
+	j := b.j
+	own, r := rf.own, rf.cur
+	for c, in := range j.Program.Code {
+		d := own[in.Dst]
+		switch b.fuse.Kind[c] {
+		case index.FuseSkip:
+			continue
+		case index.FuseND:
+			vec.NDVI(d, r[b.fuse.B[c]], r[b.fuse.A[c]])
+			r[in.Dst] = d
+			continue
+		case index.FuseNDStore:
+			b.store(c, lo, hi, r[b.fuse.A[c]], r[b.fuse.B[c]], true)
+			continue
+		case index.FuseStore:
+			b.store(c, lo, hi, r[in.A], nil, false)
+			continue
+		}
+		switch in.Op {
 		case index.OpLoad:
-			load(d, j.Bands[c.A].Plane, convs[c.A], lo, hi)
+			if b.direct[in.A] {
+				r[in.Dst] = j.Bands[in.A].Plane.F32()[lo:hi]
+				continue
+			}
+			load(d, j.Bands[in.A].Plane, b.convs[in.A], lo, hi)
 		case index.OpConst:
 			for i := range d {
-				d[i] = c.K
+				d[i] = in.K
 			}
 		case index.OpAdd:
-			vec.Add(d, r[c.A], r[c.B])
+			vec.Add(d, r[in.A], r[in.B])
 		case index.OpSub:
-			vec.Sub(d, r[c.A], r[c.B])
+			vec.Sub(d, r[in.A], r[in.B])
 		case index.OpMul:
-			vec.Mul(d, r[c.A], r[c.B])
+			vec.Mul(d, r[in.A], r[in.B])
 		case index.OpDiv:
-			vec.Div(d, r[c.A], r[c.B])
+			vec.Div(d, r[in.A], r[in.B])
 		case index.OpNeg:
-			vec.Neg(d, r[c.A])
+			vec.Neg(d, r[in.A])
 		case index.OpAbs:
-			vec.Abs(d, r[c.A])
+			vec.Abs(d, r[in.A])
 		case index.OpSqrt:
-			vec.Sqrt(d, r[c.A])
+			vec.Sqrt(d, r[in.A])
 		case index.OpMin:
-			vec.Min(d, r[c.A], r[c.B])
+			vec.Min(d, r[in.A], r[in.B])
 		case index.OpMax:
-			vec.Max(d, r[c.A], r[c.B])
+			vec.Max(d, r[in.A], r[in.B])
 		case index.OpAddK:
-			vec.AddK(d, r[c.A], c.K)
+			vec.AddK(d, r[in.A], in.K)
 		case index.OpSubK:
-			vec.SubK(d, r[c.A], c.K)
+			vec.SubK(d, r[in.A], in.K)
 		case index.OpKSub:
-			vec.KSub(d, r[c.A], c.K)
+			vec.KSub(d, r[in.A], in.K)
 		case index.OpMulK:
-			vec.MulK(d, r[c.A], c.K)
+			vec.MulK(d, r[in.A], in.K)
 		case index.OpDivK:
-			vec.DivK(d, r[c.A], c.K)
+			vec.DivK(d, r[in.A], in.K)
 		case index.OpKDiv:
-			vec.KDiv(d, r[c.A], c.K)
+			vec.KDiv(d, r[in.A], in.K)
 		case index.OpMinK:
-			vec.MinK(d, r[c.A], c.K)
+			vec.MinK(d, r[in.A], in.K)
 		case index.OpMaxK:
-			vec.MaxK(d, r[c.A], c.K)
+			vec.MaxK(d, r[in.A], in.K)
 		case index.OpFinite:
-			vec.Finite(d, r[c.A])
+			vec.Finite(d, r[in.A])
 		default:
-			panic("goback: unknown op " + c.Op.String())
+			panic("goback: unknown op " + in.Op.String())
 		}
+		r[in.Dst] = d
 	}
 }
 
@@ -198,47 +252,5 @@ func load(dst []float32, p compute.Plane, c vec.Conv, lo, hi int) {
 		vec.LoadF32(dst, p.F32()[lo:hi], c)
 	default:
 		panic("goback: unknown sample type " + p.Type.String())
-	}
-}
-
-var ndviExpr = index.MustParse("(nir - red) / (nir + red)")
-
-// isNDVI reports whether j is NDVI alone over float32 bands with no
-// radiometry to apply (Bands[0] is red, Bands[1] nir: the program's
-// canonical order).
-func isNDVI(j *compute.Job) bool {
-	if len(j.Exprs) != 1 || !j.Exprs[0].Equal(ndviExpr) || len(j.Bands) != 2 {
-		return false
-	}
-	for _, b := range j.Bands {
-		if b.Plane.Type != compute.F32 || !b.Radiometry.IsIdentity() {
-			return false
-		}
-	}
-	return j.Bands[0].Role == "red" && j.Bands[1].Role == "nir"
-}
-
-// ndviJob is NDVI over pixels [lo, hi) with the hand-written kernel, in
-// pieces the scheduler can interleave: (nir − red) / (nir + red), NaN
-// where the sum is zero, then NaN where a band is nodata, where the result
-// is not finite, and where the mask is set, as the program does.
-func ndviJob(j *compute.Job, lo, hi int) {
-	red, nir, out := j.Bands[0].Plane.F32(), j.Bands[1].Plane.F32(), j.Out[0]
-	rb, nb := &j.Bands[0], &j.Bands[1]
-	for a := lo; a < hi; a += ndviPiece {
-		z := min(a+ndviPiece, hi)
-		o, r, n := out[a:z], red[a:z], nir[a:z]
-		vec.NDVI(o, r, n)
-		if rb.HasNoData || nb.HasNoData {
-			for i := range o {
-				if (rb.HasNoData && float64(r[i]) == rb.NoData) || (nb.HasNoData && float64(n[i]) == nb.NoData) {
-					o[i] = compute.NaN32
-				}
-			}
-		}
-		vec.Finite(o, o)
-		if j.Mask != nil {
-			vec.MaskNaN(o, j.Mask[a:z])
-		}
 	}
 }
