@@ -170,6 +170,37 @@ func BenchmarkNDVI(b *testing.B) {
 		bands := u16Bands(n, n)[1:]
 		b.Run("job", func(b *testing.B) { runJob(b, c, newJob(b, bands, "ndvi")) })
 	})
+	// go-parallel's NDVI job (the fused block program) against its NDVI
+	// kernel (vec.NDVI over the two planes, the Run path), alternated.
+	b.Run("f32/go-parallel", func(b *testing.B) {
+		g := goback.NewGoParallel(0)
+		defer g.Close()
+		bands := f32Bands(n, n)[1:]
+		j := newJob(b, bands, "ndvi")
+		in := compute.Input{Width: n, Height: n, Red: bands[0].Plane.F32(), NIR: bands[1].Plane.F32()}
+		out := compute.NewOutput(n * n)
+		var tj, tk, ratio []float64
+		run := func() (float64, float64) {
+			t0 := time.Now()
+			if _, err := g.RunJob(j); err != nil {
+				b.Fatal(err)
+			}
+			t1 := time.Now()
+			if _, err := g.Run(in, out); err != nil {
+				b.Fatal(err)
+			}
+			return t1.Sub(t0).Seconds() * 1e3, time.Since(t1).Seconds() * 1e3
+		}
+		run()
+		b.ResetTimer()
+		for b.Loop() {
+			a, k := run()
+			tj, tk, ratio = append(tj, a), append(tk, k), append(ratio, a/k)
+		}
+		b.ReportMetric(median(tj), "job-ms")
+		b.ReportMetric(median(tk), "kernel-ms")
+		b.ReportMetric(median(ratio), "job/kernel")
+	})
 }
 
 // BenchmarkEVI runs EVI (blue, red, nir) on the c and go-parallel block

@@ -150,8 +150,7 @@ func (b *blockProgram) store(c, lo, hi int, a, bb []float32, nd bool) {
 		}
 		dst := j.Out[o][lo:hi]
 		if nd {
-			vec.NDVI(dst, bb, a)
-			vec.Finite(dst, dst)
+			vec.NDFinite(dst, bb, a)
 		} else {
 			vec.Finite(dst, a)
 		}

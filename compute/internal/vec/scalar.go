@@ -163,6 +163,16 @@ func ndviGo(out, red, nir []float32) {
 	}
 }
 
+func ndFiniteGo(out, red, nir []float32) {
+	for i := range out {
+		v := ndvi1(red[i], nir[i])
+		if math.IsInf(float64(v), 0) {
+			v = nan32
+		}
+		out[i] = v
+	}
+}
+
 // sample is a stored sample type the loads read.
 type sample interface {
 	uint8 | uint16 | int16 | uint32 | int32 | float32

@@ -158,6 +158,11 @@ func Finite(dst, a []float32) { un("Finite", dst, a, finiteAVX2, finiteGo) }
 // is ±0 (and wherever an input is NaN).
 func NDVI(out, red, nir []float32) { bin("NDVI", out, red, nir, ndviAVX2, ndviGo) }
 
+// NDFinite is NDVI followed by Finite in one pass: out[i] = (nir[i]-red[i])
+// / (nir[i]+red[i]), NaN where the sum is ±0 and where the quotient is
+// ±Inf.
+func NDFinite(out, red, nir []float32) { bin("NDFinite", out, red, nir, ndFiniteAVX2, ndFiniteGo) }
+
 // MaskNaN sets dst[i] = NaN where mask[i] != 0 and leaves the others.
 func MaskNaN(dst []float32, mask []uint8) {
 	n := len(dst)

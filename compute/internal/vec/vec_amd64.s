@@ -1057,6 +1057,99 @@ ndvi_done:
 	VZEROUPPER
 	RET
 
+// func ndFiniteAVX2(out []float32, red []float32, nir []float32)
+// Requires: AVX, AVX2
+TEXT ·ndFiniteAVX2(SB), NOSPLIT, $0-72
+	MOVQ         out_base+0(FP), AX
+	MOVQ         red_base+24(FP), CX
+	MOVQ         nir_base+48(FP), DX
+	MOVQ         out_len+8(FP), BX
+	VXORPS       Y0, Y0, Y0
+	VPCMPEQD     Y1, Y1, Y1
+	VPSRLD       $0x01, Y1, Y1
+	MOVL         $0x7f800000, SI
+	VMOVD        SI, X2
+	VPBROADCASTD X2, Y2
+	XORQ         SI, SI
+	MOVQ         BX, DI
+	SHRQ         $0x05, DI
+	JZ           ndfinite_one
+
+ndfinite_four:
+	VMOVUPS (CX)(SI*4), Y3
+	VMOVUPS (DX)(SI*4), Y4
+	VADDPS  Y3, Y4, Y5
+	VSUBPS  Y3, Y4, Y3
+	VDIVPS  Y5, Y3, Y3
+	VCMPPS  $0x00, Y0, Y5, Y4
+	VORPS   Y4, Y3, Y3
+	VANDPS  Y1, Y3, Y4
+	VCMPPS  $0x00, Y2, Y4, Y4
+	VORPS   Y4, Y3, Y3
+	VMOVUPS Y3, (AX)(SI*4)
+	VMOVUPS 32(CX)(SI*4), Y3
+	VMOVUPS 32(DX)(SI*4), Y4
+	VADDPS  Y3, Y4, Y5
+	VSUBPS  Y3, Y4, Y3
+	VDIVPS  Y5, Y3, Y3
+	VCMPPS  $0x00, Y0, Y5, Y4
+	VORPS   Y4, Y3, Y3
+	VANDPS  Y1, Y3, Y4
+	VCMPPS  $0x00, Y2, Y4, Y4
+	VORPS   Y4, Y3, Y3
+	VMOVUPS Y3, 32(AX)(SI*4)
+	VMOVUPS 64(CX)(SI*4), Y3
+	VMOVUPS 64(DX)(SI*4), Y4
+	VADDPS  Y3, Y4, Y5
+	VSUBPS  Y3, Y4, Y3
+	VDIVPS  Y5, Y3, Y3
+	VCMPPS  $0x00, Y0, Y5, Y4
+	VORPS   Y4, Y3, Y3
+	VANDPS  Y1, Y3, Y4
+	VCMPPS  $0x00, Y2, Y4, Y4
+	VORPS   Y4, Y3, Y3
+	VMOVUPS Y3, 64(AX)(SI*4)
+	VMOVUPS 96(CX)(SI*4), Y3
+	VMOVUPS 96(DX)(SI*4), Y4
+	VADDPS  Y3, Y4, Y5
+	VSUBPS  Y3, Y4, Y3
+	VDIVPS  Y5, Y3, Y3
+	VCMPPS  $0x00, Y0, Y5, Y4
+	VORPS   Y4, Y3, Y3
+	VANDPS  Y1, Y3, Y4
+	VCMPPS  $0x00, Y2, Y4, Y4
+	VORPS   Y4, Y3, Y3
+	VMOVUPS Y3, 96(AX)(SI*4)
+	ADDQ    $0x20, SI
+	DECQ    DI
+	JNZ     ndfinite_four
+
+ndfinite_one:
+	MOVQ BX, DI
+	SHRQ $0x03, DI
+	ANDQ $0x03, DI
+	JZ   ndfinite_done
+
+ndfinite_onel:
+	VMOVUPS (CX)(SI*4), Y3
+	VMOVUPS (DX)(SI*4), Y4
+	VADDPS  Y3, Y4, Y5
+	VSUBPS  Y3, Y4, Y3
+	VDIVPS  Y5, Y3, Y3
+	VCMPPS  $0x00, Y0, Y5, Y4
+	VORPS   Y4, Y3, Y3
+	VANDPS  Y1, Y3, Y4
+	VCMPPS  $0x00, Y2, Y4, Y4
+	VORPS   Y4, Y3, Y3
+	VMOVUPS Y3, (AX)(SI*4)
+	ADDQ    $0x08, SI
+	DECQ    DI
+	JNZ     ndfinite_onel
+
+ndfinite_done:
+	VZEROUPPER
+	RET
+
 // func loadU8AVX2(dst []float32, src []uint8, add float32, scale float32, offset float32, nd uint32, mode uint32)
 // Requires: AVX, AVX2
 TEXT ·loadU8AVX2(SB), NOSPLIT, $0-68

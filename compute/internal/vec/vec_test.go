@@ -87,6 +87,7 @@ func compare(t *testing.T, what string, got, want []float32, in ...[]float32) {
 
 var binaries = map[string]func(dst, a, b []float32){
 	"Add": Add, "Sub": Sub, "Mul": Mul, "Div": Div, "Min": Min, "Max": Max, "NDVI": NDVI,
+	"NDFinite": NDFinite,
 }
 
 var withConst = map[string]func(dst, a []float32, k float32){
@@ -328,6 +329,13 @@ func TestDefinitions(t *testing.T) {
 		{"NDVI", NDVI, 0, 0, nan()},
 		{"NDVI", NDVI, -0.25, 0.25, nan()},
 		{"NDVI", NDVI, 0.2, nan(), nan()},
+		// red -1e38, nir 3e38: the difference overflows to +Inf, the sum
+		// does not; NDVI keeps the Inf, NDFinite makes it NaN.
+		{"NDVI", NDVI, -1e38, 3e38, inf},
+		{"NDFinite", NDFinite, -1e38, 3e38, nan()},
+		{"NDFinite", NDFinite, 0.1, 0.5, float32(0.4) / float32(0.6)},
+		{"NDFinite", NDFinite, 0, 0, nan()},
+		{"NDFinite", NDFinite, 0.2, nan(), nan()},
 	}
 	for _, kernel := range []bool{false, true} {
 		if kernel && !haveAVX2() {

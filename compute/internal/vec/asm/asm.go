@@ -308,6 +308,27 @@ func genNDVI() {
 	})
 }
 
+// genNDFinite is genNDVI with the finite of the result in the same pass: a
+// fused normalised difference that writes an output (go-parallel's nd
+// store).
+func genNDFinite() {
+	text("ndFiniteAVX2", "(out, red, nir []float32)", "ndFiniteAVX2 sets out[i] = (nir[i]-red[i])/(nir[i]+red[i]), NaN where the sum is ±0 and where the quotient is ±Inf, for the first len(out)&^7 elements.")
+	d := Load(Param("out").Base(), GP64())
+	pr := Load(Param("red").Base(), GP64())
+	pn := Load(Param("nir").Base(), GP64())
+	n := Load(Param("out").Len(), GP64())
+	zero := zeros()
+	var fin func(reg.VecVirtual) reg.VecVirtual
+	for _, o := range unops {
+		if o.name == "finite" {
+			fin = o.op()
+		}
+	}
+	loop("ndfinite", n, func(i reg.Register, u int) {
+		VMOVUPS(fin(ndvi(zero, load(f32(pr, i, u)), load(f32(pn, i, u)))), f32(d, i, u))
+	})
+}
+
 // A stored sample type and how eight of them become eight int32 lanes (or,
 // for float32, eight float lanes).
 type sample struct {
@@ -505,6 +526,7 @@ func main() {
 		genUnary(o)
 	}
 	genNDVI()
+	genNDFinite()
 	for _, s := range samples {
 		genLoad(s)
 	}
