@@ -4,6 +4,8 @@ import (
 	"image"
 	"image/color"
 	"math"
+
+	"canopy/ui/render/composite"
 )
 
 // surface is what a layout draws on, in pixels from the top-left corner.
@@ -33,7 +35,11 @@ var (
 func (p *plan) mapRaster() *image.NRGBA {
 	fw, fh := p.frame.Dx(), p.frame.Dy()
 	img := image.NewNRGBA(image.Rect(0, 0, fw, fh))
-	p.lut.RenderView(img, p.m.Plane, p.m.Width, p.m.Height, 0, 0, p.zoom)
+	if c := p.m.Composite; c != nil {
+		c.RenderView(img, 0, 0, p.zoom)
+	} else {
+		p.lut.RenderView(img, p.m.Plane, p.m.Width, p.m.Height, 0, 0, p.zoom)
+	}
 	for i := 0; i < len(img.Pix); i += 4 {
 		if a := uint32(img.Pix[i+3]); a != 0xff {
 			for c := range 3 {
@@ -93,7 +99,22 @@ func (p *plan) drawLegend(s surface) {
 	s.text(l.head, x, l.headY, l.headSt, 0, ink)
 	t := p.line()
 	capH := p.ascent(l.textSt)
-	if l.classes != nil {
+	if l.lines != nil {
+		// A composite: a swatch of the channel's colour and its band and
+		// range on each row, then the stretch.
+		for i, line := range l.lines {
+			ry := l.rowsTop + float64(i)*l.rowH
+			base := ry + l.rowH/2 + capH/2
+			if i < 3 {
+				sw := rectF{x + t, ry + math.Round((l.rowH-l.swH)/2), x + t + l.swW, ry + math.Round((l.rowH-l.swH)/2) + l.swH}
+				s.fill(sw, composite.ChannelColors[i])
+				frameRect(s, sw, t, ink)
+				s.text(line, sw.x1+t+l.labelGap, base, l.textSt, 0, ink)
+			} else {
+				s.text(line, x, base, l.textSt, 0, ink)
+			}
+		}
+	} else if l.classes != nil {
 		for i := range l.classes {
 			c := l.classes[len(l.classes)-1-i]
 			ry := l.rowsTop + float64(i)*l.rowH

@@ -8,6 +8,7 @@ import (
 
 	"canopy/compute"
 	"canopy/ui/render/colormap"
+	"canopy/ui/render/composite"
 )
 
 // Map is what a layout shows: a w×h index plane, its georeferencing and
@@ -22,6 +23,10 @@ type Map struct {
 	// LUT colours the map and makes the legend; nil is the default ramp
 	// over [-1, 1].
 	LUT *colormap.LUT
+	// Composite, when set, is drawn instead of Plane through LUT (a
+	// natural- or false-colour view of Width×Height pixels; Plane may then
+	// be nil), and the legend gives its band combination and stretch.
+	Composite *composite.Composite
 }
 
 // Options say how a layout looks.
@@ -138,6 +143,12 @@ func (o Options) size(m Map) (w, h int, dpi float64, err error) {
 
 // check validates the map.
 func (m Map) check() error {
+	if c := m.Composite; c != nil {
+		if w, h := c.Size(); w != m.Width || h != m.Height {
+			return fmt.Errorf("layout: a %d×%d map given a %d×%d composite", m.Width, m.Height, w, h)
+		}
+		return nil
+	}
 	if m.Width <= 0 || m.Height <= 0 || len(m.Plane) != m.Width*m.Height {
 		return fmt.Errorf("layout: a map of %d×%d pixels given %d values", m.Width, m.Height, len(m.Plane))
 	}

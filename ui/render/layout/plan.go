@@ -220,6 +220,9 @@ func newPlan(m Map, opt Options) (*plan, error) {
 	p.title = opt.Title
 	if p.title == "" {
 		p.title = p.lut.Heading()
+		if c := m.Composite; c != nil && c.Title() != "" {
+			p.title = c.Title()
+		}
 	}
 	y := top
 	// Long titles wrap rather than run off the page.
@@ -396,6 +399,7 @@ type legendPlan struct {
 	head              string
 	headSt, textSt    textStyle
 	classes           colormap.ClassTable
+	lines             []string // a composite's rows (channels, stretch)
 	ticks             []float64
 	tickLabels        []string
 	barW, barH        float64
@@ -415,7 +419,21 @@ func (p *plan) planLegend() *legendPlan {
 	l.tickLen = math.Round(p.pts(4 * p.k))
 	w := 0.0
 	body := 0.0
-	if p.lut.Discrete() {
+	if c := p.m.Composite; c != nil {
+		lines := c.Legend()
+		if c.Title() != "" {
+			l.head, lines = lines[0], lines[1:]
+		}
+		l.lines = lines
+		for i, s := range lines {
+			lw := p.width(s, l.textSt)
+			if i < 3 {
+				lw += l.swW + l.labelGap
+			}
+			w = math.Max(w, lw)
+		}
+		body = float64(len(lines)) * l.rowH
+	} else if p.lut.Discrete() {
 		l.classes = p.lut.Classes()
 		boundsW := 0.0
 		for i, c := range l.classes {
@@ -452,6 +470,9 @@ func (l *legendPlan) place(p *plan, x, y float64) {
 	body := l.barH
 	if l.classes != nil {
 		body = float64(len(l.classes)) * l.rowH
+	}
+	if l.lines != nil {
+		body = float64(len(l.lines)) * l.rowH
 	}
 	l.noDataY = math.Round(top + body + l.gap)
 }

@@ -115,7 +115,12 @@ func WriteMapPNG(path string, m Map) ([]string, error) {
 	if err := m.check(); err != nil {
 		return nil, fmt.Errorf("write map %s: %w", path, err)
 	}
-	img := m.lut().Image(m.Plane, m.Width, m.Height)
+	var img image.Image
+	if m.Composite != nil {
+		img = m.Composite.Image()
+	} else {
+		img = m.lut().Image(m.Plane, m.Width, m.Height)
+	}
 	level := png.DefaultCompression
 	if m.Width*m.Height > 16<<20 {
 		level = png.BestSpeed
