@@ -202,8 +202,11 @@ func newIdentifyPanel(onExport func()) *identifyPanel {
 	p.Export = widget.NewButtonWithIcon("CSV…", theme.DocumentSaveIcon(), onExport)
 	p.Clear = widget.NewButtonWithIcon("Clear", theme.DeleteIcon(), p.clear)
 	title := widget.NewLabelWithStyle("Identify", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	head := container.NewBorder(nil, nil, title, container.NewHBox(p.Export, p.Clear))
-	p.card = container.NewVBox(head, p.hint, p.rows, widget.NewSeparator())
+	// The buttons get a row of their own, half the panel each: beside the
+	// title they made the panel wider than the column beside the map has
+	// room for, and were cut at its edge.
+	buttons := container.NewGridWithColumns(2, p.Export, p.Clear)
+	p.card = container.NewVBox(title, buttons, p.hint, p.rows, widget.NewSeparator())
 	p.refresh()
 	return p
 }

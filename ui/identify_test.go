@@ -2,6 +2,7 @@ package ui
 
 import (
 	"encoding/csv"
+	"fmt"
 	"image"
 	"math"
 	"os"
@@ -13,6 +14,8 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
 )
 
 // mapPos returns the window position of the centre of image pixel
@@ -142,4 +145,68 @@ func atof(t *testing.T, s string) float64 {
 		t.Fatalf("%q is not a number", s)
 	}
 	return v
+}
+
+// TestIdentifyFitsWindow: at 1440×900, 1600×1000 and 1920×1080, with
+// three pins, the identify panel's buttons (CSV…, Clear and each pin's
+// remove button) and its pin rows lie wholly inside the column beside the
+// map, clear of the column's scroll bar, and inside the window, each
+// button at least its natural size.
+func TestIdentifyFitsWindow(t *testing.T) {
+	for _, size := range []fyne.Size{{Width: 1440, Height: 900}, {Width: 1600, Height: 1000}, {Width: 1920, Height: 1080}} {
+		w := newTestWindow(t, Options{})
+		w.Win.Resize(size)
+		c := w.Win.Canvas()
+		for _, p := range []image.Point{{10, 10}, {20, 5}, {40, 50}} {
+			test.TapCanvas(c, mapPos(w, p.X, p.Y))
+		}
+		if len(w.Pins()) != 3 {
+			t.Fatalf("%v: %d pins, want 3", size, len(w.Pins()))
+		}
+		// The desktop driver lays a container out again when its content's
+		// minimum size changes; the test canvas only on a resize.
+		w.Win.Resize(size.AddWidthHeight(1, 1))
+		w.Win.Resize(size)
+		if got := c.Size(); got != size {
+			t.Fatalf("canvas %v, want %v", got, size)
+		}
+		d := fyne.CurrentApp().Driver()
+		col := w.stats.content
+		colPos := d.AbsolutePositionForObject(col)
+		// The column's visible area, less the scroll bar drawn over its
+		// right edge.
+		area := fyne.NewSize(col.Size().Width-theme.ScrollBarSize(), col.Size().Height)
+		inside := func(what string, o fyne.CanvasObject) {
+			t.Helper()
+			p, s := d.AbsolutePositionForObject(o), o.Size()
+			const eps = 0.01
+			if p.X < colPos.X-eps || p.Y < colPos.Y-eps || p.X+s.Width > colPos.X+area.Width+eps || p.Y+s.Height > colPos.Y+area.Height+eps {
+				t.Errorf("%v: %s at %v size %v leaves the identify column at %v size %v", size, what, p, s, colPos, area)
+			}
+			if p.X < 0 || p.Y < 0 || p.X+s.Width > size.Width || p.Y+s.Height > size.Height {
+				t.Errorf("%v: %s at %v size %v leaves the window", size, what, p, s)
+			}
+			if m := o.MinSize(); s.Width < m.Width-eps || s.Height < m.Height-eps {
+				t.Errorf("%v: %s is %v, smaller than its %v", size, what, s, m)
+			}
+			if !o.Visible() {
+				t.Errorf("%v: %s is hidden", size, what)
+			}
+		}
+		inside("CSV…", w.identify.Export)
+		inside("Clear", w.identify.Clear)
+		for i, row := range w.identify.rows.Objects {
+			inside(fmt.Sprintf("pin row %d", i+1), row)
+			n := 0
+			for _, o := range test.LaidOutObjects(row) {
+				if b, ok := o.(*widget.Button); ok {
+					inside(fmt.Sprintf("pin %d's remove button", i+1), b)
+					n++
+				}
+			}
+			if n != 1 {
+				t.Errorf("%v: pin row %d has %d buttons, want 1", size, i+1, n)
+			}
+		}
+	}
 }

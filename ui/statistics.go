@@ -8,6 +8,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
@@ -56,6 +57,7 @@ func summarize(s *shown) *sceneStats {
 // statsPanel shows the histogram, the summary numbers and the classes.
 type statsPanel struct {
 	content   *container.Scroll
+	column    *fyne.Container // the scrolled column
 	histTitle *widget.Label
 	Hist      *histogram
 	Numbers   *widget.Label
@@ -91,21 +93,23 @@ func newStatsPanel(onClasses func(colormap.ClassTable)) *statsPanel {
 		return widget.NewLabelWithStyle(s, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	}
 	p.histTitle, p.clsTitle = title("Histogram"), title("NDVI classes")
-	p.content = container.NewVScroll(container.NewVBox(
+	p.column = container.NewVBox(
 		p.histTitle, p.Hist,
 		p.Raw,
 		p.Numbers,
 		container.NewBorder(nil, nil, nil, p.EditClasses, p.clsTitle), p.classes, p.editor.box,
-	))
+	)
+	// The scroll bar is drawn over the column's right edge: keep the
+	// buttons there out from under it.
+	p.content = container.NewVScroll(container.New(layout.NewCustomPaddedLayout(0, 0, 0, theme.ScrollBarSize()), p.column))
 	return p
 }
 
 // prepend puts o at the top of the panel's scrolled column (the identify
 // panel: pins first, then the statistics).
 func (p *statsPanel) prepend(o fyne.CanvasObject) {
-	box := p.content.Content.(*fyne.Container)
-	box.Objects = append([]fyne.CanvasObject{o}, box.Objects...)
-	box.Refresh()
+	p.column.Objects = append([]fyne.CanvasObject{o}, p.column.Objects...)
+	p.column.Refresh()
 }
 
 // show fills the panel from st, the statistics of idx (nil: empty).
