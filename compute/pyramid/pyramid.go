@@ -1,0 +1,525 @@
+// Package pyramid shows an image too large to load whole: it keeps the
+// band files open and reads, for the part of the image on screen, about
+// one sample per screen pixel, as GIS viewers (QGIS through GDAL) do.
+//
+// An Image is the bands of one grid, each a band of a GeoTIFF, with its
+// resolution levels: level 0 is the full resolution, the others the
+// internal overviews every file has at the same size (a COG's, or
+// gdaladdo's). PlanView picks, for a viewport, the coarsest level that
+// still has a sample per screen pixel and, when even that level is much
+// finer than the screen (no overviews, or none coarse enough), a step:
+// every Step-th pixel of the level is read, so a view is always about the
+// screen's size whatever the image's. Read reads a plan's samples block by
+// block (the files' tiles or strips, only those the view touches, each
+// decoded once), reporting the rows filled so far, so a view without
+// overviews fills in progressively, and stops between blocks when its
+// context is cancelled. Compute runs an index on those samples on any
+// backend (compute.RunJob), block by block as they arrive.
+//
+// The whole image is never held: ReadPixel reads one pixel at full
+// resolution (identify), and Run streams the whole image through the block
+// pipeline (statistics, Compare all) from handles of its own.
+package pyramid
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+
+	"canopy/compute"
+	"canopy/compute/geotiff"
+	"canopy/compute/index"
+	"canopy/compute/pipeline"
+	"canopy/compute/raster"
+)
+
+// Level is the size of one resolution level.
+type Level struct{ Width, Height int }
+
+// Image is bands of one grid opened for viewing at any size.
+type Image struct {
+	// Width and Height are the full resolution's size.
+	Width, Height int
+	// Bands describe the bands as raster.OpenStored does (role, stored
+	// type, nodata, source; Plane holds the type and full size, no
+	// samples).
+	Bands []compute.BandInput
+	// Geo is the grid's georeferencing (nil when the files have none).
+	Geo *compute.GeoRef
+	// Levels are the resolution levels, Levels[0] the full resolution,
+	// then the overviews from the finest to the coarsest.
+	Levels []Level
+
+	roles, specs []string
+	groups       []*group
+	pointMu      sync.Mutex
+	points       []*geotiff.File // handles for ReadPixel, opened on first use
+}
+
+// group is the bands of one file: its levels (level 0 the file itself),
+// one lock per level (a File's reads are not concurrent), the file's
+// 1-based bands and where each goes in Image.Bands.
+type group struct {
+	path   string
+	levels []*geotiff.File
+	mu     []sync.Mutex
+	bands  []int
+	slots  []int
+}
+
+// Open opens the bands specs name (specs[i], FILE or FILE:B, has role
+// roles[i]) for viewing. Every file must be a GeoTIFF and every band on
+// the first band's grid (raster.OpenStored's checks). Close the image when
+// done.
+func Open(roles, specs []string) (*Image, error) {
+	st, err := raster.OpenStored(roles, specs)
+	if err != nil {
+		return nil, err
+	}
+	im := &Image{Width: st.Width, Height: st.Height, Geo: st.Geo, roles: roles, specs: specs}
+	for _, b := range st.Bands {
+		im.Bands = append(im.Bands, b.BandInput)
+	}
+	st.Close()
+	ok := false
+	defer func() {
+		if !ok {
+			im.Close()
+		}
+	}()
+	byPath := map[string]*group{}
+	for i, spec := range specs {
+		path, band, err := raster.ParseSpec(spec)
+		if err != nil {
+			return nil, err
+		}
+		band = max(band, 1)
+		g := byPath[path]
+		if g == nil {
+			f, err := geotiff.Open(path)
+			if err != nil {
+				return nil, fmt.Errorf("%s band: %w (a large image is read from GeoTIFF files)", roles[i], err)
+			}
+			g = &group{path: path, levels: []*geotiff.File{f}}
+			byPath[path] = g
+			im.groups = append(im.groups, g)
+		}
+		g.bands = append(g.bands, band)
+		g.slots = append(g.slots, i)
+	}
+	// The overview levels every file has at the same size and type.
+	ovs := make([][]*geotiff.File, len(im.groups))
+	for k, g := range im.groups {
+		if ovs[k], err = g.levels[0].Overviews(); err != nil {
+			return nil, err
+		}
+	}
+	im.Levels = []Level{{im.Width, im.Height}}
+	t0, _ := im.groups[0].levels[0].DataType()
+	for l := 0; ; l++ {
+		if l >= len(ovs[0]) {
+			break
+		}
+		lv := Level{ovs[0][l].Width(), ovs[0][l].Height()}
+		prev := im.Levels[len(im.Levels)-1]
+		same := lv.Width < prev.Width && lv.Height < prev.Height && lv.Width > 0 && lv.Height > 0
+		for k := range ovs {
+			if !same || l >= len(ovs[k]) {
+				same = false
+				break
+			}
+			t, _ := ovs[k][l].DataType()
+			same = ovs[k][l].Width() == lv.Width && ovs[k][l].Height() == lv.Height && t == t0
+		}
+		if !same {
+			break
+		}
+		im.Levels = append(im.Levels, lv)
+		for k, g := range im.groups {
+			g.levels = append(g.levels, ovs[k][l])
+		}
+	}
+	for _, g := range im.groups {
+		g.mu = make([]sync.Mutex, len(g.levels))
+	}
+	ok = true
+	return im, nil
+}
+
+// Close closes the files.
+func (im *Image) Close() {
+	for _, g := range im.groups {
+		if len(g.levels) > 0 {
+			g.levels[0].Close() // the overviews share its file
+		}
+	}
+	im.groups = nil
+	im.pointMu.Lock()
+	for _, f := range im.points {
+		f.Close()
+	}
+	im.points = nil
+	im.pointMu.Unlock()
+}
+
+// Plan is which samples a view reads: level Level's pixels (X0 + i*Step,
+// Y0 + j*Step) for i < Width, j < Height. Sample (i, j) stands for the
+// full-resolution pixels from (X0 + i*Step)*ScaleX, (Y0 + j*Step)*ScaleY,
+// Step*ScaleX by Step*ScaleY of them.
+type Plan struct {
+	Level          int
+	X0, Y0, Step   int
+	Width, Height  int
+	ScaleX, ScaleY float64
+}
+
+// Empty reports whether the plan reads nothing (a view off the image).
+func (p Plan) Empty() bool { return p.Width <= 0 || p.Height <= 0 }
+
+// Origin is the full-resolution point at the top-left corner of sample
+// (0, 0), and Cell the full-resolution pixels one sample spans.
+func (p Plan) Origin() (x, y float64) { return float64(p.X0) * p.ScaleX, float64(p.Y0) * p.ScaleY }
+
+// Cell is the size in full-resolution pixels of one sample.
+func (p Plan) Cell() (w, h float64) { return float64(p.Step) * p.ScaleX, float64(p.Step) * p.ScaleY }
+
+// FullResolution reports whether the plan reads every full-resolution
+// pixel of its region.
+func (p Plan) FullResolution() bool { return p.Level == 0 && p.Step == 1 }
+
+// PlanView plans the view of the full-resolution region [x0, x1) ×
+// [y0, y1) (clipped to the image) shown at width × height screen pixels:
+// the coarsest level with at least one pixel per screen pixel, then the
+// largest step that keeps a sample per screen pixel. The sample grid is
+// aligned to multiples of the step, so a panned view reads the same
+// samples where it overlaps the last.
+func (im *Image) PlanView(x0, y0, x1, y1 float64, width, height int) Plan {
+	return im.PlanViewUpTo(len(im.Levels)-1, x0, y0, x1, y1, width, height)
+}
+
+// PlanViewUpTo is PlanView using levels 0 to maxLevel alone (0: the full
+// resolution only, as if the files had no overviews).
+func (im *Image) PlanViewUpTo(maxLevel int, x0, y0, x1, y1 float64, width, height int) Plan {
+	x0, y0 = math.Max(0, x0), math.Max(0, y0)
+	x1, y1 = math.Min(float64(im.Width), x1), math.Min(float64(im.Height), y1)
+	if !(x1 > x0) || !(y1 > y0) || width <= 0 || height <= 0 {
+		return Plan{ScaleX: 1, ScaleY: 1, Step: 1}
+	}
+	// Full-resolution pixels per screen pixel: the finer of the two axes.
+	need := math.Min((x1-x0)/float64(width), (y1-y0)/float64(height))
+	level := 0
+	for l := 1; l < len(im.Levels) && l <= maxLevel; l++ {
+		if im.scale(l) <= need*(1+1e-9) {
+			level = l
+		}
+	}
+	lv := im.Levels[level]
+	sx, sy := float64(im.Width)/float64(lv.Width), float64(im.Height)/float64(lv.Height)
+	step := max(1, int(math.Floor(need/im.scale(level)+1e-9)))
+	lx0 := int(math.Floor(x0/sx)) / step * step
+	ly0 := int(math.Floor(y0/sy)) / step * step
+	lx1 := min(lv.Width, int(math.Ceil(x1/sx)))
+	ly1 := min(lv.Height, int(math.Ceil(y1/sy)))
+	return Plan{Level: level, X0: lx0, Y0: ly0, Step: step,
+		Width: (lx1 - lx0 + step - 1) / step, Height: (ly1 - ly0 + step - 1) / step, ScaleX: sx, ScaleY: sy}
+}
+
+// scale is level l's full-resolution pixels per level pixel (the larger
+// of the two axes, overviews round their sizes up).
+func (im *Image) scale(l int) float64 {
+	lv := im.Levels[l]
+	return math.Max(float64(im.Width)/float64(lv.Width), float64(im.Height)/float64(lv.Height))
+}
+
+// maxBlockBytes is about the most a block read decodes per band at once
+// (a variable for the tests).
+var maxBlockBytes = 32 << 20
+
+// Read reads plan p's samples of every band at its stored type (Bands'
+// types, nodata and radiometry, planes of p.Width × p.Height). The level's
+// strips or tiles are read by blocks of rows (only the rows of tiles that
+// hold samples, only the columns of the view, each decoded once); after
+// each block, rows(j0, j1) is called with the sample rows now filled, on
+// Read's goroutine. A cancelled ctx stops it between blocks with
+// ctx.Err().
+func (im *Image) Read(ctx context.Context, p Plan, rows func(j0, j1 int)) ([]compute.BandInput, error) {
+	if err := im.check(p); err != nil {
+		return nil, err
+	}
+	out := im.newBands(p)
+	if err := im.readInto(ctx, p, out, rows); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// check refuses a plan that reads nothing or lies outside its level.
+func (im *Image) check(p Plan) error {
+	if p.Level < 0 || p.Level >= len(im.Levels) || p.Step < 1 || p.Empty() {
+		return errors.New("pyramid: empty or invalid view")
+	}
+	lv := im.Levels[p.Level]
+	if p.X0 < 0 || p.Y0 < 0 || p.X0+(p.Width-1)*p.Step >= lv.Width || p.Y0+(p.Height-1)*p.Step >= lv.Height {
+		return fmt.Errorf("pyramid: view outside level %d (%dx%d)", p.Level, lv.Width, lv.Height)
+	}
+	return nil
+}
+
+// newBands are the bands with planes of p's size.
+func (im *Image) newBands(p Plan) []compute.BandInput {
+	out := make([]compute.BandInput, len(im.Bands))
+	for i, b := range im.Bands {
+		b.Plane = compute.NewPlane(b.Plane.Type, p.Width, p.Height)
+		out[i] = b
+	}
+	return out
+}
+
+// readInto is Read into out (newBands(p)), p checked.
+func (im *Image) readInto(ctx context.Context, p Plan, out []compute.BandInput, rows func(j0, j1 int)) error {
+	lv := im.Levels[p.Level]
+	lx1 := p.X0 + (p.Width-1)*p.Step + 1
+	cols := lx1 - p.X0
+	// The block: whole strips or tiles, as many as fit maxBlockBytes.
+	unit := 1
+	size := 0
+	for _, g := range im.groups {
+		unit = max(unit, g.levels[p.Level].BlockRows())
+	}
+	for _, b := range im.Bands {
+		size = max(size, b.Plane.Type.Size())
+	}
+	perBlock := max(1, maxBlockBytes/max(1, cols*size*unit))
+	scratch := make([][]compute.Plane, len(im.groups))
+	for j := 0; j < p.Height; {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		// Rows [by0, by1) of the level: from the unit of sample row j,
+		// perBlock units, clipped; the sample rows in it are [j, jn).
+		r := p.Y0 + j*p.Step
+		by0 := r / unit * unit
+		by1 := min(lv.Height, by0+perBlock*unit)
+		jn := j
+		for jn < p.Height && p.Y0+jn*p.Step < by1 {
+			jn++
+		}
+		// Only down to the last sample row's unit.
+		by1 = min(lv.Height, ((p.Y0+(jn-1)*p.Step)/unit+1)*unit)
+		errs := make([]error, len(im.groups))
+		var wg sync.WaitGroup
+		for k, g := range im.groups {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				f := g.levels[p.Level]
+				t, _ := f.DataType()
+				if len(scratch[k]) == 0 || scratch[k][0].Height < by1-by0 || scratch[k][0].Width != cols {
+					scratch[k] = make([]compute.Plane, len(g.bands))
+					for i := range scratch[k] {
+						scratch[k][i] = compute.NewPlane(t, cols, min(lv.Height, perBlock*unit))
+					}
+				}
+				dst := make([]compute.Plane, len(g.bands))
+				for i, s := range scratch[k] {
+					dst[i] = compute.Plane{Type: t, Width: cols, Height: by1 - by0, Data: s.Data[:cols*(by1-by0)*t.Size()]}
+				}
+				g.mu[p.Level].Lock()
+				err := f.ReadWindowBandsInto(p.X0, by0, lx1, by1, g.bands, dst)
+				g.mu[p.Level].Unlock()
+				if err != nil {
+					errs[k] = err
+					return
+				}
+				for i, slot := range g.slots {
+					subsample(out[slot].Plane, dst[i], p, j, jn, by0)
+				}
+			}()
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			return err
+		}
+		if rows != nil {
+			rows(j, jn)
+		}
+		j = jn
+	}
+	return nil
+}
+
+// subsample copies sample rows [j0, j1) of plan p from src, the level's
+// rows from by0 and columns from p.X0, into dst: every Step-th pixel.
+func subsample(dst, src compute.Plane, p Plan, j0, j1, by0 int) {
+	size := dst.Type.Size()
+	for j := j0; j < j1; j++ {
+		r := p.Y0 + j*p.Step - by0
+		s := src.Data[r*src.Width*size:][:src.Width*size]
+		d := dst.Data[j*dst.Width*size:][:dst.Width*size]
+		if p.Step == 1 {
+			copy(d, s)
+			continue
+		}
+		switch size {
+		case 1:
+			for i := range dst.Width {
+				d[i] = s[i*p.Step]
+			}
+		case 2:
+			for i := range dst.Width {
+				o := 2 * i * p.Step
+				d[2*i], d[2*i+1] = s[o], s[o+1]
+			}
+		default:
+			for i := range dst.Width {
+				copy(d[size*i:size*i+size], s[size*i*p.Step:])
+			}
+		}
+	}
+}
+
+// ReadPixel reads pixel (col, row) of every band at full resolution (1×1
+// planes, as Bands), from handles of its own so that it never waits for a
+// view being read.
+func (im *Image) ReadPixel(col, row int) ([]compute.BandInput, error) {
+	if col < 0 || row < 0 || col >= im.Width || row >= im.Height {
+		return nil, fmt.Errorf("pixel (%d, %d) is outside the %dx%d image", col, row, im.Width, im.Height)
+	}
+	im.pointMu.Lock()
+	defer im.pointMu.Unlock()
+	if im.points == nil {
+		for _, g := range im.groups {
+			f, err := geotiff.Open(g.path)
+			if err != nil {
+				for _, f := range im.points {
+					f.Close()
+				}
+				im.points = nil
+				return nil, err
+			}
+			im.points = append(im.points, f)
+		}
+	}
+	out := make([]compute.BandInput, len(im.Bands))
+	for k, g := range im.groups {
+		f := im.points[k]
+		t, _ := f.DataType()
+		dst := make([]compute.Plane, len(g.bands))
+		for i := range dst {
+			dst[i] = compute.NewPlane(t, 1, 1)
+		}
+		if err := f.ReadWindowBandsInto(col, row, col+1, row+1, g.bands, dst); err != nil {
+			return nil, err
+		}
+		for i, slot := range g.slots {
+			b := im.Bands[slot]
+			b.Plane = dst[i]
+			out[slot] = b
+		}
+	}
+	return out, nil
+}
+
+// View is a plan's samples and the indices computed on them.
+type View struct {
+	Plan
+	// Bands are the samples read (Read's planes).
+	Bands []compute.BandInput
+	// Out holds one Width × Height plane per index; rows not yet
+	// computed are NaN.
+	Out [][]float32
+	// Timings are the backend's phases summed over the blocks.
+	Timings compute.Timings
+}
+
+// Compute reads plan p (Read) and computes the indices on each block of
+// sample rows as it arrives, on be in mode (compute.RunJob): the same
+// result as computing them on the whole view at once. After each block,
+// rows(v, j0, j1) is called with the view and the sample rows now
+// computed (on Compute's goroutine; v's planes are written only by
+// Compute, and rows below j1 no more).
+func (im *Image) Compute(ctx context.Context, p Plan, be compute.Backend, mode string, names []string, exprs []*index.Expr, rows func(v *View, j0, j1 int)) (*View, error) {
+	if be == nil {
+		return nil, errors.New("pyramid: no backend")
+	}
+	if err := im.check(p); err != nil {
+		return nil, err
+	}
+	v := &View{Plan: p, Out: make([][]float32, len(exprs)), Bands: im.newBands(p)}
+	for i := range v.Out {
+		v.Out[i] = compute.NewOutput(max(0, p.Width*p.Height))
+		for k := range v.Out[i] {
+			v.Out[i][k] = float32(math.NaN())
+		}
+	}
+	var runErr error
+	err := im.readInto(ctx, p, v.Bands, func(j0, j1 int) {
+		if runErr != nil {
+			return
+		}
+		blk := make([]compute.BandInput, len(v.Bands))
+		for i, b := range v.Bands {
+			sz := b.Plane.Type.Size()
+			b.Plane = compute.Plane{Type: b.Plane.Type, Width: p.Width, Height: j1 - j0, Data: b.Plane.Data[j0*p.Width*sz : j1*p.Width*sz]}
+			blk[i] = b
+		}
+		j, err := compute.PlanJob(blk, nil, names, exprs)
+		if err != nil {
+			runErr = err
+			return
+		}
+		j.Mode = mode
+		j.Out = make([][]float32, len(exprs))
+		for i := range j.Out {
+			j.Out[i] = v.Out[i][j0*p.Width : j1*p.Width]
+		}
+		t, err := compute.RunJob(be, j)
+		if err != nil {
+			runErr = err
+			return
+		}
+		v.Timings.Setup += t.Setup
+		v.Timings.Upload += t.Upload
+		v.Timings.Kernel += t.Kernel
+		v.Timings.Download += t.Download
+		v.Timings.Total += t.Total
+		if rows != nil {
+			rows(v, j0, j1)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	if runErr != nil {
+		return nil, runErr
+	}
+	return v, nil
+}
+
+// Input opens the image for the block pipeline (raster.OpenStored): handles
+// of its own, so that a run never shares a file's reader with a view or
+// with another run. Close it when done.
+func (im *Image) Input() (*raster.StoredInput, error) {
+	return raster.OpenStored(im.roles, im.specs)
+}
+
+// Run runs the indices over the whole image through the block pipeline
+// (pipeline.Run with opt) from a fresh Input, handing every block to the
+// sinks in order; a cancelled ctx stops it at the next block with
+// ctx.Err(). Memory is the pipeline's blocks in flight whatever the image
+// size.
+func (im *Image) Run(ctx context.Context, opt pipeline.Options, sinks ...pipeline.Sink) (*pipeline.Result, error) {
+	in, err := im.Input()
+	if err != nil {
+		return nil, err
+	}
+	defer in.Close()
+	stop := pipeline.SinkFunc(func(*pipeline.Block) error { return ctx.Err() })
+	res, err := pipeline.Run(in.Input, opt, append([]pipeline.Sink{stop}, sinks...)...)
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	return res, err
+}
