@@ -67,6 +67,18 @@ func (w *Window) ExportCSV(path string) error { return w.csvWriter()(path) }
 
 func (w *Window) pngWriter(legend bool, title string) func(string) error {
 	s, lut := w.shown, w.lut
+	if m, ok := w.layoutMap(); ok && m.Composite != nil {
+		// A composite: the map alone at full resolution, or with a legend
+		// or title the layout of it (the band combination as legend).
+		return func(path string) error {
+			if !legend && title == "" {
+				_, err := layout.WriteMapPNG(path, m)
+				return err
+			}
+			_, err := layout.Write(path, m, layout.Options{Title: title, NoLegend: !legend, Source: s.label})
+			return err
+		}
+	}
 	return func(path string) error {
 		if s == nil {
 			return errNothing
@@ -174,7 +186,7 @@ func (w *Window) exportPNGDialog() {
 	legend := widget.NewCheck("Legend beside the map", nil)
 	legend.SetChecked(true)
 	title := widget.NewEntry()
-	title.SetText(w.shown.idx.title() + " — " + w.shown.label)
+	title.SetText(w.SceneLabel.Text) // what the map shows: the index or the composite, and the source
 	dialog.ShowForm("Export the map as PNG", "Choose file…", "Cancel", []*widget.FormItem{
 		widget.NewFormItem("", legend),
 		widget.NewFormItem("Title", title),
@@ -182,7 +194,11 @@ func (w *Window) exportPNGDialog() {
 		if !ok {
 			return
 		}
-		w.saveDialog("Export the map as PNG", fileName(w.shown.idx)+".png", []string{".png"}, func(path string) {
+		name := fileName(w.shown.idx)
+		if c := w.shownComposite(); c != nil {
+			name = viewSpecs[w.view.mode].file
+		}
+		w.saveDialog("Export the map as PNG", name+".png", []string{".png"}, func(path string) {
 			w.exportJob("the map", path, w.pngWriter(legend.Checked, strings.TrimSpace(title.Text)))
 		})
 	}, w.Win)
@@ -251,7 +267,8 @@ func (w *Window) layoutMap() (layout.Map, bool) {
 	if s == nil {
 		return layout.Map{}, false
 	}
-	return layout.Map{Plane: s.plane, Width: s.w, Height: s.h, Geo: s.set.geo, LUT: w.lut.WithHeading(s.idx.heading())}, true
+	return layout.Map{Plane: s.plane, Width: s.w, Height: s.h, Geo: s.set.geo, LUT: w.lut.WithHeading(s.idx.heading()),
+		Composite: w.shownComposite()}, true
 }
 
 func (w *Window) mapWriter() func(string) ([]string, error) {

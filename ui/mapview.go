@@ -14,6 +14,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"canopy/ui/render/colormap"
+	"canopy/ui/render/composite"
 )
 
 // Zoom limits, in screen pixels per image pixel.
@@ -60,6 +61,9 @@ type MapView struct {
 	// overlay, when set, draws over the map after the raster (the
 	// stands), in view pixels.
 	overlay func(buf *image.NRGBA, x0, y0, zoom float64)
+	// comp, when set, is drawn instead of the index (a natural- or
+	// false-colour view of the same grid).
+	comp *composite.Composite
 }
 
 // NewMapView returns an empty map view.
@@ -97,6 +101,16 @@ func (m *MapView) SetRenderer(render func(buf *image.NRGBA, lut *colormap.LUT, x
 	m.mu.Lock()
 	m.render = render
 	m.mu.Unlock()
+}
+
+// SetComposite shows c (a colour composite of the image's grid) instead
+// of the index, on the same view, pins and overlay; nil shows the index
+// again. It redraws.
+func (m *MapView) SetComposite(c *composite.Composite) {
+	m.mu.Lock()
+	m.comp = c
+	m.mu.Unlock()
+	m.raster.Refresh()
 }
 
 // SetOverlay makes draw paint over the map at each render (nil: none)
@@ -318,12 +332,21 @@ func (m *MapView) generate(w, h int) image.Image {
 			}
 		}
 	}
-	if m.ndvi == nil || m.lut == nil {
+	comp := m.comp
+	if comp != nil {
+		if cw, ch := comp.Size(); cw != m.w || ch != m.h {
+			comp = nil // of another grid: never drawn out of place
+		}
+	}
+	if comp == nil && (m.ndvi == nil || m.lut == nil) {
 		clear(m.buf.Pix)
 		return m.buf
 	}
 	t0 := time.Now()
-	if m.render == nil || !m.render(m.buf, m.lut, m.x0, m.y0, m.zoom) {
+	switch {
+	case comp != nil:
+		comp.RenderView(m.buf, m.x0, m.y0, m.zoom)
+	case m.render == nil || !m.render(m.buf, m.lut, m.x0, m.y0, m.zoom):
 		m.lut.RenderView(m.buf, m.ndvi, m.w, m.h, m.x0, m.y0, m.zoom)
 	}
 	if m.overlay != nil {

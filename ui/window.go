@@ -184,6 +184,7 @@ type Window struct {
 	benchTabs     *container.AppTabs // Timings, Size sweep, Indices per upload
 	zoomLabel     *widget.Label
 	spinner       *widget.ProgressBarInfinite
+	view          *contextView // Index | Natural colour | False colour (NIR)
 }
 
 // NewWindow builds the main window on app and starts the first job: find
@@ -281,7 +282,8 @@ func (w *Window) build() {
 		widget.NewButton("1:1", w.Map.ActualPixels),
 	)
 	mapHeader := container.NewBorder(nil, nil, nil, zoomBar, w.SceneLabel)
-	mapArea := container.NewBorder(mapHeader, nil, nil, nil, w.Map)
+	w.view = newContextView(w)
+	mapArea := container.NewBorder(container.NewVBox(mapHeader, w.view.bar), nil, nil, nil, w.Map)
 
 	sidebar := container.NewVScroll(container.NewVBox(
 		w.index.card,
@@ -606,6 +608,7 @@ func (w *Window) show(s *shown) {
 	w.repin(old, s)
 	w.SceneLabel.SetText(s.idx.title() + " — " + s.label)
 	w.applyColour(false)
+	w.viewShown()
 	w.stats.show(s.summary, s.idx, s.set.raw)
 	w.source.showShown(s)
 	if err := w.computeStands(); err != nil {

@@ -1,0 +1,370 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"canopy/compute"
+	"canopy/ui/render/composite"
+)
+
+// viewMode is what the map shows: the index, or a colour composite of the
+// same scene for context.
+type viewMode int
+
+const (
+	viewIndex viewMode = iota
+	viewNatural
+	viewFalse
+)
+
+// viewSpec is a view as the user reads it and the roles of its red, green
+// and blue channels.
+type viewSpec struct {
+	label string
+	roles [3]string
+	file  string // the export's suggested file name
+}
+
+var viewSpecs = [...]viewSpec{
+	viewIndex:   {label: "Index"},
+	viewNatural: {label: "Natural colour", roles: [3]string{"red", "green", "blue"}, file: "natural-colour"},
+	viewFalse:   {label: "False colour (NIR)", roles: [3]string{"nir", "red", "green"}, file: "false-colour"},
+}
+
+// contextView is the map's view switch (Index | Natural colour | False
+// colour (NIR)) and the composites it has made of the scene shown. The
+// bands a composite needs beyond the index's are read when the user first
+// asks for it (never at open time), and kept, with the composites, while
+// the same source is shown.
+type contextView struct {
+	bar fyne.CanvasObject
+	// Buttons are the index, natural-colour and false-colour views; a
+	// view the scene lacks a band for is disabled and Note says why.
+	Buttons [3]*widget.Button
+	Note    *widget.Label
+	// Legend is shown beside the map instead of the ramp in a composite
+	// view; LegendLines are its lines as text.
+	Legend      *fyne.Container
+	LegendLines []string
+
+	mode viewMode
+	// The composites of the source shown (key): the extra bands read for
+	// them and each view's composite.
+	key   string
+	w, h  int
+	bands map[string]compute.BandInput
+	comps map[viewMode]*composite.Composite
+	// ramp is the legend column's content in the index view.
+	ramp []fyne.CanvasObject
+}
+
+func newContextView(w *Window) *contextView {
+	v := &contextView{Note: widget.NewLabel(""), Legend: container.NewVBox()}
+	for i := range v.Buttons {
+		m := viewMode(i)
+		v.Buttons[i] = widget.NewButton(viewSpecs[m].label, func() { w.SetView(m) })
+	}
+	v.Buttons[viewIndex].Importance = widget.HighImportance
+	for _, b := range v.Buttons {
+		b.Disable() // until a map is shown
+	}
+	v.Note.SizeName = theme.SizeNameCaptionText
+	v.Note.Truncation = fyne.TextTruncateEllipsis
+	v.bar = container.NewBorder(nil, nil, container.NewHBox(v.Buttons[0], v.Buttons[1], v.Buttons[2]), nil, v.Note)
+	v.ramp = w.colour.legend.Objects
+	return v
+}
+
+// Mode is the view shown (tests read it).
+func (v *contextView) Mode() viewMode { return v.mode }
+
+// drop forgets the composites and their bands (another source is shown).
+func (v *contextView) drop() {
+	v.key, v.bands, v.comps = "", nil, nil
+}
+
+// missingFor are the roles of view m that the scene shown lacks.
+func (w *Window) missingFor(m viewMode) []string {
+	s := w.shown
+	if s == nil || m == viewIndex {
+		return nil
+	}
+	return s.src.missing(viewSpecs[m].roles[:])
+}
+
+// updateViews enables the views the scene shown can give and says why the
+// others cannot.
+func (w *Window) updateViews() {
+	v := w.view
+	var why []string
+	for i, b := range v.Buttons {
+		m := viewMode(i)
+		if i == int(v.mode) {
+			b.Importance = widget.HighImportance
+		} else {
+			b.Importance = widget.MediumImportance
+		}
+		miss := w.missingFor(m)
+		switch {
+		case w.shown == nil:
+			b.Disable()
+		case len(miss) > 0:
+			b.Disable()
+			why = append(why, viewNeeds(m, w.shown.src, miss))
+		default:
+			b.Enable()
+		}
+		b.Refresh()
+	}
+	v.Note.SetText(strings.Join(why, " · "))
+}
+
+// viewNeeds says which bands a view lacks: "Natural colour needs the blue
+// band, which this product does not have".
+func viewNeeds(m viewMode, src bandSource, miss []string) string {
+	band := "band"
+	if len(miss) > 1 {
+		band = "bands"
+	}
+	what := "these bands do not include"
+	if src.kind == srcProduct {
+		what = "this product does not have"
+		if src.ortho() {
+			what = "no band of this orthomosaic is described as"
+		}
+	}
+	return fmt.Sprintf("%s needs the %s %s, which %s", viewSpecs[m].label, strings.Join(miss, " and "), band, what)
+}
+
+// SetView shows view m on the map: the index, or the natural- or
+// false-colour composite of the scene shown, at the same zoom and pan.
+// The bands a composite needs beyond those loaded are read in a job;
+// a view the scene lacks a band for is refused with the reason in the
+// status bar.
+func (w *Window) SetView(m viewMode) {
+	s := w.shown
+	if m == viewIndex || s == nil {
+		w.view.mode = viewIndex
+		w.showView()
+		return
+	}
+	if miss := w.missingFor(m); len(miss) > 0 {
+		w.setStatus(viewNeeds(m, s.src, miss), false)
+		return
+	}
+	v := w.view
+	if v.key == s.src.key() && v.w == s.w && v.h == s.h && v.comps[m] != nil {
+		v.mode = m
+		w.showView()
+		return
+	}
+	if v.key != s.src.key() || v.w != s.w || v.h != s.h {
+		v.drop()
+	}
+	have := map[string]compute.BandInput{}
+	for r, b := range v.bands {
+		have[r] = b
+	}
+	w.bridge.start("Loading "+strings.ToLower(viewSpecs[m].label), w.compositeJob(s, m, have))
+}
+
+// compositeJob reads the bands of view m that neither have nor the bands
+// shown hold (with the source's radiometry and mask), and stretches the
+// composite. The composite hides the pixels the index map hides (the
+// product's mask) and those the extra bands mark (nodata, saturation).
+func (w *Window) compositeJob(s *shown, m viewMode, have map[string]compute.BandInput) job {
+	spec := viewSpecs[m]
+	return func(ctx context.Context, progress progressFunc) (func(), error) {
+		var missing []string
+		for _, r := range spec.roles {
+			if _, ok := have[r]; ok {
+				continue
+			}
+			if b, ok := s.set.band(r); ok {
+				have[r] = b
+				continue
+			}
+			missing = append(missing, r)
+		}
+		mask := s.set.mask
+		if len(missing) > 0 {
+			progress(-1, fmt.Sprintf("%s: reading the %s %s…", spec.label, strings.Join(missing, " and "), bandWord(len(missing))))
+			more, err := s.src.read(ctx, progress, missing)
+			if err != nil {
+				return nil, err
+			}
+			if more.w != s.w || more.h != s.h {
+				return nil, fmt.Errorf("%s: the %s bands are %d×%d, the map %d×%d", spec.label, strings.Join(missing, " and "), more.w, more.h, s.w, s.h)
+			}
+			for _, b := range more.bands {
+				have[b.Role] = b
+			}
+			mask = orMasks(mask, more.mask)
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		progress(-1, fmt.Sprintf("%s: stretching each band between its 2nd and 98th percentiles…", spec.label))
+		var bands [3]compute.BandInput
+		var names [3]string
+		for i, r := range spec.roles {
+			bands[i], names[i] = have[r], s.src.bandName(r)
+		}
+		comp, err := composite.New(bands, mask, composite.Options{Title: spec.label, Names: names})
+		if err != nil {
+			return nil, err
+		}
+		return func() {
+			if w.shown == nil || w.shown.src.key() != s.src.key() || w.shown.w != s.w || w.shown.h != s.h {
+				return // another scene is shown now
+			}
+			v := w.view
+			if v.key != s.src.key() {
+				v.drop()
+				v.key, v.w, v.h = s.src.key(), s.w, s.h
+			}
+			if v.bands == nil {
+				v.bands = map[string]compute.BandInput{}
+				v.comps = map[viewMode]*composite.Composite{}
+			}
+			for r, b := range have {
+				v.bands[r] = b
+			}
+			v.comps[m] = comp
+			v.mode = m
+			w.showView()
+			line := fmt.Sprintf("%s: %s", spec.label, comp.Describe())
+			if len(missing) > 0 {
+				line += fmt.Sprintf(" · read the %s %s", strings.Join(missing, " and "), bandWord(len(missing)))
+			}
+			w.setStatus(line, true)
+		}, nil
+	}
+}
+
+func bandWord(n int) string {
+	if n == 1 {
+		return "band"
+	}
+	return "bands"
+}
+
+// orMasks is the union of two masks (either may be nil).
+func orMasks(a, b []uint8) []uint8 {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	out := make([]uint8, len(a))
+	for i := range out {
+		if a[i] != 0 || b[i] != 0 {
+			out[i] = 1
+		}
+	}
+	return out
+}
+
+// bandName is the product's name for the band of role ("B04", "SR_B4",
+// "band 3"), the file of a files source, or the role itself.
+func (s bandSource) bandName(role string) string {
+	switch s.kind {
+	case srcProduct:
+		if s.ortho() {
+			if b := s.band(role); b > 0 {
+				return fmt.Sprintf("band %d", b)
+			}
+		} else if b := s.info.Bands[role]; b != nil {
+			return b.Name
+		}
+	case srcFiles:
+		if f, ok := s.files[role]; ok {
+			return filepath.Base(f.spec())
+		}
+	}
+	return role
+}
+
+// shownComposite is the composite on the map (nil in the index view).
+func (w *Window) shownComposite() *composite.Composite {
+	v, s := w.view, w.shown
+	if v.mode == viewIndex || s == nil || v.key != s.src.key() || v.w != s.w || v.h != s.h {
+		return nil
+	}
+	return v.comps[v.mode]
+}
+
+// showView draws the view chosen: the composite and its legend, or the
+// index and its ramp; the header names it.
+func (w *Window) showView() {
+	c := w.shownComposite()
+	if c == nil {
+		w.view.mode = viewIndex
+	}
+	w.Map.SetComposite(c)
+	legend := w.colour.legend
+	if c == nil {
+		legend.Objects = w.view.ramp
+		w.view.LegendLines = nil
+	} else {
+		w.view.fillLegend(c)
+		legend.Objects = []fyne.CanvasObject{w.view.Legend}
+	}
+	legend.Refresh()
+	if s := w.shown; s != nil {
+		title := s.idx.title()
+		if c != nil {
+			title = c.Title()
+		}
+		w.SceneLabel.SetText(title + " — " + s.label)
+	}
+	w.updateViews()
+}
+
+// fillLegend shows c's band combination: its title, "R=B04 G=B03 B=B02,
+// 2–98 % stretch", and each channel's band and reflectance range beside a
+// swatch of its colour.
+func (v *contextView) fillLegend(c *composite.Composite) {
+	head := widget.NewLabelWithStyle(c.Title(), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	combo := widget.NewLabel(c.Describe())
+	v.LegendLines = []string{c.Title(), c.Describe()}
+	objs := []fyne.CanvasObject{head, combo}
+	lines := c.Legend()
+	if c.Title() != "" {
+		lines = lines[1:]
+	}
+	for i, l := range lines[:3] {
+		lab := widget.NewLabel(l)
+		lab.SizeName = theme.SizeNameCaptionText
+		objs = append(objs, container.NewHBox(swatch(composite.ChannelColors[i], 12), lab))
+		v.LegendLines = append(v.LegendLines, l)
+	}
+	v.Legend.Objects = objs
+	v.Legend.Refresh()
+}
+
+// viewShown follows a new map (another index, backend, mask or scene): a
+// composite of the same source stays; one of another source is made again
+// for the new scene when it has the bands, else the index is shown.
+func (w *Window) viewShown() {
+	v, s := w.view, w.shown
+	if v.key != s.src.key() || v.w != s.w || v.h != s.h {
+		v.drop()
+		if m := v.mode; m != viewIndex {
+			if len(w.missingFor(m)) == 0 {
+				w.bridge.start("Loading "+strings.ToLower(viewSpecs[m].label), w.compositeJob(s, m, map[string]compute.BandInput{}))
+			}
+			v.mode = viewIndex
+		}
+	}
+	w.showView()
+}
