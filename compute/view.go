@@ -107,6 +107,15 @@ func RenderView(dst []byte, plane []float32, w, h int, v View) error {
 	return nil
 }
 
+// ViewSampleAt is the image column (or row) that sample k of s of screen
+// column (or row) sx reads in RenderView: floor(o + (sx +
+// ViewSampleOffset(k, s))/zoom) in float64, or -1 outside [0, size). A
+// GPU session that takes these from the host reads exactly RenderView's
+// pixels, whatever its own float64 division does.
+func ViewSampleAt(o float64, sx, k, s int, zoom float64, size int) int32 {
+	return sampleAt(o, sx, k, s, zoom, size)
+}
+
 // sampleAt is the image column (or row) of sample k of s of screen column
 // sx: floor(o + (sx + (k+0.5)/s)/zoom), or -1 outside [0, size).
 func sampleAt(o float64, sx, k, s int, zoom float64, size int) int32 {

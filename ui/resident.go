@@ -15,7 +15,7 @@ import (
 )
 
 // Kept on the card. When the backend picked keeps scenes on its card
-// (compute.Resident on a GPU backend: cuda today), the window opens a
+// (compute.Resident on a GPU backend: cuda and gl), the window opens a
 // resident session on the bands once per loaded scene, computes the index
 // there, takes the statistics from its Stats and draws the map through
 // its Render at the map's size, zoom and pan: a change of ramp, stretch,

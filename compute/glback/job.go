@@ -213,26 +213,36 @@ func (st *glState) jobDefines(src string) string {
 // program returns the compiled shader of j, compiling it (and timing
 // that) on a cache miss; hook, when set, edits the source first.
 func (st *glState) program(j *compute.Job, hook func(string) string) (*jobProgram, time.Duration, bool, error) {
-	key := jobKey(j)
+	return st.cachedProgram(jobKey(j), strings.Join(j.Names, ", "), func() (string, error) {
+		src, err := jobSource(j)
+		if err != nil {
+			return "", err
+		}
+		return st.jobDefines(src), nil
+	}, hook)
+}
+
+// cachedProgram returns the compiled shader cached under key, generating
+// (gen) and compiling it on a miss; what names it in errors.
+func (st *glState) cachedProgram(key, what string, gen func() (string, error), hook func(string) string) (*jobProgram, time.Duration, bool, error) {
 	st.clock++
 	if p, ok := st.progs[key]; ok {
 		p.used = st.clock
 		return p, 0, false, nil
 	}
 	t0 := time.Now()
-	src, err := jobSource(j)
+	src, err := gen()
 	if err != nil {
 		return nil, 0, false, err
 	}
-	src = st.jobDefines(src)
 	if hook != nil {
 		src = hook(src)
 	}
 	prog, err := compileProgram(src)
 	if err != nil {
-		return nil, 0, false, fmt.Errorf("the GL driver (%s) rejected the shader generated for %s: %w", st.renderer, strings.Join(j.Names, ", "), err)
+		return nil, 0, false, fmt.Errorf("the GL driver (%s) rejected the shader generated for %s: %w", st.renderer, what, err)
 	}
-	if err := glError("compiling a job shader"); err != nil {
+	if err := glError("compiling a shader"); err != nil {
 		gl.DeleteProgram(prog)
 		return nil, 0, false, err
 	}
@@ -303,12 +313,9 @@ const (
 	maxJobBands = 16 // uniform slots per array
 )
 
-// jobDispatch runs prog over the job's buffers, part by part, at most
-// limit quads in all (0: every quad), each dispatch within the grid's
-// limits.
-func (st *glState) jobDispatch(p *jobProgram, j *compute.Job, limit int) {
-	jb := st.job
-	l := jb.layout
+// useJobProgram makes p current with j's uniforms: each band's nodata
+// and radiometry, and the zero the compiler cannot fold.
+func useJobProgram(p *jobProgram, j *compute.Job) {
 	gl.UseProgram(p.prog)
 	if p.zero {
 		gl.Uniform1ui(locZero, 0)
@@ -322,11 +329,27 @@ func (st *glState) jobDispatch(p *jobProgram, j *compute.Job, limit int) {
 		gl.Uniform1ui(int32(locScale+k), math.Float32bits(float32(r.Scale)))
 		gl.Uniform1ui(int32(locOffset+k), math.Float32bits(float32(r.Offset)))
 	}
-	per := st.local * st.jobVec4s * st.iters // quads per work group
-	most := st.maxGX * st.maxGY * per
+}
+
+// jobGrid returns the quads one work group of a job shader computes and
+// the most quads one dispatch may take.
+func (st *glState) jobGrid() (per, most int) {
+	per = st.local * st.jobVec4s * st.iters
+	most = st.maxGX * st.maxGY * per
 	if st.chunk > 0 {
 		most = min(most, max(per, st.chunk/4))
 	}
+	return per, most
+}
+
+// jobDispatch runs prog over the job's buffers, part by part, at most
+// limit quads in all (0: every quad), each dispatch within the grid's
+// limits.
+func (st *glState) jobDispatch(p *jobProgram, j *compute.Job, limit int) {
+	jb := st.job
+	l := jb.layout
+	useJobProgram(p, j)
+	per, most := st.jobGrid()
 	left := limit
 	px := j.Pixels()
 	np := (px + l.part - 1) / l.part
@@ -422,25 +445,36 @@ func fromPlane(part int, d *devPlane, lo, n int, dst uint32, dstOff int) {
 // jobUpload moves the job's bands and mask into the device buffers, as
 // stored: glBufferSubData (subdata) or the write ring (mapped).
 func (st *glState) jobUpload(j *compute.Job, mode string) error {
-	st.memcpyUp = 0
 	jb := st.job
-	part := jb.layout.part
+	var dst []*devPlane
+	var src [][]byte
+	for k := range j.Bands {
+		dst, src = append(dst, &jb.bands[k]), append(src, j.Bands[k].Plane.Data)
+	}
+	if j.Mask != nil {
+		dst, src = append(dst, &jb.mask), append(src, j.Mask)
+	}
+	if err := st.uploadPlanes(jb.layout.part, dst, src, mode); err != nil {
+		return err
+	}
+	return glError("uploading the bands")
+}
+
+// uploadPlanes copies src[i] into the device plane dst[i] (kept in parts
+// of part pixels): glBufferSubData (subdata) or the write ring (mapped).
+func (st *glState) uploadPlanes(part int, dst []*devPlane, src [][]byte, mode string) error {
+	st.memcpyUp = 0
 	var xs []xfer
-	add := func(d *devPlane, host []byte) {
+	for i, d := range dst {
+		host := src[i]
 		if mode == ModeSubData {
 			cut(part, 0, len(host)/d.size, func(p, off, at, k int) {
 				gl.BindBuffer(gl.COPY_WRITE_BUFFER, d.bufs[p])
 				gl.BufferSubData(gl.COPY_WRITE_BUFFER, d.off[p]+off*d.size, k*d.size, unsafe.Pointer(&host[at*d.size]))
 			})
-			return
+			continue
 		}
 		xs = slotXfers(xs, d, host)
-	}
-	for k := range j.Bands {
-		add(&jb.bands[k], j.Bands[k].Plane.Data)
-	}
-	if j.Mask != nil {
-		add(&jb.mask, j.Mask)
 	}
 	for _, x := range xs {
 		i, err := st.up.acquire()
@@ -462,31 +496,44 @@ func (st *glState) jobUpload(j *compute.Job, mode string) error {
 		}
 	}
 	gl.Finish()
-	return glError("uploading the bands")
+	return nil
 }
 
 // jobDownload moves every output plane into j.Out: glGetBufferSubData
 // (subdata) or the read ring (mapped), the GPU filling up to four slots
 // ahead of the host.
 func (st *glState) jobDownload(j *compute.Job, mode string) error {
-	st.memcpyDown = 0
 	jb := st.job
-	part := jb.layout.part
+	var src []*devPlane
+	var dst [][]byte
+	for o := range j.Out {
+		src, dst = append(src, &jb.outs[o]), append(dst, bytesOf(j.Out[o]))
+	}
+	if err := st.downloadPlanes(jb.layout.part, src, dst, mode); err != nil {
+		return err
+	}
+	return glError("downloading the outputs")
+}
+
+// downloadPlanes copies the device plane src[i] (kept in parts of part
+// pixels) into dst[i]: glGetBufferSubData (subdata) or the read ring
+// (mapped), the GPU filling up to four slots ahead of the host.
+func (st *glState) downloadPlanes(part int, src []*devPlane, dst [][]byte, mode string) error {
+	st.memcpyDown = 0
 	if mode == ModeSubData {
-		for o := range j.Out {
-			d := &jb.outs[o]
-			host := bytesOf(j.Out[o])
-			cut(part, 0, len(j.Out[o]), func(p, off, at, k int) {
+		for i, d := range src {
+			host := dst[i]
+			cut(part, 0, len(host)/d.size, func(p, off, at, k int) {
 				gl.BindBuffer(gl.COPY_READ_BUFFER, d.bufs[p])
-				gl.GetBufferSubData(gl.COPY_READ_BUFFER, d.off[p]+off*4, k*4, unsafe.Pointer(&host[at*4]))
+				gl.GetBufferSubData(gl.COPY_READ_BUFFER, d.off[p]+off*d.size, k*d.size, unsafe.Pointer(&host[at*d.size]))
 			})
 		}
 		unbindCopy()
-		return glError("downloading the outputs")
+		return nil
 	}
 	var xs []xfer
-	for o := range j.Out {
-		xs = slotXfers(xs, &jb.outs[o], bytesOf(j.Out[o]))
+	for i, d := range src {
+		xs = slotXfers(xs, d, dst[i])
 	}
 	issue := func(c int) {
 		i, x := c%slots, xs[c]
@@ -513,7 +560,7 @@ func (st *glState) jobDownload(j *compute.Job, mode string) error {
 	}
 	st.down.next = 0
 	unbindCopy()
-	return glError("downloading the outputs")
+	return nil
 }
 
 // jobMode resolves a job's mode: "" is the device's default (subdata on

@@ -76,7 +76,7 @@ type genBand struct {
 }
 
 type genOutput struct {
-	I           int
+	I, Binding  int
 	Name, Value string
 }
 
@@ -88,6 +88,7 @@ type genLane struct {
 type genJob struct {
 	Bands                   []genBand
 	Mask                    bool
+	Separate                bool // one buffer per output, from OutBinding on
 	MaskBinding, OutBinding int
 	Code                    []string
 	Outputs                 []genOutput
@@ -96,8 +97,12 @@ type genJob struct {
 
 // jobSource generates the compute shader of j from the template (VEC4S,
 // ITERS and LOCAL are defined by the caller).
-func jobSource(j *compute.Job) (string, error) {
-	d := genJob{Mask: j.Mask != nil, MaskBinding: len(j.Bands), OutBinding: len(j.Bands)}
+func jobSource(j *compute.Job) (string, error) { return genSource(j, false) }
+
+// genSource is jobSource; separate gives each output its own buffer
+// (bound after the bands and the mask, in order) instead of one shared.
+func genSource(j *compute.Job, separate bool) (string, error) {
+	d := genJob{Mask: j.Mask != nil, MaskBinding: len(j.Bands), OutBinding: len(j.Bands), Separate: separate}
 	if d.Mask {
 		d.OutBinding++
 	}
@@ -110,7 +115,7 @@ func jobSource(j *compute.Job) (string, error) {
 	}
 	d.Code = code
 	for i, v := range values {
-		d.Outputs = append(d.Outputs, genOutput{I: i, Name: commentText(j.Names[i]), Value: v})
+		d.Outputs = append(d.Outputs, genOutput{I: i, Binding: d.OutBinding + i, Name: commentText(j.Names[i]), Value: v})
 	}
 	for l := range 4 {
 		ln := genLane{Masked: "false"}
