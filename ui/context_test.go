@@ -391,3 +391,25 @@ func TestCompositeMapGolden(t *testing.T) {
 	m.SetComposite(nil)
 	test.AssertObjectRendersToImage(t, "map_small.png", m)
 }
+
+// TestContextViewLandsat: a Landsat 8 product's views are SR_B4, SR_B3,
+// SR_B2 and SR_B5, SR_B4, SR_B3, in reflectance (DN × 2.75e-5 − 0.2).
+func TestContextViewLandsat(t *testing.T) {
+	dir := productFixture(t, "LC08_L2SP_044034_20200827_20200906_02_T1")
+	w := newTestWindow(t, Options{})
+	openTyped(w, dir)
+	for m, want := range map[viewMode]string{viewNatural: "R=SR_B4 G=SR_B3 B=SR_B2", viewFalse: "R=SR_B5 G=SR_B4 B=SR_B3"} {
+		test.Tap(w.view.Buttons[m])
+		w.Wait()
+		c := w.shownComposite()
+		if c == nil || !strings.HasPrefix(c.Describe(), want+",") {
+			t.Fatalf("%s: %v (status %q)", viewSpecs[m].label, c, w.Status.Text)
+		}
+		for _, ch := range c.Channels() {
+			// Surface reflectance of land: well inside [−0.2, 1.6], never DNs.
+			if ch.Lo < -0.2 || ch.Hi > 1.6 || ch.Hi <= ch.Lo {
+				t.Errorf("%s %s stretch %v … %v is not reflectance", viewSpecs[m].label, ch.Name, ch.Lo, ch.Hi)
+			}
+		}
+	}
+}
