@@ -21,8 +21,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
-	"canopy/compute/geotiff"
-	"canopy/compute/outfile"
+	"canopy/compute/pipeline"
 )
 
 // batchLine is one line of DIR/batch.jsonl: what happened to one scene.
@@ -289,12 +288,18 @@ func cmdBatch(args []string, stdout, stderr io.Writer) error {
 			bar.Add(1)
 		}
 	}
+	// One backend for the whole batch, made when the first scene needs it
+	// (a re-run that skips everything starts no GPU context): the workers
+	// share it, its runs take turns, and what takes the time (decoding,
+	// encoding, writing) runs in parallel over the scenes.
+	eng := &sharedBackend{name: pf.backend}
+	defer eng.close()
 	work := make(chan string)
 	var wg sync.WaitGroup
 	for range k {
 		wg.Go(func() {
 			for s := range work {
-				record(batchScene(s, *outDir, bandMap, sel, pf.backend, pf.mask, pf.buffer, settings, done[s]))
+				record(batchScene(s, *outDir, bandMap, sel, eng, pf.mask, pf.buffer, settings, done[s]))
 			}
 		})
 	}
@@ -313,9 +318,31 @@ func cmdBatch(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// sharedBackend is the batch's one backend, picked on first use.
+type sharedBackend struct {
+	name string
+	once sync.Once
+	b    compute.Backend
+	mode string
+	err  error
+}
+
+func (s *sharedBackend) get() (compute.Backend, string, error) {
+	s.once.Do(func() { s.b, s.mode, s.err = pickBackend(s.name) })
+	return s.b, s.mode, s.err
+}
+
+func (s *sharedBackend) close() {
+	if s.b != nil {
+		s.b.Close()
+	}
+}
+
 // batchScene computes one scene into DIR, or skips it when its output is
-// there with the same fingerprint.
-func batchScene(s, dir string, bandMap map[string]int, sel selection, backend, mask string, buffer int, settings, prevFP string) batchLine {
+// there with the same fingerprint. The scene goes through the block
+// pipeline into a Cloud Optimized GeoTIFF, verified, as `canopy compute
+// --scene PATH --tif OUT` writes it.
+func batchScene(s, dir string, bandMap map[string]int, sel selection, eng *sharedBackend, mask string, buffer int, settings, prevFP string) batchLine {
 	t0 := time.Now()
 	out := outputName(dir, s)
 	line := batchLine{Scene: s}
@@ -332,20 +359,33 @@ func batchScene(s, dir string, bandMap map[string]int, sel selection, backend, m
 	}
 	removeStaleTemps(out)
 	err = func() error {
-		j, sc, err := dateIndex(s, bandMap, sel, backend, mask, buffer)
+		sc, bands, m, err := loadDate(s, bandMap, sel, mask, buffer)
 		if err != nil {
 			return err
 		}
-		set := outfile.NewSet(s)
-		defer set.Abort()
-		w, err := set.Create(out)
+		in, err := pipeline.Memory(bands, m)
 		if err != nil {
 			return err
 		}
-		if err := geotiff.WriteBandsTo(w, j.Width, j.Height, j.Out, sc.Grid.Geo, geotiff.WriteOptions{NoData: "nan", Descriptions: sel.names}); err != nil {
-			return fmt.Errorf("write %s: %w", out, err)
+		b, mode, err := eng.get()
+		if err != nil {
+			return err
 		}
-		return set.Commit()
+		o, err := openOutputs([]string{s}, out, nil, in.Width, in.Height, sc.Grid.Geo, sel, pngStyle{})
+		if err != nil {
+			return err
+		}
+		defer o.abort()
+		res, err := pipeline.Run(in, pipeline.Options{Backend: b, Mode: mode, Names: sel.names, Exprs: sel.exprs, Verify: true}, o.sinks...)
+		if err != nil {
+			return err
+		}
+		for k, v := range res.Reports {
+			if err := v.Err(b.Name() + " " + sel.names[k]); err != nil {
+				return err
+			}
+		}
+		return o.finish()
 	}()
 	line.Seconds = time.Since(t0).Seconds()
 	if err != nil {

@@ -68,22 +68,7 @@ func parseBandMap(s string) (map[string]int, error) {
 // dateIndex computes the index of one date: the product or multi-band
 // GeoTIFF at path, roles from its metadata or from bandMap.
 func dateIndex(path string, bandMap map[string]int, sel selection, backend, mask string, buffer int) (*compute.Job, *scene.Scene, error) {
-	sc, err := scene.Open(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer sc.Close()
-	for role, b := range bandMap {
-		if err := sc.AssignBand(role, b); err != nil {
-			return nil, nil, compute.UsageError{Msg: err.Error()}
-		}
-	}
-	for _, r := range sel.roles() {
-		if sc.Bands[r] == nil {
-			return nil, nil, compute.UsageError{Msg: (&compute.MissingRoleError{Index: sel.names[0], Role: r, Given: sc.RoleNames()}).Error() + " in " + path + " (name it with --bands " + r + "=BAND)"}
-		}
-	}
-	bands, m, err := sc.Load(sel.roles(), scene.LoadOptions{Mask: mask, MaskBuffer: buffer})
+	sc, bands, m, err := loadDate(path, bandMap, sel, mask, buffer)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -97,6 +82,33 @@ func dateIndex(path string, bandMap map[string]int, sel selection, backend, mask
 		return nil, nil, err
 	}
 	return j, sc, nil
+}
+
+// loadDate opens the product or multi-band GeoTIFF at path, names its
+// bands by bandMap (role -> 1-based band) and loads the bands sel needs
+// onto one grid, with the product's mask (mask: auto or none, grown by
+// buffer pixels).
+func loadDate(path string, bandMap map[string]int, sel selection, mask string, buffer int) (*scene.Scene, []compute.BandInput, []uint8, error) {
+	sc, err := scene.Open(path)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer sc.Close()
+	for role, b := range bandMap {
+		if err := sc.AssignBand(role, b); err != nil {
+			return nil, nil, nil, compute.UsageError{Msg: err.Error()}
+		}
+	}
+	for _, r := range sel.roles() {
+		if sc.Bands[r] == nil {
+			return nil, nil, nil, compute.UsageError{Msg: (&compute.MissingRoleError{Index: sel.names[0], Role: r, Given: sc.RoleNames()}).Error() + " in " + path + " (name it with --bands " + r + "=BAND)"}
+		}
+	}
+	bands, m, err := sc.Load(sel.roles(), scene.LoadOptions{Mask: mask, MaskBuffer: buffer})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return sc, bands, m, nil
 }
 
 func cmdChange(args []string, stdout, stderr io.Writer) error {
