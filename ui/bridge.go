@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -40,8 +41,9 @@ type bridge struct {
 	gen    uint64
 	cancel context.CancelFunc
 
-	work sync.Mutex     // held while a job runs
-	wg   sync.WaitGroup // jobs not yet finished
+	work    sync.Mutex     // held while a job runs
+	wg      sync.WaitGroup // jobs not yet finished
+	pending atomic.Int64   // the same count, which wait reads
 
 	// loop, when set, replaces Fyne's event goroutine (tests): results
 	// are queued and run by wait on the goroutine that calls it.
@@ -92,8 +94,10 @@ func (b *bridge) start(label string, j job) {
 		b.onBusy(true, label)
 	}
 	b.wg.Add(1)
+	b.pending.Add(1)
 	go func() {
 		defer b.wg.Done()
+		defer b.pending.Add(-1)
 		defer cancel()
 		b.work.Lock()
 		var (
@@ -200,13 +204,23 @@ func (b *bridge) busy() bool {
 }
 
 // wait blocks until every started job has returned and delivered its
-// result. Tests use it; the window itself never waits. With an event loop
-// it runs the queued updates meanwhile.
+// result, and the jobs those results started too (a map's follow-up:
+// the after date, the stands). Tests use it; the window itself never
+// waits. With an event loop it runs the queued updates meanwhile.
 func (b *bridge) wait() {
 	if b.loop == nil {
 		b.wg.Wait()
 		return
 	}
+	for {
+		b.waitOnce()
+		if b.pending.Load() == 0 {
+			return
+		}
+	}
+}
+
+func (b *bridge) waitOnce() {
 	done := make(chan struct{})
 	go func() { b.wg.Wait(); close(done) }()
 	for {

@@ -213,6 +213,9 @@ func (w *Window) recolour(ramp, mode string) {
 // applyColour shows the map, the legend and the histogram in the current
 // LUT.
 func (w *Window) applyColour(onlyColour bool) {
+	if w.applyTwoView(onlyColour) {
+		return // two dates: the view chosen (ui/twodate.go)
+	}
 	if s := w.shown; s != nil {
 		if onlyColour {
 			w.Map.SetLUT(w.lut)

@@ -42,7 +42,10 @@ func (w *Window) addShortcuts() {
 // dropped opens what was dropped on the window: a product folder or
 // file (a Sentinel-2 .SAFE or .zip, a Landsat folder or .tar, a STAC
 // item, an orthomosaic), as a typed path would. Of several, the first.
-func (w *Window) dropped(_ fyne.Position, uris []fyne.URI) {
+func (w *Window) dropped(pos fyne.Position, uris []fyne.URI) {
+	if w.twoDropped(pos, uris) {
+		return // on the two-date card: the after date
+	}
 	for _, u := range uris {
 		if u.Scheme() == "file" && u.Path() != "" {
 			w.source.Path.SetText(u.Path())

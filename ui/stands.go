@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"image"
@@ -24,26 +25,42 @@ import (
 	"canopy/compute/zonal"
 )
 
-// standColumns are the columns of the stands table.
-var standColumns = []string{"id", "valid px", "ha", "mean", "median", "min", "max"}
+// standColumns are the columns of the stands table; changeColumns follow
+// them in two-date mode (the stand's statistics of before − after).
+var (
+	standColumns  = []string{"id", "valid px", "ha", "mean", "median", "min", "max"}
+	changeColumns = []string{"Δ mean", "Δ median", "main change"}
+)
+
+// featureID is the id picker's entry for the feature id (FID).
+const featureID = "feature id (FID)"
 
 // standsPanel holds the stands opened over the map (in the raster's CRS),
-// their statistics on the map shown, the table's order and the stand
-// selected.
+// their statistics on the map shown (and, in two-date mode, on the
+// difference), the table's order, the stand selected and the attribute
+// that names the stands.
 type standsPanel struct {
-	card     fyne.CanvasObject
-	table    *widget.Table
-	detail   *widget.Label
-	choro    *widget.Check
+	card   fyne.CanvasObject
+	table  *widget.Table
+	detail *widget.Label
+	choro  *widget.Check
+	// IDField picks the attribute that names the stands (featureID: the
+	// FID).
+	IDField  *widget.Select
 	layer    *vector.Layer
 	stands   []zonal.Stand
+	ids      []string // the stands' names by the field picked
 	results  []zonal.Result
 	classes  zonal.Classes
+	change   []zonal.Result // per-stand statistics of the difference
+	changeCl zonal.Classes
 	order    []int // table row → stand
 	sortCol  int   // -1: file order
 	sortDesc bool
 	selected int // stand index, -1 when none
 	gt       [6]float64
+	labels   *standLabels
+	quiet    bool
 }
 
 func newStandsPanel(w *Window) *standsPanel {
@@ -51,8 +68,18 @@ func newStandsPanel(w *Window) *standsPanel {
 	p.detail = widget.NewLabel("No stands open")
 	p.detail.Wrapping = fyne.TextWrapWord
 	p.choro = widget.NewCheck("Colour stands by their mean", func(bool) { w.Map.raster.Refresh() })
+	p.IDField = widget.NewSelect(nil, func(f string) {
+		if !p.quiet {
+			if err := w.SetStandID(f); err != nil {
+				w.setStatus(err.Error(), false)
+			}
+		}
+	})
+	p.IDField.PlaceHolder = "open stands first"
+	p.IDField.Disable()
+	p.labels = newStandLabels(w)
 	p.table = widget.NewTable(
-		func() (int, int) { return len(p.order), len(standColumns) },
+		func() (int, int) { return len(p.order), len(p.columns()) },
 		func() fyne.CanvasObject { return widget.NewLabel("000000") },
 		func(id widget.TableCellID, o fyne.CanvasObject) {
 			o.(*widget.Label).SetText(p.cell(id.Row, id.Col))
@@ -61,12 +88,13 @@ func newStandsPanel(w *Window) *standsPanel {
 	p.table.CreateHeader = func() fyne.CanvasObject { return widget.NewButton("", nil) }
 	p.table.UpdateHeader = func(id widget.TableCellID, o fyne.CanvasObject) {
 		b := o.(*widget.Button)
-		if id.Row >= 0 || id.Col < 0 {
+		cols := p.columns()
+		if id.Row >= 0 || id.Col < 0 || id.Col >= len(cols) {
 			b.SetText("")
 			b.OnTapped = nil
 			return
 		}
-		t := standColumns[id.Col]
+		t := cols[id.Col]
 		if id.Col == p.sortCol {
 			t += map[bool]string{false: " ▲", true: " ▼"}[p.sortDesc]
 		}
@@ -83,13 +111,44 @@ func newStandsPanel(w *Window) *standsPanel {
 	csvB := widget.NewButton("CSV…", func() { w.exportStandsDialog(".csv") })
 	gpkgB := widget.NewButton("GeoPackage…", func() { w.exportStandsDialog(".gpkg") })
 	tbl := container.NewGridWrap(fyne.NewSize(200, 200), p.table)
-	p.card = section("Stands", container.NewVBox(open, container.NewGridWithColumns(2, csvB, gpkgB), p.choro, p.detail, tbl))
+	p.card = section("Stands", container.NewVBox(open,
+		widget.NewForm(widget.NewFormItem("Named by", p.IDField)),
+		container.NewGridWithColumns(2, csvB, gpkgB), p.choro, p.detail, tbl))
 	return p
 }
 
-// value returns column col of result r as a number (for sorting).
-func standValue(r zonal.Result, col int) float64 {
+// columns are the table's columns: the change columns too when the
+// difference's statistics are known.
+func (p *standsPanel) columns() []string {
+	if len(p.change) == len(p.results) && len(p.change) > 0 {
+		return append(append([]string(nil), standColumns...), changeColumns...)
+	}
+	return standColumns
+}
+
+// mainChange is the change class of stand i with the most hectares ("–"
+// when none has any).
+func (p *standsPanel) mainChange(i int) string {
+	best, ha := -1, 0.0
+	for c, v := range p.change[i].ClassHa {
+		if v > ha {
+			best, ha = c, v
+		}
+	}
+	if best < 0 || best >= len(p.changeCl.Names) {
+		return "–"
+	}
+	return p.changeCl.Names[best]
+}
+
+// value returns column col of stand i as a number (for sorting).
+func (p *standsPanel) value(i, col int) float64 {
+	r := p.results[i]
 	switch col {
+	case 7:
+		return p.change[i].Mean
+	case 8:
+		return p.change[i].Median
 	case 1:
 		return r.ValidPixels
 	case 2:
@@ -117,7 +176,8 @@ func (p *standsPanel) cell(row, col int) string {
 	if row >= len(p.order) || p.order[row] >= len(p.results) {
 		return ""
 	}
-	r := p.results[p.order[row]]
+	i := p.order[row]
+	r := p.results[i]
 	switch col {
 	case 0:
 		return r.ID
@@ -125,13 +185,26 @@ func (p *standsPanel) cell(row, col int) string {
 		return fmtStat(r.ValidPixels, 1)
 	case 2:
 		return fmtStat(r.AreaHa, 2)
+	case 9:
+		if len(p.change) == len(p.results) {
+			return p.mainChange(i)
+		}
+		return ""
 	}
-	return fmtStat(standValue(r, col), 4)
+	if col >= len(p.columns()) {
+		return ""
+	}
+	return fmtStat(p.value(i, col), 4)
 }
 
 // OpenStands opens a stands layer (FILE[:LAYER], GeoPackage or GeoJSON),
 // reprojects it to the map's CRS and computes each stand's statistics on
-// the map shown.
+// the map shown (and on the difference in two-date mode), all off the
+// event goroutine, with progress; Wait waits for it. The stands are
+// named by their first id, stand or name attribute
+// (vector.Layer.DefaultIDField; the FID when none), which the user can
+// change. What goes wrong is said in the status line and a dialog; an
+// error is returned at once only when the map cannot carry stands.
 func (w *Window) OpenStands(spec string) error {
 	s := w.shown
 	if s == nil || s.set == nil || !s.set.geo.Valid() {
@@ -141,72 +214,213 @@ func (w *Window) OpenStands(spec string) error {
 	if !ok {
 		return errors.New("stands: the map shown has no affine geotransform")
 	}
-	path, name, err := vector.ParseStands(spec)
-	if err != nil {
-		return err
-	}
-	l, err := vector.Read(path, name)
-	if err != nil {
-		return err
-	}
-	crs, err := vector.RasterCRS(s.set.geo)
-	if err != nil {
-		return fmt.Errorf("stands %s: %v", path, err)
-	}
-	l = l.Clone()
-	if err := vector.Reproject(l, crs); err != nil {
-		return err
-	}
-	st, err := zonal.StandsFromLayer(l, "")
-	if err != nil {
-		return err
-	}
-	p := w.standsP
-	p.layer, p.stands, p.gt, p.selected = l, st, gt, -1
-	if err := w.computeStands(); err != nil {
-		p.layer, p.stands, p.results = nil, nil, nil
-		p.order = nil
-		p.table.Refresh()
-		return err
-	}
-	w.setStatus(fmt.Sprintf("Opened %d stands from %s", len(st), path), true)
+	geo := s.set.geo
+	w.bridge.start("Opening stands", func(ctx context.Context, progress progressFunc) (func(), error) {
+		path, name, err := vector.ParseStands(spec)
+		if err != nil {
+			return nil, err
+		}
+		progress(-1, "Reading "+filepath.Base(path)+"…")
+		l, err := vector.Read(path, name)
+		if err != nil {
+			return nil, err
+		}
+		crs, err := vector.RasterCRS(geo)
+		if err != nil {
+			return nil, fmt.Errorf("stands %s: %v", path, err)
+		}
+		l = l.Clone()
+		if err := vector.Reproject(l, crs); err != nil {
+			return nil, err
+		}
+		field := l.DefaultIDField()
+		st, err := zonal.StandsFromLayer(l, field)
+		if err != nil {
+			return nil, err
+		}
+		if len(st) == 0 {
+			return nil, fmt.Errorf("stands %s: the layer is empty", path)
+		}
+		return func() {
+			if w.shown != s {
+				return
+			}
+			p := w.standsP
+			p.layer, p.stands, p.gt, p.selected = l, st, gt, -1
+			p.results, p.change = nil, nil
+			p.setFields(l, field)
+			p.ids = make([]string, len(st))
+			for i := range st {
+				p.ids[i] = st[i].ID
+			}
+			p.geometry()
+			w.setStatus(fmt.Sprintf("Opened %d stands from %s", len(st), path), true)
+			w.followUp()
+		}, nil
+	})
 	return nil
 }
 
-// computeStands computes the statistics of the stands open on the map
-// shown.
-func (w *Window) computeStands() error {
-	p, s := w.standsP, w.shown
+// setFields offers the layer's attributes in the id picker, field picked.
+func (p *standsPanel) setFields(l *vector.Layer, field string) {
+	opts := []string{featureID}
+	for _, f := range l.Fields {
+		opts = append(opts, f.Name)
+	}
+	p.quiet = true
+	p.IDField.SetOptions(opts)
+	if field == "" {
+		field = featureID
+	}
+	p.IDField.SetSelected(field)
+	p.quiet = false
+	p.IDField.Enable()
+}
+
+// SetStandID names the stands by the attribute field (featureID or "" for
+// the FID): the table's id column, the labels on the map and the
+// exports follow.
+func (w *Window) SetStandID(field string) error {
+	p := w.standsP
+	if p.layer == nil {
+		return errors.New("stands: none are open")
+	}
+	if field == featureID {
+		field = ""
+	}
+	ids, err := p.layer.IDs(field)
+	if err != nil {
+		return err
+	}
+	p.ids = ids
+	for i := range p.stands {
+		p.stands[i].ID = ids[i]
+	}
+	p.relabel()
+	sel := field
+	if sel == "" {
+		sel = featureID
+	}
+	if p.IDField.Selected != sel {
+		p.quiet = true
+		p.IDField.SetSelected(sel)
+		p.quiet = false
+	}
+	p.resort()
+	if p.selected >= 0 {
+		w.selectStand(p.selected)
+	}
+	p.labels.Refresh()
+	return nil
+}
+
+// relabel gives the results the stands' current names.
+func (p *standsPanel) relabel() {
+	for _, rs := range [][]zonal.Result{p.results, p.change} {
+		for i := range rs {
+			if i < len(p.ids) {
+				rs[i].ID = p.ids[i]
+			}
+		}
+	}
+}
+
+// standsWork is what the stands' statistics need, taken on the event
+// goroutine when a job starts.
+type standsWork struct {
+	stands  []zonal.Stand
+	gt      [6]float64
+	classes zonal.Classes
+}
+
+// standsOut is the statistics a job computed.
+type standsOut struct {
+	results, change   []zonal.Result
+	classes, changeCl zonal.Classes
+	warns             []string
+	gt                [6]float64
+}
+
+// work is what the stands' statistics on s need (nil when no stands are
+// open).
+func (p *standsPanel) work(s *shown) *standsWork {
 	if len(p.stands) == 0 || s == nil {
 		return nil
 	}
+	wk := &standsWork{stands: p.stands, gt: p.gt}
 	if gt, ok := s.set.geo.Affine(); ok {
-		p.gt = gt
+		wk.gt = gt
 	}
-	plane, err := zonal.NewPlane(s.plane, s.w, s.h)
-	if err != nil {
-		return err
-	}
-	p.classes = zonal.Classes{}
 	if s.idx.classes != nil {
-		p.classes = zonal.ClassesOf(s.idx.classes.Compute())
+		wk.classes = zonal.ClassesOf(s.idx.classes.Compute())
 	}
-	res, warns, err := zonal.Compute(plane, p.gt, p.stands, zonal.Options{Classes: p.classes})
-	if err != nil {
-		return err
+	return wk
+}
+
+// run computes the stands' statistics on s (and on the difference of r,
+// when given) off the event goroutine, with progress, stopping when ctx
+// is cancelled.
+func (wk *standsWork) run(ctx context.Context, progress progressFunc, s *shown, r *twoResult) (*standsOut, error) {
+	out := &standsOut{classes: wk.classes, gt: wk.gt}
+	planes := [][]float32{s.plane}
+	if r != nil {
+		planes = append(planes, r.diff)
+		out.changeCl = zonal.ClassesOf(r.diffIdx.classes.Compute())
 	}
-	p.results = res
+	for k, plane := range planes {
+		src, err := zonal.NewPlane(plane, s.w, s.h)
+		if err != nil {
+			return nil, err
+		}
+		what, cl := "Stand statistics", out.classes
+		if k == 1 {
+			what, cl = "Stand change statistics", out.changeCl
+		}
+		progress(float64(k)/float64(len(planes)), what+"…")
+		res, warns, err := zonal.Compute(src, wk.gt, wk.stands, zonal.Options{Classes: cl, Context: ctx,
+			Progress: func(done, total int) {
+				progress((float64(k)+float64(done)/float64(total))/float64(len(planes)), what+"…")
+			}})
+		if err != nil {
+			return nil, err
+		}
+		if k == 0 {
+			out.results, out.warns = res, warns
+		} else {
+			out.change = res
+		}
+	}
+	return out, nil
+}
+
+// install shows statistics computed by a job.
+func (p *standsPanel) install(w *Window, out *standsOut) {
+	if len(out.results) != len(p.stands) {
+		return // the stands changed meanwhile
+	}
+	p.results, p.classes, p.gt = out.results, out.classes, out.gt
+	p.change, p.changeCl = out.change, out.changeCl
+	p.relabel()
 	p.resort()
-	if len(warns) > 0 {
-		p.detail.SetText(fmt.Sprintf("%d stands · %s", len(res), warns[0]))
+	if len(out.warns) > 0 {
+		p.detail.SetText(fmt.Sprintf("%d stands · %s", len(p.results), out.warns[0]))
 	} else {
-		p.detail.SetText(fmt.Sprintf("%d stands · click one on the map", len(res)))
+		p.detail.SetText(fmt.Sprintf("%d stands · click one on the map", len(p.results)))
 	}
 	if p.selected >= 0 {
 		w.selectStand(p.selected)
 	}
-	w.Map.SetOverlay(w.drawStands)
-	return nil
+	p.labels.Refresh()
+	w.Map.raster.Refresh()
+}
+
+// clearChange drops the per-stand change statistics (one date again).
+func (p *standsPanel) clearChange() {
+	p.change = nil
+	if p.sortCol >= len(standColumns) {
+		p.sortCol = -1
+	}
+	p.resort()
 }
 
 // resort orders the table by the sort column.
@@ -224,7 +438,7 @@ func (p *standsPanel) resort() {
 				}
 				return ra.ID < rb.ID
 			}
-			va, vb := standValue(ra, c), standValue(rb, c)
+			va, vb := p.value(p.order[a], c), p.value(p.order[b], c)
 			if math.IsNaN(va) || math.IsNaN(vb) {
 				return !math.IsNaN(va) && math.IsNaN(vb) // NaN last
 			}
@@ -238,8 +452,9 @@ func (p *standsPanel) resort() {
 }
 
 // SortStands sorts the stands table by column col (0 id, 1 valid pixels,
-// 2 hectares, 3 mean, 4 median, 5 min, 6 max); sorting by the same column
-// again reverses the order.
+// 2 hectares, 3 mean, 4 median, 5 min, 6 max; in two-date mode 7 the
+// change's mean, 8 its median, 9 the main change class); sorting by the
+// same column again reverses the order.
 func (w *Window) SortStands(col int) {
 	p := w.standsP
 	if p.sortCol == col {
@@ -255,15 +470,27 @@ func (w *Window) StandRows() [][]string {
 	p := w.standsP
 	rows := make([][]string, len(p.order))
 	for i := range rows {
-		for c := range standColumns {
+		for c := range p.columns() {
 			rows[i] = append(rows[i], p.cell(i, c))
 		}
 	}
 	return rows
 }
 
+// StandColumns returns the stands table's column names as shown.
+func (w *Window) StandColumns() []string { return w.standsP.columns() }
+
 // StandResults returns the statistics of the stands open, in file order.
 func (w *Window) StandResults() []zonal.Result { return w.standsP.results }
+
+// StandChanges returns the stands' statistics of the difference before −
+// after in two-date mode (nil with one date), in file order.
+func (w *Window) StandChanges() []zonal.Result {
+	if len(w.standsP.change) != len(w.standsP.results) {
+		return nil
+	}
+	return w.standsP.change
+}
 
 // SelectedStand returns the id of the stand selected, "" when none.
 func (w *Window) SelectedStand() string {
@@ -285,6 +512,17 @@ func (w *Window) selectStand(i int) {
 	p.detail.SetText(fmt.Sprintf("Stand %s · %.2f ha · mean %s · median %s · std %s · min %s · max %s · p10 %s · p90 %s",
 		r.ID, r.AreaHa, fmtStat(r.Mean, 4), fmtStat(r.Median, 4), fmtStat(r.Std, 4),
 		fmtStat(r.Min, 4), fmtStat(r.Max, 4), fmtStat(r.P10, 4), fmtStat(r.P90, 4)))
+	if len(p.change) == len(p.results) {
+		c := p.change[i]
+		var has []string
+		for k, ha := range c.ClassHa {
+			if ha > 0 && k < len(p.changeCl.Names) {
+				has = append(has, fmt.Sprintf("%s %.2f ha", p.changeCl.Names[k], ha))
+			}
+		}
+		p.detail.SetText(p.detail.Text + fmt.Sprintf("\nChange (before − after): mean %s · median %s · min %s · max %s · %s",
+			fmtStat(c.Mean, 4), fmtStat(c.Median, 4), fmtStat(c.Min, 4), fmtStat(c.Max, 4), strings.Join(has, " · ")))
+	}
 	for row, s := range p.order {
 		if s == i {
 			p.table.ScrollTo(widget.TableCellID{Row: row, Col: 0})
@@ -341,12 +579,20 @@ func (w *Window) drawStands(buf *image.NRGBA, x0, y0, zoom float64) {
 		return
 	}
 	b := buf.Rect
-	if p.choro.Checked && w.lut != nil && len(p.results) == len(p.stands) {
+	// The choropleth colours each stand by its mean on the map shown: the
+	// difference's mean in the LUT of the difference in that view.
+	means, lut := p.results, w.lut
+	if w.DateView() == ViewDifference && len(p.change) == len(p.results) {
+		if r := w.twoCurrent(); r != nil {
+			means, lut = p.change, w.diffLUT(r)
+		}
+	}
+	if p.choro.Checked && lut != nil && len(means) == len(p.stands) {
 		for i, s := range p.stands {
-			if math.IsNaN(p.results[i].Mean) {
+			if math.IsNaN(means[i].Mean) {
 				continue
 			}
-			c := w.lut.Color(float32(p.results[i].Mean))
+			c := lut.Color(float32(means[i].Mean))
 			r := p.screenBound(s.Geom, x0, y0, zoom).Intersect(b)
 			for sy := r.Min.Y; sy < r.Max.Y; sy++ {
 				for sx := r.Min.X; sx < r.Max.X; sx++ {

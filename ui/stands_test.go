@@ -41,6 +41,10 @@ func TestStands(t *testing.T) {
 	if err := w.OpenStands(writeStands(t, rects)); err != nil {
 		t.Fatal(err)
 	}
+	if len(w.StandResults()) != 0 {
+		t.Error("the stands' statistics were computed on the event goroutine")
+	}
+	w.Wait()
 	plane, _, pw, _ := w.Plane()
 	res := w.StandResults()
 	if len(res) != 2 || len(w.StandRows()) != 2 {
@@ -65,19 +69,19 @@ func TestStands(t *testing.T) {
 	}
 
 	test.TapCanvas(w.Win.Canvas(), mapPos(w, 40, 50))
-	if got := w.SelectedStand(); got != "2" {
+	if got := w.SelectedStand(); got != "s1" {
 		t.Errorf("a click in the second stand selected %q", got)
 	}
 	test.TapCanvas(w.Win.Canvas(), mapPos(w, 5, 5))
-	if got := w.SelectedStand(); got != "1" {
+	if got := w.SelectedStand(); got != "s0" {
 		t.Errorf("a click in the first stand selected %q", got)
 	}
 
 	w.SortStands(3) // mean, ascending
 	rows := w.StandRows()
-	lo := "1"
+	lo := "s0"
 	if means[1] < means[0] {
-		lo = "2"
+		lo = "s1"
 	}
 	if rows[0][0] != lo {
 		t.Errorf("sorted by mean, the first row is %q, want %q (means %v)", rows[0][0], lo, means)
@@ -115,4 +119,73 @@ func TestStands(t *testing.T) {
 func isDark(c interface{ RGBA() (r, g, b, a uint32) }) bool {
 	r, g, b, _ := c.RGBA()
 	return r == 0 && g == 0 && b == 0
+}
+
+// writeNamedStands writes a GeoJSON of pixel-aligned rectangles with two
+// attributes, name ("s0", "s1", …) and code ("A-0", "A-1", …).
+func writeNamedStands(t *testing.T, rects [][4]int) string {
+	t.Helper()
+	var feats []string
+	for i, s := range rects {
+		x0, x1 := 600000+10*float64(s[0]), 600000+10*float64(s[2])
+		y0, y1 := 5300000-10*float64(s[1]), 5300000-10*float64(s[3])
+		ring := fmt.Sprintf("[[[%g,%g],[%g,%g],[%g,%g],[%g,%g],[%g,%g]]]", x0, y0, x1, y0, x1, y1, x0, y1, x0, y0)
+		feats = append(feats, fmt.Sprintf(`{"type":"Feature","properties":{"code":"A-%d","name":"s%d"},"geometry":{"type":"Polygon","coordinates":%s}}`, i, i, ring))
+	}
+	gj := `{"type":"FeatureCollection","crs":{"type":"name","properties":{"name":"urn:ogc:def:crs:EPSG::32632"}},"features":[` + strings.Join(feats, ",") + `]}`
+	p := filepath.Join(t.TempDir(), "named.geojson")
+	if err := os.WriteFile(p, []byte(gj), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestStandIDPicker: stands are named by their name attribute by default
+// (the layer has no id); picking code in the picker renames the table's
+// id column and the labels over the map; labels are drawn where a stand
+// is big enough on the screen to carry its name, not on stands too small
+// (until zoomed in), and of two stands on the same place only one label
+// is drawn.
+func TestStandIDPicker(t *testing.T) {
+	w := newTestWindow(t, Options{})
+	rects := [][4]int{{2, 2, 30, 30}, {34, 34, 62, 62}, {34, 34, 62, 62}, {40, 4, 41, 5}}
+	if err := w.OpenStands(writeNamedStands(t, rects)); err != nil {
+		t.Fatal(err)
+	}
+	w.Wait()
+	if got := w.standsP.IDField.Selected; got != "name" {
+		t.Errorf("the id picker chose %q, want name", got)
+	}
+	ids := func() []string {
+		var out []string
+		for _, r := range w.StandRows() {
+			out = append(out, r[0])
+		}
+		return out
+	}
+	if got := strings.Join(ids(), ","); got != "s0,s1,s2,s3" {
+		t.Errorf("table ids %s", got)
+	}
+	labels := strings.Join(w.StandLabels(), ",")
+	if !strings.Contains(labels, "s0") || strings.Contains(labels, "s3") || strings.Count(labels, ",") != 1 {
+		t.Errorf("labels drawn %q: want s0 and one of s1/s2 (same place), not s3 (one pixel)", labels)
+	}
+	w.standsP.IDField.SetSelected("code") // as the user picks it
+	if got := strings.Join(ids(), ","); got != "A-0,A-1,A-2,A-3" {
+		t.Errorf("after picking code, table ids %s", got)
+	}
+	if got := strings.Join(w.StandLabels(), ","); !strings.Contains(got, "A-0") || strings.Contains(got, "s0") {
+		t.Errorf("after picking code, labels %q", got)
+	}
+	for range 5 { // towards the small stand
+		z, x0, y0 := w.Map.View()
+		w.Map.zoomAround(4, (40.5-x0)*z, (4.5-y0)*z)
+	}
+	if got := strings.Join(w.StandLabels(), ","); !strings.Contains(got, "A-3") {
+		t.Errorf("zoomed in on the small stand: labels %q, want A-3", got)
+	}
+	w.standsP.IDField.SetSelected(featureID)
+	if got := strings.Join(ids(), ","); got != "1,2,3,4" {
+		t.Errorf("by feature id, table ids %s", got)
+	}
 }

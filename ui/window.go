@@ -172,6 +172,7 @@ type Window struct {
 	charts   *chartsPanel
 	identify *identifyPanel
 	standsP  *standsPanel
+	two      *twoDates                      // the two-date mode (ui/twodate.go)
 	tables   map[string]colormap.ClassTable // the user's class tables, by index
 	freeMem  func() (uint64, bool)
 	// memoryWarning is the last warning about memory shown.
@@ -270,9 +271,11 @@ func (w *Window) build() {
 	w.charts = newChartsPanel(w.bridge.do, w.sizeSweep, w.indexSweep)
 	w.bands.show(w.src, w.idx.roles())
 	w.standsP = newStandsPanel(w)
+	w.two = newTwoDates(w)
+	w.Map.SetOverlay(w.drawOverlay)
 
 	w.zoomLabel = widget.NewLabelWithStyle("", fyne.TextAlignTrailing, fyne.TextStyle{})
-	w.Map.OnViewChanged = w.showZoom
+	w.Map.OnViewChanged = func() { w.showZoom(); w.standsP.labels.Refresh() }
 	// Room for "6400 %" whatever the zoom, so the bar never re-lays out.
 	zoomText := container.NewStack(hspace(72), w.zoomLabel)
 	zoomBar := container.NewHBox(zoomText,
@@ -283,7 +286,7 @@ func (w *Window) build() {
 	)
 	mapHeader := container.NewBorder(nil, nil, nil, zoomBar, w.SceneLabel)
 	w.view = newContextView(w)
-	mapArea := container.NewBorder(container.NewVBox(mapHeader, w.view.bar), nil, nil, nil, w.Map)
+	mapArea := container.NewBorder(container.NewVBox(mapHeader, w.view.bar, w.two.bar), nil, nil, nil, w.mapStack())
 
 	sidebar := container.NewVScroll(container.NewVBox(
 		w.index.card,
@@ -291,6 +294,7 @@ func (w *Window) build() {
 		w.bands.card,
 		section("Backend", w.backs.box),
 		w.colour.card,
+		w.two.card,
 		w.standsP.card,
 	))
 	// Beside the map: its legend, then the statistics (histogram, numbers,
@@ -586,7 +590,11 @@ func (w *Window) probe(col, row int, inside, pinned bool) {
 		return
 	}
 	r := w.read(s, col, row)
-	w.Probe.SetText(r.probeText())
+	text := r.probeText()
+	if t := w.twoProbe(col, row); t != "" {
+		text += "  ·  " + t
+	}
+	w.Probe.SetText(text)
 	if pinned {
 		w.identify.add(r)
 		w.standTapped(col, row)
@@ -611,9 +619,7 @@ func (w *Window) show(s *shown) {
 	w.viewShown()
 	w.stats.show(s.summary, s.idx, s.set.raw)
 	w.source.showShown(s)
-	if err := w.computeStands(); err != nil {
-		w.setStatus(err.Error(), false)
-	}
+	w.followUp() // the after date and the stands (ui/twodate.go)
 	w.updateButtons()
 	if old != nil && len(old.plane) >= bigImage && &old.plane[0] != &s.plane[0] {
 		// A big plane was dropped: give its memory back now rather than at

@@ -3,6 +3,7 @@ package zonal
 import (
 	"canopy/compute"
 	"canopy/compute/par"
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -179,6 +180,14 @@ type Options struct {
 	// PixelAreaHa overrides the area of one pixel in hectares. 0: from the
 	// geotransform, |det| / 10 000, which assumes map units of metres.
 	PixelAreaHa float64
+	// Context, when set, stops Compute between blocks of rows once it is
+	// done; Compute then returns its error (context.Canceled) and no
+	// results. A window cancels statistics the user no longer wants.
+	Context context.Context
+	// Progress, when set, is called after each block of rows with the
+	// rows summarised so far and the raster's height, on the goroutine
+	// that called Compute.
+	Progress func(done, total int)
 }
 
 // Result is the statistics of one stand. Pixel counts are sums of
@@ -338,6 +347,11 @@ func Compute(src Blocks, gt [6]float64, stands []Stand, opt Options) ([]Result, 
 		if b.err != nil {
 			return nil, nil, b.err
 		}
+		if opt.Context != nil {
+			if err := opt.Context.Err(); err != nil {
+				return nil, nil, err
+			}
+		}
 		for next < len(order) && order[next].shape.r0 < b.y1 {
 			active = append(active, order[next])
 			next++
@@ -372,6 +386,9 @@ func Compute(src Blocks, gt [6]float64, stands []Stand, opt Options) ([]Result, 
 		active = kept
 		if !inPlace {
 			free <- b.data[:cap(b.data)]
+		}
+		if opt.Progress != nil {
+			opt.Progress(b.y1, h)
 		}
 	}
 	for _, s := range states {

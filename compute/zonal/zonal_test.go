@@ -2,7 +2,9 @@ package zonal
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -517,4 +519,35 @@ func gdalPython(t *testing.T) string {
 	}
 	t.Skip("no python3 with GDAL's bindings and NumPy (python3-gdal, python3-numpy)")
 	return ""
+}
+
+// TestProgressAndCancel: Progress counts the rows up to the height in
+// increasing steps; a context cancelled part-way stops Compute with its
+// error and no results.
+func TestProgressAndCancel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	p := randomPlane(rng, 40, 50)
+	stands := []Stand{{ID: "a", Geom: orb.Polygon{{{600010, 5799990}, {600300, 5799990}, {600300, 5799600}, {600010, 5799600}, {600010, 5799990}}}}}
+	var done []int
+	if _, _, err := Compute(p, testGT, stands, Options{BlockRows: 7, Progress: func(d, n int) {
+		if n != 50 {
+			t.Errorf("progress total %d, want 50", n)
+		}
+		done = append(done, d)
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	if len(done) != 8 || done[len(done)-1] != 50 || !sort.IntsAreSorted(done) {
+		t.Errorf("progress %v, want 8 increasing steps to 50", done)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	blocks := 0
+	res, _, err := Compute(noSlice{p}, testGT, stands, Options{BlockRows: 7, Context: ctx, Progress: func(d, n int) {
+		if blocks++; blocks == 2 {
+			cancel()
+		}
+	}})
+	if !errors.Is(err, context.Canceled) || res != nil || blocks != 2 {
+		t.Errorf("cancelled after 2 blocks: %d blocks, %d results, error %v", blocks, len(res), err)
+	}
 }

@@ -1,0 +1,592 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"path/filepath"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"canopy/compute"
+	"canopy/compute/change"
+	"canopy/compute/index"
+	"canopy/ui/render/colormap"
+)
+
+// The views of the two-date mode.
+const (
+	ViewBefore     = "Before"
+	ViewAfter      = "After"
+	ViewDifference = "Difference"
+	ViewSwipe      = "Swipe"
+)
+
+var twoViews = []string{ViewBefore, ViewAfter, ViewDifference, ViewSwipe}
+
+// twoDates is the window's two-date mode: the map shown is the before
+// date; the user opens an after date beside it (a product, bands by
+// role, a typed or dropped path, or a generated scene, as the main
+// input), which is aligned onto the before grid as `canopy change`
+// aligns it (compute/change: the same grid, or nearest resampling when
+// both are georeferenced and overlap), its index computed on the chosen
+// backend, and the difference before − after shown. The views are the
+// before map, the after map, the difference (a diverging ramp centred on
+// 0, or its change classes) and a swipe between the dates.
+type twoDates struct {
+	card fyne.CanvasObject
+	// source opens the after date (its own Folder…, File…, typed path,
+	// mask and generator); bands gives it bands by role from files.
+	source *sourcePanel
+	bands  *bandsPanel
+	// Info says what the after date is, how it was aligned, or what is
+	// wrong.
+	Info *widget.Label
+	// View picks the view (in the map's header, shown in two-date mode).
+	View *widget.RadioGroup
+	// DiffClasses colours the difference by its change classes instead of
+	// the diverging ramp.
+	DiffClasses *widget.Check
+	// Close leaves the two-date mode.
+	Close *widget.Button
+	bar   *fyne.Container
+	swipe *swipeView
+
+	// src is the after date (nil: one date); res what was computed from
+	// it for the map shown (nil until then, or after a failure).
+	src   *bandSource
+	res   *twoResult
+	view  string
+	quiet bool
+}
+
+// twoResult is the after date computed for one map shown.
+type twoResult struct {
+	// key names the after date's pixels, the index and the run: an
+	// after date computed for the same key is not computed again.
+	key string
+	// on is the map shown (the before date) the result belongs to.
+	on *shown
+	// after is the after date's index on its own grid.
+	after *shown
+	// aligned is the after index on the before grid; diff is before −
+	// after (NaN where either date has no value).
+	aligned, diff []float32
+	align         change.Alignment
+	// afterStats and diffStats are the statistics of aligned and diff;
+	// diffIdx names the difference and carries its change classes.
+	afterStats, diffStats *sceneStats
+	diffIdx               indexChoice
+	verified              bool
+}
+
+func newTwoDates(w *Window) *twoDates {
+	t := &twoDates{view: ViewDifference}
+	t.source = newSourcePanel(w.Win, w.opts)
+	t.source.onOpen = w.openAfterPath
+	t.source.onGenerate = w.afterChosen
+	t.source.onMask = func(mask string, buffer int) {
+		if t.src != nil && t.src.kind == srcProduct {
+			w.afterChosen(t.src.withMask(mask, buffer))
+		}
+	}
+	t.source.Path.SetPlaceHolder("after: .SAFE, .zip, .tar, .json or .tif")
+	t.bands = newBandsPanel(w.Win)
+	t.bands.onSource = w.afterChosen
+	t.bands.mask = t.source.maskChoice
+	t.bands.show(bandSource{kind: srcFiles, files: map[string]fileBand{}}, w.idx.roles())
+	t.Info = widget.NewLabel("Open a second date to compare with the map shown (the before date).")
+	t.Info.Wrapping = fyne.TextWrapWord
+	t.View = widget.NewRadioGroup(twoViews, func(v string) {
+		if !t.quiet && v != "" {
+			_ = w.SetDateView(v)
+		}
+	})
+	t.View.Horizontal = true
+	t.View.Required = true
+	t.quiet = true
+	t.View.SetSelected(t.view)
+	t.quiet = false
+	t.DiffClasses = widget.NewCheck("Colour the difference by its change classes", func(bool) {
+		if t.active() {
+			w.applyTwoView(false)
+		}
+	})
+	t.Close = widget.NewButtonWithIcon("Close the after date", theme.CancelIcon(), w.CloseAfter)
+	t.Close.Disable()
+	t.swipe = newSwipeView(w.Map)
+	t.bar = container.NewHBox(widget.NewLabelWithStyle("Two dates:", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), t.View)
+	t.bar.Hide()
+
+	s := t.source
+	gen := widget.NewForm(
+		widget.NewFormItem("Scene", s.Scene),
+		widget.NewFormItem("Size", s.Size),
+		widget.NewFormItem("Seed", s.Seed),
+	)
+	more := widget.NewAccordion(
+		widget.NewAccordionItem("Bands of the after date", container.NewVBox(t.bands.list, t.bands.note)),
+		widget.NewAccordionItem("Generate a fake after date", container.NewVBox(gen, s.Generate)),
+	)
+	t.card = section("Two dates", container.NewVBox(
+		widget.NewLabelWithStyle("Open the after date", fyne.TextAlignLeading, fyne.TextStyle{Italic: true}),
+		container.NewGridWithColumns(2, s.OpenFolder, s.OpenFile),
+		container.NewBorder(nil, nil, nil, s.OpenPath, s.Path),
+		s.SceneLine,
+		s.Mask,
+		widget.NewForm(widget.NewFormItem("Buffer (px)", s.Buffer)),
+		more,
+		t.Info,
+		t.DiffClasses,
+		t.Close,
+	))
+	return t
+}
+
+// active reports whether a difference is on screen's map: an after date
+// computed for the map shown.
+func (t *twoDates) active() bool { return t.res != nil }
+
+// current is the result for the map shown, nil when there is none (or it
+// belongs to a map no longer shown).
+func (w *Window) twoCurrent() *twoResult {
+	if r := w.two.res; r != nil && w.shown != nil && r.on == w.shown {
+		return r
+	}
+	return nil
+}
+
+// mapStack is the map with what lies over it: the swipe's divider and the
+// stands' labels.
+func (w *Window) mapStack() fyne.CanvasObject {
+	return container.NewStack(w.Map, w.two.swipe.layer, w.standsP.labels)
+}
+
+// drawOverlay draws over the map view: the after date right of the swipe's
+// divider, then the stands. It runs in the map's generator.
+func (w *Window) drawOverlay(buf *image.NRGBA, x0, y0, zoom float64) {
+	w.two.swipe.draw(buf, x0, y0, zoom)
+	w.drawStands(buf, x0, y0, zoom)
+}
+
+// openAfterPath opens a product (or a multi-band GeoTIFF) as the after
+// date.
+func (w *Window) openAfterPath(path string) {
+	mask, buffer, err := w.two.source.maskChoice()
+	if err != nil {
+		w.setStatus(err.Error(), false)
+		return
+	}
+	w.startFollowUp(func() (bandSource, error) { return openProduct(path, mask, buffer) })
+}
+
+// OpenAfter opens path (a product or a multi-band GeoTIFF, as Open
+// scene… takes) as the after date, as typing it does. The work runs off
+// the event goroutine; Wait waits for it.
+func (w *Window) OpenAfter(path string) {
+	w.two.source.Path.SetText(path)
+	w.openAfterPath(path)
+}
+
+// afterChosen follows a new after source from its panels (a band file
+// for a role, a band of an orthomosaic, a generated scene).
+func (w *Window) afterChosen(src bandSource) {
+	w.startFollowUp(func() (bandSource, error) { return src, nil })
+}
+
+// CloseAfter leaves the two-date mode: the map shows the before date
+// alone again.
+func (w *Window) CloseAfter() {
+	t := w.two
+	if t.src == nil {
+		return
+	}
+	t.src, t.res = nil, nil
+	t.source.setProduct(nil)
+	t.bands.show(bandSource{kind: srcFiles, files: map[string]fileBand{}}, w.idx.roles())
+	t.Info.SetText("Open a second date to compare with the map shown (the before date).")
+	t.Info.Importance = widget.MediumImportance
+	t.Info.Refresh()
+	t.Close.Disable()
+	t.bar.Hide()
+	t.swipe.show(false)
+	t.swipe.set(nil, 0, 0, nil)
+	w.applyColour(false)
+	if s := w.shown; s != nil {
+		w.stats.show(s.summary, s.idx, s.set.raw)
+	}
+	w.standsP.clearChange()
+	w.followUp()
+}
+
+// SetDateView shows one of the two-date views: ViewBefore, ViewAfter,
+// ViewDifference or ViewSwipe.
+func (w *Window) SetDateView(v string) error {
+	if !contains(twoViews, v) {
+		return fmt.Errorf("no view %q (views: %s)", v, strings.Join(twoViews, ", "))
+	}
+	t := w.two
+	t.view = v
+	if t.View.Selected != v {
+		t.quiet = true
+		t.View.SetSelected(v)
+		t.quiet = false
+	}
+	if w.twoCurrent() == nil {
+		return errors.New("open an after date first")
+	}
+	if w.view.mode != viewIndex {
+		w.SetView(viewIndex) // the dates' views are of the index
+	}
+	w.applyTwoView(false)
+	return nil
+}
+
+// DateView returns the two-date view shown: ViewBefore with one date.
+func (w *Window) DateView() string {
+	if w.twoCurrent() == nil {
+		return ViewBefore
+	}
+	return w.two.view
+}
+
+// Difference returns the difference before − after shown and its size
+// (nil with one date).
+func (w *Window) Difference() (diff []float32, width, height int) {
+	r := w.twoCurrent()
+	if r == nil {
+		return nil, 0, 0
+	}
+	return r.diff, r.on.w, r.on.h
+}
+
+// AfterPlane returns the after date's index on the before grid (nil with
+// one date).
+func (w *Window) AfterPlane() []float32 {
+	if r := w.twoCurrent(); r != nil {
+		return r.aligned
+	}
+	return nil
+}
+
+// Swipe returns the swipe view's divider (tests drag it).
+func (w *Window) Swipe() *SwipeDivider { return w.two.swipe.Divider }
+
+// diffLUT is the difference's colour table: the diverging change ramp
+// over [−1, 1] centred on 0, as `canopy change --png` draws it, or its
+// change classes.
+func (w *Window) diffLUT(r *twoResult) *colormap.LUT {
+	heading := "d" + r.on.idx.heading() + " (before − after)"
+	if w.two.DiffClasses.Checked {
+		if lut, err := colormap.NewClasses(r.diffIdx.classes); err == nil {
+			return lut.WithHeading(heading)
+		}
+	}
+	lut, _ := colormap.New(colormap.RampChange, -1, 1)
+	return lut.WithHeading(heading)
+}
+
+// applyTwoView shows the view chosen: the map, the legend and the
+// statistics of the before date, the after date or the difference, or the
+// swipe between the dates. It reports false when there is no two-date
+// result for the map shown (the map is then shown as one date).
+func (w *Window) applyTwoView(onlyColour bool) bool {
+	r := w.twoCurrent()
+	t := w.two
+	if r == nil {
+		t.swipe.show(false)
+		return false
+	}
+	s := r.on
+	plane, lut := s.plane, w.lut
+	switch t.view {
+	case ViewAfter:
+		plane = r.aligned
+	case ViewDifference:
+		plane, lut = r.diff, w.diffLUT(r)
+	}
+	if t.view == ViewBefore || t.view == ViewSwipe {
+		var render func(*image.NRGBA, *colormap.LUT, float64, float64, float64) bool
+		if s.card != nil {
+			render = s.card.render
+		}
+		w.Map.SetRenderer(render)
+	} else {
+		w.Map.SetRenderer(nil)
+	}
+	t.swipe.set(r.aligned, s.w, s.h, w.lut)
+	t.swipe.show(t.view == ViewSwipe)
+	if onlyColour && t.view != ViewDifference {
+		w.Map.SetLUT(lut)
+	} else {
+		w.Map.SetData(plane, s.w, s.h, lut)
+	}
+	switch t.view {
+	case ViewAfter:
+		w.stats.show(r.afterStats, s.idx, s.set.raw)
+		w.stats.histTitle.SetText("Histogram of " + s.idx.title() + ", after date")
+	case ViewDifference:
+		w.stats.show(r.diffStats, r.diffIdx, s.set.raw)
+		name := "d" + s.idx.heading()
+		w.stats.histTitle.SetText("Histogram of " + name + " (before − after)")
+		w.stats.clsTitle.SetText("Change classes of " + name)
+		w.stats.EditClasses.Hide()
+	default:
+		w.stats.show(s.summary, s.idx, s.set.raw)
+	}
+	w.stats.recolour(lut)
+	w.colour.showLegend(lut)
+	w.standsP.table.Refresh()
+	return true
+}
+
+// twoDropped opens what was dropped on the two-date card as the after
+// date, and reports whether it was dropped there.
+func (w *Window) twoDropped(pos fyne.Position, uris []fyne.URI) bool {
+	d := fyne.CurrentApp().Driver()
+	p, size := d.AbsolutePositionForObject(w.two.card), w.two.card.Size()
+	if !w.two.card.Visible() || pos.X < p.X || pos.Y < p.Y || pos.X >= p.X+size.Width || pos.Y >= p.Y+size.Height {
+		return false
+	}
+	for _, u := range uris {
+		if u.Scheme() == "file" && u.Path() != "" {
+			w.OpenAfter(u.Path())
+			return true
+		}
+	}
+	return true
+}
+
+// twoProbe is what the hovered pixel reads on the after date and in the
+// difference ("" with one date).
+func (w *Window) twoProbe(col, row int) string {
+	r := w.twoCurrent()
+	if r == nil || col < 0 || row < 0 || col >= r.on.w || row >= r.on.h {
+		return ""
+	}
+	i := row*r.on.w + col
+	return fmt.Sprintf("after %s  ·  d%s %s", fmtValue(r.aligned[i]), r.on.idx.heading(), fmtValue(r.diff[i]))
+}
+
+func fmtValue(v float32) string {
+	if v != v {
+		return "no value"
+	}
+	return fmt.Sprintf("%.4f", v)
+}
+
+// diffChoice names the difference of idx and gives it its change classes
+// (colormap.ChangeClasses: the USGS dNBR severity classes for nbr and
+// nbr2, the symmetric change classes of compute/change otherwise, as
+// `canopy change` classifies).
+func diffChoice(idx indexChoice) indexChoice {
+	d := indexChoice{name: "d" + idx.name, classes: colormap.ChangeClasses(idx.name)}
+	if idx.cat != nil {
+		d.cat = &index.Index{Name: "d" + idx.cat.Name, Range: [2]float64{-1, 1}}
+	}
+	return d
+}
+
+// followUp starts what follows a new map shown: in two-date mode the
+// after date and the difference, and the stands' statistics, in one job
+// (off the event goroutine; a newer job cancels it).
+func (w *Window) followUp() { w.startFollowUp(nil) }
+
+// startFollowUp is followUp with a new after date from open (nil: the
+// current one).
+func (w *Window) startFollowUp(open func() (bandSource, error)) {
+	s, t := w.shown, w.two
+	if s == nil {
+		if open != nil {
+			w.setStatus("Compute the before map first: the after date is compared with it", false)
+		}
+		return
+	}
+	work := w.standsP.work(s)
+	if open == nil && t.src == nil && work == nil {
+		return
+	}
+	if open == nil && t.src != nil {
+		src := *t.src
+		open = func() (bandSource, error) { return src, nil }
+	}
+	run := w.runOrAuto()
+	prev := t.res
+	label := "Stand statistics"
+	if open != nil {
+		label = "Computing the after date"
+	}
+	w.bridge.start(label, func(ctx context.Context, progress progressFunc) (func(), error) {
+		var (
+			src     *bandSource
+			res     *twoResult
+			twoErr  error
+			pending string
+		)
+		if open != nil {
+			a, err := open()
+			if err != nil {
+				return nil, err
+			}
+			src = &a
+			if miss := a.missing(s.idx.roles()); len(miss) > 0 {
+				pending = "The after date: " + missingText(s.idx, a, miss)
+			} else if res, twoErr = computeTwo(ctx, progress, a, prev, s, run); ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+		}
+		var out *standsOut
+		if work != nil {
+			var err error
+			if out, err = work.run(ctx, progress, s, res); err != nil {
+				return nil, err
+			}
+		}
+		return func() {
+			if w.shown != s {
+				return // a newer map: its own follow-up comes
+			}
+			if src != nil {
+				w.installTwo(src, res, twoErr, pending)
+			}
+			if out != nil {
+				w.standsP.install(w, out)
+			}
+		}, nil
+	})
+}
+
+// installTwo shows a computed after date (or what is wrong with it).
+func (w *Window) installTwo(src *bandSource, res *twoResult, err error, pending string) {
+	t := w.two
+	first := t.res == nil
+	t.src, t.res = src, res
+	t.source.setProduct(src)
+	t.bands.show(*src, w.shown.idx.roles())
+	t.Close.Enable()
+	switch {
+	case err != nil:
+		line := "After date: " + firstLine(err.Error())
+		t.Info.SetText(line)
+		t.Info.Importance = widget.DangerImportance
+		w.setStatus(line, false)
+	case pending != "":
+		t.Info.SetText(pending)
+		t.Info.Importance = widget.WarningImportance
+		w.setStatus(pending, false)
+	default:
+		t.Info.SetText("After: " + res.after.label + "\n" + alignText(res.align))
+		t.Info.Importance = widget.MediumImportance
+		w.setStatus(twoStatus(res), res.verified)
+	}
+	t.Info.Refresh()
+	if res == nil {
+		t.bar.Hide()
+		t.swipe.show(false)
+		w.applyColour(false)
+		w.stats.show(w.shown.summary, w.shown.idx, w.shown.set.raw)
+		return
+	}
+	if first {
+		t.view = ViewDifference
+	}
+	t.quiet = true
+	t.View.SetSelected(t.view)
+	t.quiet = false
+	t.bar.Show()
+	w.applyTwoView(false)
+}
+
+// alignText says how the after date was put on the before grid, as
+// `canopy change` says it.
+func alignText(al change.Alignment) string {
+	if !al.Resampled {
+		return "Same grid as the before date: no resampling."
+	}
+	return fmt.Sprintf("Resampled onto the before date's grid (%s); it covers %.1f %% of it.", al.Method, 100*al.Overlap)
+}
+
+// twoStatus is the status line of a difference computed.
+func twoStatus(r *twoResult) string {
+	s := r.on
+	st := r.diffStats.summary
+	grid := "same grid"
+	if r.align.Resampled {
+		grid = fmt.Sprintf("after resampled (%s) onto the before grid, %.1f %% covered", r.align.Method, 100*r.align.Overlap)
+	}
+	v := "verified"
+	if !r.verified {
+		v = "NOT verified"
+	}
+	return fmt.Sprintf("d%s = before − after on %s: %s; %s valid pixels, mean %.4f; %s", s.idx.heading(), r.after.backend, grid, thousands(st.Valid), st.Mean, v)
+}
+
+// computeTwo computes the after date src for the map shown s (off the
+// event goroutine): its index on run (reusing prev's when it is the same
+// after date, index and run), aligned onto s's grid by compute/change
+// (OntoGrid: the same grid, or nearest when both are georeferenced and
+// overlap), the difference before − after (change.Difference: NaN where
+// either date has no value, so both dates' masks count) and the
+// statistics of the after date and of the difference with its change
+// classes.
+func computeTwo(ctx context.Context, progress progressFunc, src bandSource, prev *twoResult, s *shown, run *runSpec) (*twoResult, error) {
+	if run == nil {
+		return nil, errors.New("no backend is available to compute the after date")
+	}
+	key := src.key() + "\x00" + s.idx.name + "\x00" + run.label()
+	if prev != nil && prev.key == key && prev.on.w == s.w && prev.on.h == s.h && len(s.plane) > 0 && &prev.on.plane[0] == &s.plane[0] && prev.on.set.geo.SameGrid(s.set.geo) {
+		r := *prev
+		r.on = s
+		return &r, nil
+	}
+	var a *shown
+	verified := true
+	if prev != nil && prev.key == key {
+		a, verified = prev.after, prev.verified
+	} else {
+		var have *bandSet
+		if prev != nil && prev.after != nil {
+			have = prev.after.set
+		}
+		var (
+			res compute.BenchResult
+			err error
+		)
+		a, res, _, _, err = computeShown(ctx, progress, src, have, s.idx, run, nil, colormap.DefaultRamp, colormap.StretchFull)
+		if err != nil {
+			return nil, err
+		}
+		verified = res.Verified
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	progress(-1, "Aligning the dates…")
+	aligned, al, err := change.OntoGrid(a.plane, a.w, a.h, a.set.geo, s.w, s.h, s.set.geo)
+	if err != nil {
+		return nil, fmt.Errorf("%s and %s: %w", shortName(s.label), shortName(a.label), err)
+	}
+	progress(-1, "Difference and statistics…")
+	diff := compute.NewOutput(s.w * s.h)
+	if err := change.Difference(diff, s.plane, aligned); err != nil {
+		return nil, err
+	}
+	r := &twoResult{key: key, on: s, after: a, aligned: aligned, diff: diff, align: al, diffIdx: diffChoice(s.idx), verified: verified}
+	r.afterStats = summarize(&shown{set: s.set, idx: s.idx, plane: aligned, w: s.w, h: s.h})
+	r.diffStats = summarize(&shown{set: s.set, idx: r.diffIdx, plane: diff, w: s.w, h: s.h})
+	return r, nil
+}
+
+// shortName is a source's description without its size ("a.tif, 64×64"
+// → "a.tif").
+func shortName(label string) string {
+	if i := strings.LastIndex(label, ", "); i > 0 {
+		label = label[:i]
+	}
+	return filepath.Base(label)
+}
