@@ -17,7 +17,8 @@ import (
 
 var (
 	benchRed = flag.String("pipeline-red", "", "red band for BenchmarkPipeline (default: a generated 4096² uint16 pair)")
-	benchNir = flag.String("pipeline-nir", "", "NIR band for BenchmarkPipeline")
+	benchNir  = flag.String("pipeline-nir", "", "NIR band for BenchmarkPipeline")
+	benchSize = flag.Int("pipeline-size", 4096, "side of the generated pair when -pipeline-red is not given (10980: a Sentinel-2 10 m tile)")
 )
 
 func processCPU() time.Duration {
@@ -27,13 +28,14 @@ func processCPU() time.Duration {
 }
 
 // benchInputs returns the pair BenchmarkPipeline reads: the flags', or a
-// 4096² uint16 DEFLATE pair of the fake landscape as digital numbers.
+// -pipeline-size² uint16 DEFLATE pair of the fake landscape as digital
+// numbers.
 func benchInputs(b *testing.B) (string, string) {
 	if *benchRed != "" {
 		return *benchRed, *benchNir
 	}
 	dir := b.TempDir()
-	const n = 4096
+	n := *benchSize
 	s, _ := compute.NewFakeScene(compute.SceneLandscape, n, n, 1)
 	red, nir := make([]float32, n*n), make([]float32, n*n)
 	s.Rows(0, n, red, nir)
@@ -59,7 +61,7 @@ func benchInputs(b *testing.B) (string, string) {
 // throughput as a share of decoding's ("of-decode"): compute and writing
 // hidden behind decoding would be 1.
 //
-//	go test ./compute/pipeline -run '^$' -bench Pipeline -benchtime 3x [-args -pipeline-red R -pipeline-nir N]
+//	go test ./compute/pipeline -run '^$' -bench Pipeline -benchtime 3x [-args -pipeline-red R -pipeline-nir N | -pipeline-size N]
 func BenchmarkPipeline(b *testing.B) {
 	red, nir := benchInputs(b)
 	ndvi, _ := index.Lookup("ndvi")
