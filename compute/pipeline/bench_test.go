@@ -16,7 +16,7 @@ import (
 )
 
 var (
-	benchRed = flag.String("pipeline-red", "", "red band for BenchmarkPipeline (default: a generated 4096² uint16 pair)")
+	benchRed  = flag.String("pipeline-red", "", "red band for BenchmarkPipeline (default: a generated 4096² uint16 pair)")
 	benchNir  = flag.String("pipeline-nir", "", "NIR band for BenchmarkPipeline")
 	benchSize = flag.Int("pipeline-size", 4096, "side of the generated pair when -pipeline-red is not given (10980: a Sentinel-2 10 m tile)")
 )
