@@ -352,6 +352,18 @@ func (v *contextView) fillLegend(c *composite.Composite) {
 	v.Legend.Refresh()
 }
 
+// applyView shows the view a session names ("natural-colour",
+// "false-colour"; anything else is the index).
+func (w *Window) applyView(name string) {
+	for m, spec := range viewSpecs {
+		if m != int(viewIndex) && spec.file == name {
+			w.SetView(viewMode(m))
+			return
+		}
+	}
+	w.SetView(viewIndex)
+}
+
 // viewShown follows a new map (another index, backend, mask or scene): a
 // composite of the same source stays; one of another source is made again
 // for the new scene when it has the bands, else the index is shown.

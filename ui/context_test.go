@@ -413,3 +413,30 @@ func TestContextViewLandsat(t *testing.T) {
 		}
 	}
 }
+
+// TestContextViewSession: a session saved in a composite view opens in it.
+func TestContextViewSession(t *testing.T) {
+	w := newTestWindow(t, Options{Seed: 2})
+	if w.view.Buttons[viewFalse].Disabled() {
+		t.Fatalf("the generated scene offers no false colour: %q", w.view.Note.Text)
+	}
+	test.Tap(w.view.Buttons[viewFalse])
+	w.Wait()
+	path := filepath.Join(t.TempDir(), "s.json")
+	if err := w.SaveSession(path); err != nil {
+		t.Fatal(err)
+	}
+	s, err := ReadSession(path)
+	if err != nil || s.View != "false-colour" {
+		t.Fatalf("session view %q (%v)", s.View, err)
+	}
+	w2 := newTestWindow(t, s.Options(Options{}))
+	w2.ApplySession(s)
+	w2.Wait()
+	if w2.view.Mode() != viewFalse || w2.shownComposite() == nil {
+		t.Fatalf("reopened in mode %v", w2.view.Mode())
+	}
+	if a, b := w.shownComposite().Color(5, 7), w2.shownComposite().Color(5, 7); a != b || a.A != 255 {
+		t.Errorf("reopened composite pixel %v, saved %v", b, a)
+	}
+}

@@ -38,6 +38,9 @@ type Session struct {
 	Zoom float64 `json:"zoom,omitempty"`
 	X0   float64 `json:"x0"`
 	Y0   float64 `json:"y0"`
+	// View is the map's view: "" (the index), "natural-colour" or
+	// "false-colour".
+	View string `json:"view,omitempty"`
 }
 
 // Session returns the window's state now.
@@ -66,6 +69,7 @@ func (w *Window) Session() Session {
 		s.Classes = t.Clone()
 	}
 	s.Zoom, s.X0, s.Y0 = w.Map.View()
+	s.View = viewSpecs[w.view.mode].file
 	return s
 }
 
@@ -145,6 +149,7 @@ func (w *Window) ApplySession(s Session) {
 	if s.Zoom > 0 {
 		w.Map.setView(s.Zoom, s.X0, s.Y0)
 	}
+	w.applyView(s.View)
 }
 
 // setView sets the zoom and the image point at the view's top-left corner.
