@@ -138,33 +138,13 @@ func BenchmarkNDVI(b *testing.B) {
 	})
 	// interleaved alternates the two on the same bands, one run each per
 	// iteration, so that a machine shared with other work slows both
-	// alike; it reports the medians and the median of the per-pair ratios.
+	// alike.
 	b.Run("f32/interleaved", func(b *testing.B) {
 		bands := f32Bands(n, n)[1:]
 		j := newJob(b, bands, "ndvi")
 		in := compute.Input{Width: n, Height: n, Red: bands[0].Plane.F32(), NIR: bands[1].Plane.F32()}
 		out := compute.NewOutput(n * n)
-		var tj, tk, ratio []float64
-		run := func() (float64, float64) {
-			t0 := time.Now()
-			if _, err := c.RunJob(j); err != nil {
-				b.Fatal(err)
-			}
-			t1 := time.Now()
-			if _, err := c.Run(in, out); err != nil {
-				b.Fatal(err)
-			}
-			return t1.Sub(t0).Seconds() * 1e3, time.Since(t1).Seconds() * 1e3
-		}
-		run()
-		b.ResetTimer()
-		for b.Loop() {
-			a, k := run()
-			tj, tk, ratio = append(tj, a), append(tk, k), append(ratio, a/k)
-		}
-		b.ReportMetric(median(tj), "job-ms")
-		b.ReportMetric(median(tk), "kernel-ms")
-		b.ReportMetric(median(ratio), "job/kernel")
+		alternate(b, func() error { _, err := c.RunJob(j); return err }, func() error { _, err := c.Run(in, out); return err })
 	})
 	b.Run("u16", func(b *testing.B) {
 		bands := u16Bands(n, n)[1:]
@@ -179,28 +159,35 @@ func BenchmarkNDVI(b *testing.B) {
 		j := newJob(b, bands, "ndvi")
 		in := compute.Input{Width: n, Height: n, Red: bands[0].Plane.F32(), NIR: bands[1].Plane.F32()}
 		out := compute.NewOutput(n * n)
-		var tj, tk, ratio []float64
-		run := func() (float64, float64) {
-			t0 := time.Now()
-			if _, err := g.RunJob(j); err != nil {
-				b.Fatal(err)
-			}
-			t1 := time.Now()
-			if _, err := g.Run(in, out); err != nil {
-				b.Fatal(err)
-			}
-			return t1.Sub(t0).Seconds() * 1e3, time.Since(t1).Seconds() * 1e3
-		}
-		run()
-		b.ResetTimer()
-		for b.Loop() {
-			a, k := run()
-			tj, tk, ratio = append(tj, a), append(tk, k), append(ratio, a/k)
-		}
-		b.ReportMetric(median(tj), "job-ms")
-		b.ReportMetric(median(tk), "kernel-ms")
-		b.ReportMetric(median(ratio), "job/kernel")
+		alternate(b, func() error { _, err := g.RunJob(j); return err }, func() error { _, err := g.Run(in, out); return err })
 	})
+}
+
+// alternate times job and kernel one run each per iteration, after one
+// untimed pair, and reports the medians and the median of the per-pair
+// ratios.
+func alternate(b *testing.B, job, kernel func() error) {
+	var tj, tk, ratio []float64
+	run := func() (float64, float64) {
+		t0 := time.Now()
+		if err := job(); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		if err := kernel(); err != nil {
+			b.Fatal(err)
+		}
+		return t1.Sub(t0).Seconds() * 1e3, time.Since(t1).Seconds() * 1e3
+	}
+	run()
+	b.ResetTimer()
+	for b.Loop() {
+		a, k := run()
+		tj, tk, ratio = append(tj, a), append(tk, k), append(ratio, a/k)
+	}
+	b.ReportMetric(median(tj), "job-ms")
+	b.ReportMetric(median(tk), "kernel-ms")
+	b.ReportMetric(median(ratio), "job/kernel")
 }
 
 // BenchmarkEVI runs EVI (blue, red, nir) on the c and go-parallel block
