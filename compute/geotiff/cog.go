@@ -545,97 +545,36 @@ func (c *COGWriter) openGap(n int64) error {
 // entries are level k's IFD entries.
 func (c *COGWriter) entries(k int) []wentry {
 	l := c.levels[k]
-	var es []wentry
-	add := func(tag, typ uint16, count int, data []byte) {
-		es = append(es, wentry{tag, typ, uint64(count), data})
-	}
-	shorts := func(tag uint16, v ...uint16) {
-		b := make([]byte, 2*len(v))
-		for i, x := range v {
-			binary.LittleEndian.PutUint16(b[2*i:], x)
-		}
-		add(tag, typeShort, len(v), b)
-	}
-	longs := func(tag uint16, v ...uint32) {
-		b := make([]byte, 4*len(v))
-		for i, x := range v {
-			binary.LittleEndian.PutUint32(b[4*i:], x)
-		}
-		add(tag, typeLong, len(v), b)
-	}
-	doubles := func(tag uint16, v []float64) {
-		if len(v) == 0 {
-			return
-		}
-		b := make([]byte, 8*len(v))
-		for i, x := range v {
-			binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(x))
-		}
-		add(tag, typeDouble, len(v), b)
-	}
-	ascii := func(tag uint16, s string) { add(tag, typeASCII, len(s)+1, append([]byte(s), 0)) }
-	chunkArray := func(tag uint16, v []uint64) {
-		if c.big {
-			b := make([]byte, 8*len(v))
-			for i, x := range v {
-				binary.LittleEndian.PutUint64(b[8*i:], x)
-			}
-			add(tag, typeLong8, len(v), b)
-			return
-		}
-		u := make([]uint32, len(v))
-		for i, x := range v {
-			u[i] = uint32(x)
-		}
-		longs(tag, u...)
-	}
-	perSample := func(v uint16) []uint16 {
-		s := make([]uint16, c.nb)
-		for i := range s {
-			s[i] = v
-		}
-		return s
-	}
+	ib := &ifdBuilder{big: c.big}
 	if k > 0 {
-		longs(tagNewSubfileType, 1) // a reduced-resolution image
+		ib.longs(tagNewSubfileType, 1) // a reduced-resolution image
 	}
-	longs(tagImageWidth, uint32(l.w))
-	longs(tagImageLength, uint32(l.h))
-	shorts(tagBitsPerSample, perSample(32)...)
-	shorts(tagCompression, map[Compression]uint16{Deflate: compAdobeDflt, ZSTD: compZSTD, NoCompression: compNone}[c.opt.Compression])
-	shorts(tagPhotometric, 1)
-	shorts(tagSamplesPerPixel, uint16(c.nb))
-	shorts(tagPlanarConfig, 1)
+	ib.longs(tagImageWidth, uint32(l.w))
+	ib.longs(tagImageLength, uint32(l.h))
+	ib.shorts(tagBitsPerSample, perSample(c.nb, 32)...)
+	ib.shorts(tagCompression, compressionCode(c.opt.Compression))
+	ib.shorts(tagPhotometric, 1)
+	ib.shorts(tagSamplesPerPixel, uint16(c.nb))
+	ib.shorts(tagPlanarConfig, 1)
 	if c.opt.Compression != NoCompression {
-		shorts(tagPredictor, 3)
+		ib.shorts(tagPredictor, 3)
 	}
-	shorts(tagTileWidth, uint16(c.ts))
-	shorts(tagTileLength, uint16(c.ts))
-	chunkArray(tagTileOffsets, l.offsets)
-	chunkArray(tagTileByteCounts, l.cnts)
+	ib.shorts(tagTileWidth, uint16(c.ts))
+	ib.shorts(tagTileLength, uint16(c.ts))
+	ib.chunkArray(tagTileOffsets, l.offsets)
+	ib.chunkArray(tagTileByteCounts, l.cnts)
 	if c.nb > 1 {
-		shorts(tagExtraSamples, make([]uint16, c.nb-1)...)
+		ib.shorts(tagExtraSamples, make([]uint16, c.nb-1)...)
 	}
-	shorts(tagSampleFormat, perSample(3)...)
-	if k == 0 && c.geo != nil {
-		doubles(tagModelPixelScale, c.geo.PixelScale)
-		doubles(tagModelTiepoint, c.geo.Tiepoints)
-		doubles(tagModelTransform, c.geo.Transformation)
-		if len(c.geo.GeoKeyDirectory) > 0 {
-			shorts(tagGeoKeyDirectory, c.geo.GeoKeyDirectory...)
-		}
-		doubles(tagGeoDoubleParams, c.geo.GeoDoubleParams)
-		if c.geo.GeoASCIIParams != "" {
-			ascii(tagGeoASCIIParams, c.geo.GeoASCIIParams)
-		}
-	}
+	ib.shorts(tagSampleFormat, perSample(c.nb, 3)...)
 	if k == 0 {
+		ib.geoTags(c.geo)
 		if md := gdalMetadata(c.opt.Descriptions); md != "" {
-			ascii(tagGDALMetadata, md)
+			ib.ascii(tagGDALMetadata, md)
 		}
 	}
-	ascii(tagGDALNoData, c.opt.NoData)
-	return es
+	ib.ascii(tagGDALNoData, c.opt.NoData)
+	return ib.es
 }
 
 // WriteCOG writes whole float32 bands (each width*height samples) as a

@@ -441,102 +441,38 @@ func encode[T Sample](w io.WriterAt, width, height int, bands [][]T, geo *comput
 
 	// The IFD.
 	spp := len(bands)
-	var es []wentry
-	add := func(tag, typ uint16, count int, data []byte) {
-		es = append(es, wentry{tag, typ, uint64(count), data})
-	}
-	shorts := func(tag uint16, v ...uint16) {
-		b := make([]byte, 2*len(v))
-		for i, x := range v {
-			binary.LittleEndian.PutUint16(b[2*i:], x)
-		}
-		add(tag, typeShort, len(v), b)
-	}
-	longs := func(tag uint16, v ...uint32) {
-		b := make([]byte, 4*len(v))
-		for i, x := range v {
-			binary.LittleEndian.PutUint32(b[4*i:], x)
-		}
-		add(tag, typeLong, len(v), b)
-	}
-	doubles := func(tag uint16, v []float64) {
-		if len(v) == 0 {
-			return
-		}
-		b := make([]byte, 8*len(v))
-		for i, x := range v {
-			binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(x))
-		}
-		add(tag, typeDouble, len(v), b)
-	}
-	ascii := func(tag uint16, s string) {
-		add(tag, typeASCII, len(s)+1, append([]byte(s), 0))
-	}
-	chunkArray := func(tag uint16, v []uint64) {
-		if big {
-			b := make([]byte, 8*len(v))
-			for i, x := range v {
-				binary.LittleEndian.PutUint64(b[8*i:], x)
-			}
-			add(tag, typeLong8, len(v), b)
-			return
-		}
-		u := make([]uint32, len(v))
-		for i, x := range v {
-			u[i] = uint32(x)
-		}
-		longs(tag, u...)
-	}
-	perSample := func(v uint16) []uint16 {
-		s := make([]uint16, spp)
-		for i := range s {
-			s[i] = v
-		}
-		return s
-	}
-	longs(tagImageWidth, uint32(width))
-	longs(tagImageLength, uint32(height))
-	shorts(tagBitsPerSample, perSample(uint16(8*size))...)
-	comp := map[Compression]uint16{Deflate: compAdobeDflt, ZSTD: compZSTD, NoCompression: compNone}[opt.Compression]
-	shorts(tagCompression, comp)
-	shorts(tagPhotometric, 1)
-	shorts(tagSamplesPerPixel, uint16(spp))
+	ib := &ifdBuilder{big: big}
+	ib.longs(tagImageWidth, uint32(width))
+	ib.longs(tagImageLength, uint32(height))
+	ib.shorts(tagBitsPerSample, perSample(spp, uint16(8*size))...)
+	ib.shorts(tagCompression, compressionCode(opt.Compression))
+	ib.shorts(tagPhotometric, 1)
+	ib.shorts(tagSamplesPerPixel, uint16(spp))
 	if spp > 1 {
-		shorts(tagPlanarConfig, 2)
+		ib.shorts(tagPlanarConfig, 2)
 	} else {
-		shorts(tagPlanarConfig, 1)
+		ib.shorts(tagPlanarConfig, 1)
 	}
 	if pred != 1 {
-		shorts(tagPredictor, uint16(pred))
+		ib.shorts(tagPredictor, uint16(pred))
 	}
-	shorts(tagTileWidth, uint16(ts))
-	shorts(tagTileLength, uint16(ts))
-	chunkArray(tagTileOffsets, offsets)
-	chunkArray(tagTileByteCounts, counts)
+	ib.shorts(tagTileWidth, uint16(ts))
+	ib.shorts(tagTileLength, uint16(ts))
+	ib.chunkArray(tagTileOffsets, offsets)
+	ib.chunkArray(tagTileByteCounts, counts)
 	if spp > 1 {
-		shorts(tagExtraSamples, make([]uint16, spp-1)...)
+		ib.shorts(tagExtraSamples, make([]uint16, spp-1)...)
 	}
-	shorts(tagSampleFormat, perSample(uint16(typ.sampleFormat()))...)
-	if geo != nil {
-		doubles(tagModelPixelScale, geo.PixelScale)
-		doubles(tagModelTiepoint, geo.Tiepoints)
-		doubles(tagModelTransform, geo.Transformation)
-		if len(geo.GeoKeyDirectory) > 0 {
-			shorts(tagGeoKeyDirectory, geo.GeoKeyDirectory...)
-		}
-		doubles(tagGeoDoubleParams, geo.GeoDoubleParams)
-		if geo.GeoASCIIParams != "" {
-			ascii(tagGeoASCIIParams, geo.GeoASCIIParams)
-		}
-	}
+	ib.shorts(tagSampleFormat, perSample(spp, uint16(typ.sampleFormat()))...)
+	ib.geoTags(geo)
 	if md := gdalMetadata(opt.Descriptions); md != "" {
-		ascii(tagGDALMetadata, md)
+		ib.ascii(tagGDALMetadata, md)
 	}
 	if opt.NoData != "" {
-		ascii(tagGDALNoData, opt.NoData)
+		ib.ascii(tagGDALNoData, opt.NoData)
 	}
 	pos += pos & 1 // IFDs start on a word boundary
-	ifd := marshalIFD(es, pos, big)
+	ifd := marshalIFD(ib.es, pos, big)
 	if !big && pos+uint64(len(ifd)) >= 1<<32 {
 		return errors.New("the file passes 4 GiB; write it as BigTIFF")
 	}
@@ -560,6 +496,97 @@ type wentry struct {
 	tag, typ uint16
 	count    uint64
 	data     []byte
+}
+
+// ifdBuilder collects the entries of one IFD to write.
+type ifdBuilder struct {
+	es  []wentry
+	big bool // chunk arrays as LONG8 (BigTIFF)
+}
+
+func (b *ifdBuilder) add(tag, typ uint16, count int, data []byte) {
+	b.es = append(b.es, wentry{tag, typ, uint64(count), data})
+}
+
+func (b *ifdBuilder) shorts(tag uint16, v ...uint16) {
+	d := make([]byte, 2*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint16(d[2*i:], x)
+	}
+	b.add(tag, typeShort, len(v), d)
+}
+
+func (b *ifdBuilder) longs(tag uint16, v ...uint32) {
+	d := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(d[4*i:], x)
+	}
+	b.add(tag, typeLong, len(v), d)
+}
+
+// doubles adds v, or nothing when v is empty.
+func (b *ifdBuilder) doubles(tag uint16, v []float64) {
+	if len(v) == 0 {
+		return
+	}
+	d := make([]byte, 8*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint64(d[8*i:], math.Float64bits(x))
+	}
+	b.add(tag, typeDouble, len(v), d)
+}
+
+func (b *ifdBuilder) ascii(tag uint16, s string) {
+	b.add(tag, typeASCII, len(s)+1, append([]byte(s), 0))
+}
+
+// chunkArray adds tile offsets or byte counts: LONG8 in a BigTIFF, LONG
+// otherwise.
+func (b *ifdBuilder) chunkArray(tag uint16, v []uint64) {
+	if b.big {
+		d := make([]byte, 8*len(v))
+		for i, x := range v {
+			binary.LittleEndian.PutUint64(d[8*i:], x)
+		}
+		b.add(tag, typeLong8, len(v), d)
+		return
+	}
+	u := make([]uint32, len(v))
+	for i, x := range v {
+		u[i] = uint32(x)
+	}
+	b.longs(tag, u...)
+}
+
+// perSample is v once per sample of a pixel.
+func perSample(n int, v uint16) []uint16 {
+	s := make([]uint16, n)
+	for i := range s {
+		s[i] = v
+	}
+	return s
+}
+
+// geoTags adds the GeoTIFF tags of geo (nothing when nil).
+func (b *ifdBuilder) geoTags(geo *compute.GeoRef) {
+	if geo == nil {
+		return
+	}
+	b.doubles(tagModelPixelScale, geo.PixelScale)
+	b.doubles(tagModelTiepoint, geo.Tiepoints)
+	b.doubles(tagModelTransform, geo.Transformation)
+	if len(geo.GeoKeyDirectory) > 0 {
+		b.shorts(tagGeoKeyDirectory, geo.GeoKeyDirectory...)
+	}
+	b.doubles(tagGeoDoubleParams, geo.GeoDoubleParams)
+	if geo.GeoASCIIParams != "" {
+		b.ascii(tagGeoASCIIParams, geo.GeoASCIIParams)
+	}
+}
+
+// compressionCode is the TIFF Compression value of c.
+func compressionCode(c Compression) uint16 {
+	return map[Compression]uint16{Deflate: compAdobeDflt, ZSTD: compZSTD, NoCompression: compNone}[c]
 }
 
 // marshalIFD lays out an IFD at offset off: the entries sorted by tag, a
