@@ -3,13 +3,12 @@ package chart
 import (
 	"fmt"
 	"image"
+	"image/color"
 	"math"
-	"sort"
 	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
 	"canopy/compute"
@@ -84,33 +83,12 @@ func IndexSweep(results []compute.BenchResult, w, h int) (image.Image, error) {
 }
 
 func drawIndexSweep(dc draw.Canvas, results []compute.BenchResult) error {
-	byLabel := map[string]*series{}
-	var order []string
-	minN, maxN := math.Inf(1), math.Inf(-1)
-	minMS, maxMS := math.Inf(1), math.Inf(-1)
 	size := ""
-	for _, r := range results {
-		if !usable(r) {
-			continue
-		}
-		l := r.Label()
-		s, seen := byLabel[l]
-		if !seen {
-			s = &series{label: l, gpu: r.GPU}
-			byLabel[l] = s
-			order = append(order, l)
-		}
-		n := float64(IndexCount(r))
-		s.kernel = append(s.kernel, plotter.XY{X: n, Y: r.KernelMS})
-		minN, maxN = math.Min(minN, n), math.Max(maxN, n)
-		minMS, maxMS = math.Min(minMS, r.KernelMS), math.Max(maxMS, r.KernelMS)
-		if r.GPU && r.TotalMS > 0 {
-			s.total = append(s.total, plotter.XY{X: n, Y: r.TotalMS})
-			maxMS = math.Max(maxMS, r.TotalMS)
-		}
+	g := group(results, func(r compute.BenchResult) float64 { return float64(IndexCount(r)) }, func(r compute.BenchResult) {
 		size = fmt.Sprintf("%d×%d", r.Width, r.Height)
-	}
-	if len(order) == 0 {
+	})
+	minN, maxN, minMS, maxMS := g.minX, g.maxX, g.minMS, g.maxMS
+	if len(g.order) == 0 {
 		drawEmpty(dc, "Indices from one upload of the bands (median)", "indices per upload", "milliseconds",
 			"No timings to plot yet: run the sweep to see from how many indices per upload the GPU, transfers included, beats the CPU.", false)
 		return nil
@@ -130,40 +108,19 @@ func drawIndexSweep(dc draw.Canvas, results []compute.BenchResult) error {
 	wrapTitle(p, dc)
 	p.Add(plotter.NewGrid())
 	var items []legendItem
-	sty := styles(order)
 	marks := newMarks(maxN-minN+0.6, dc)
-	for _, name := range order {
-		s := byLabel[name]
-		c := sty[name].color
-		sort.Slice(s.kernel, func(i, j int) bool { return s.kernel[i].X < s.kernel[j].X })
-		sort.Slice(s.total, func(i, j int) bool { return s.total[i].X < s.total[j].X })
-		if err := addSeries(p, &items, name, s.gpu, sty[name], s.kernel, s.total); err != nil {
-			return err
-		}
+	err := g.addAll(p, &items, func(s *series, c color.Color) error {
 		if len(s.total) == 0 {
-			continue
+			return nil
 		}
-		if n, ok := IndexCrossover(results, name, true); ok && n > minN && !marks.taken(n, &items, fmt.Sprintf("wins from %.1f indices", n)) {
-			v, err := plotter.NewLine(plotter.XYs{{X: n, Y: minMS * 0.6}, {X: n, Y: maxMS}})
-			if err != nil {
-				return err
-			}
-			v.Color, v.Width = c, vg.Points(0.8)
-			v.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
-			p.Add(v)
-			lab, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: n, Y: minMS * 0.6}},
-				Labels: []string{fmt.Sprintf(" %s wins from %.1f indices", name, n)}})
-			if err != nil {
-				return err
-			}
-			lab.TextStyle[0].Font.Variant = "Sans"
-			lab.TextStyle[0].Font.Size = vg.Points(8)
-			lab.TextStyle[0].Color = c
-			lab.TextStyle[0].Rotation = math.Pi / 2
-			lab.TextStyle[0].YAlign = draw.YTop
-			lab.Offset = vg.Point{X: vg.Points(-2)}
-			p.Add(lab)
+		n, ok := IndexCrossover(results, s.label, true)
+		if !ok || n <= minN || marks.taken(n, &items, fmt.Sprintf("wins from %.1f indices", n)) {
+			return nil
 		}
+		return crossoverMark(p, n, minMS*0.6, maxMS, c, fmt.Sprintf("%s wins from %.1f indices", s.label, n))
+	})
+	if err != nil {
+		return err
 	}
 	p.Y.Min, p.Y.Max = minMS*0.6, maxMS*1.25
 	p.Draw(outsideLegend(dc, items))

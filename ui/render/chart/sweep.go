@@ -67,6 +67,87 @@ type series struct {
 	total  plotter.XYs
 }
 
+// seriesSet is the results grouped by backend label, in first-seen order,
+// with the ranges of x and of the times.
+type seriesSet struct {
+	byLabel      map[string]*series
+	order        []string
+	minX, maxX   float64
+	minMS, maxMS float64
+}
+
+// group puts each usable result at x(r) on its label's series: its kernel
+// time, and its total time for a GPU; each is passed to also.
+func group(results []compute.BenchResult, x func(compute.BenchResult) float64, also func(compute.BenchResult)) *seriesSet {
+	g := &seriesSet{byLabel: map[string]*series{}, minX: math.Inf(1), maxX: math.Inf(-1), minMS: math.Inf(1), maxMS: math.Inf(-1)}
+	for _, r := range results {
+		if !usable(r) {
+			continue
+		}
+		l := r.Label()
+		s, seen := g.byLabel[l]
+		if !seen {
+			s = &series{label: l, gpu: r.GPU}
+			g.byLabel[l] = s
+			g.order = append(g.order, l)
+		}
+		v := x(r)
+		s.kernel = append(s.kernel, plotter.XY{X: v, Y: r.KernelMS})
+		g.minX, g.maxX = math.Min(g.minX, v), math.Max(g.maxX, v)
+		g.minMS, g.maxMS = math.Min(g.minMS, r.KernelMS), math.Max(g.maxMS, r.KernelMS)
+		if r.GPU && r.TotalMS > 0 {
+			s.total = append(s.total, plotter.XY{X: v, Y: r.TotalMS})
+			g.maxMS = math.Max(g.maxMS, r.TotalMS)
+		}
+		if also != nil {
+			also(r)
+		}
+	}
+	return g
+}
+
+// addAll draws every series of g in its style, sorted by x, and calls
+// mark for each after its lines are drawn.
+func (g *seriesSet) addAll(p *plot.Plot, items *[]legendItem, mark func(s *series, c color.Color) error) error {
+	sty := styles(g.order)
+	for _, name := range g.order {
+		s := g.byLabel[name]
+		sort.Slice(s.kernel, func(i, j int) bool { return s.kernel[i].X < s.kernel[j].X })
+		sort.Slice(s.total, func(i, j int) bool { return s.total[i].X < s.total[j].X })
+		if err := addSeries(p, items, name, s.gpu, sty[name], s.kernel, s.total); err != nil {
+			return err
+		}
+		if err := mark(s, sty[name].color); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// crossoverMark draws a dashed vertical line at x from y0 to y1 in c with
+// the text beside it, turned upright.
+func crossoverMark(p *plot.Plot, x, y0, y1 float64, c color.Color, text string) error {
+	v, err := plotter.NewLine(plotter.XYs{{X: x, Y: y0}, {X: x, Y: y1}})
+	if err != nil {
+		return err
+	}
+	v.Color, v.Width = c, vg.Points(0.8)
+	v.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
+	p.Add(v)
+	lab, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: x, Y: y0}}, Labels: []string{" " + text}})
+	if err != nil {
+		return err
+	}
+	lab.TextStyle[0].Font.Variant = "Sans"
+	lab.TextStyle[0].Font.Size = vg.Points(8)
+	lab.TextStyle[0].Color = c
+	lab.TextStyle[0].Rotation = math.Pi / 2
+	lab.TextStyle[0].YAlign = draw.YTop
+	lab.Offset = vg.Point{X: vg.Points(-2)}
+	p.Add(lab)
+	return nil
+}
+
 // Sweep plots time (ms, median) against image size (pixels) on log-log
 // axes on a w×h pixel image: a solid line per backend (and mode) for the
 // kernel alone, a dashed line in the same colour for GPU backends with
@@ -82,39 +163,18 @@ func Sweep(results []compute.BenchResult, w, h int) (image.Image, error) {
 }
 
 func drawSweep(dc draw.Canvas, results []compute.BenchResult) error {
-	byLabel := map[string]*series{}
-	var order []string
-	minPx, maxPx := math.Inf(1), math.Inf(-1)
-	minMS, maxMS := math.Inf(1), math.Inf(-1)
 	ceilings := map[string][]float64{}
 	var h2d, d2h []float64
-	for _, r := range results {
-		if !usable(r) {
-			continue
-		}
-		l := r.Label()
-		s, seen := byLabel[l]
-		if !seen {
-			s = &series{label: l, gpu: r.GPU}
-			byLabel[l] = s
-			order = append(order, l)
-		}
-		px := float64(r.Pixels())
-		s.kernel = append(s.kernel, plotter.XY{X: px, Y: r.KernelMS})
-		minPx, maxPx = math.Min(minPx, px), math.Max(maxPx, px)
-		minMS, maxMS = math.Min(minMS, r.KernelMS), math.Max(maxMS, r.KernelMS)
-		if r.GPU && r.TotalMS > 0 {
-			s.total = append(s.total, plotter.XY{X: px, Y: r.TotalMS})
-			maxMS = math.Max(maxMS, r.TotalMS)
-		}
+	g := group(results, func(r compute.BenchResult) float64 { return float64(r.Pixels()) }, func(r compute.BenchResult) {
 		if r.CeilingGBps > 0 && r.CeilingKind != "" {
 			ceilings[r.CeilingKind] = append(ceilings[r.CeilingKind], r.CeilingGBps)
 		}
 		if r.GPU && r.H2DGBps > 0 && r.D2HGBps > 0 {
 			h2d, d2h = append(h2d, r.H2DGBps), append(d2h, r.D2HGBps)
 		}
-	}
-	if len(order) == 0 {
+	})
+	minPx, maxPx, minMS, maxMS := g.minX, g.maxX, g.minMS, g.maxMS
+	if len(g.order) == 0 {
 		drawEmpty(dc, indexTitle(results)+" time against image size (median)", "pixels", "milliseconds",
 			"No timings to plot yet: run a size sweep to see where the GPU starts to win.", true)
 		return nil
@@ -180,39 +240,20 @@ func drawSweep(dc draw.Canvas, results []compute.BenchResult) error {
 		}
 	}
 
-	sty := styles(order)
 	marks := newMarks(math.Log10(maxPx/minPx), dc)
-	for _, name := range order {
-		s := byLabel[name]
-		c := sty[name].color
-		sort.Slice(s.kernel, func(i, j int) bool { return s.kernel[i].X < s.kernel[j].X })
-		sort.Slice(s.total, func(i, j int) bool { return s.total[i].X < s.total[j].X })
-		if err := addSeries(p, &items, name, s.gpu, sty[name], s.kernel, s.total); err != nil {
-			return err
+	err := g.addAll(p, &items, func(s *series, c color.Color) error {
+		if !s.gpu {
+			return nil
 		}
-		if s.gpu {
-			if px, ok := Crossover(results, name, true); ok && float64(px) > minPx && !marks.taken(math.Log10(float64(px)), &items, fmt.Sprintf("wins from %s px", fmtPixels(float64(px)))) {
-				v, err := plotter.NewLine(plotter.XYs{{X: float64(px), Y: minMS * 0.6}, {X: float64(px), Y: maxMS}})
-				if err != nil {
-					return err
-				}
-				v.Color, v.Width = c, vg.Points(0.8)
-				v.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
-				p.Add(v)
-				lab, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: float64(px), Y: minMS * 0.6}},
-					Labels: []string{fmt.Sprintf(" %s wins from %s px", name, fmtPixels(float64(px)))}})
-				if err != nil {
-					return err
-				}
-				lab.TextStyle[0].Font.Variant = "Sans"
-				lab.TextStyle[0].Font.Size = vg.Points(8)
-				lab.TextStyle[0].Color = c
-				lab.TextStyle[0].Rotation = math.Pi / 2
-				lab.TextStyle[0].YAlign = draw.YTop
-				lab.Offset = vg.Point{X: vg.Points(-2)}
-				p.Add(lab)
-			}
+		px, ok := Crossover(results, s.label, true)
+		text := fmt.Sprintf("%s wins from %s px", s.label, fmtPixels(float64(px)))
+		if !ok || float64(px) <= minPx || marks.taken(math.Log10(float64(px)), &items, fmt.Sprintf("wins from %s px", fmtPixels(float64(px)))) {
+			return nil
 		}
+		return crossoverMark(p, float64(px), minMS*0.6, maxMS, c, text)
+	})
+	if err != nil {
+		return err
 	}
 	for _, e := range ceilEntries {
 		items = append(items, legendItem{e.name, []plot.Thumbnailer{e.l}})
