@@ -277,7 +277,8 @@ func (s *session) Index(names []string, exprs []*index.Expr) (t compute.Timings,
 			if err != nil {
 				return "", err
 			}
-			return st.jobDefines(src), nil
+			first, rest, _ := strings.Cut(st.jobDefines(src), "\n")
+			return first + "\n#define CN_EXACT 1\n" + rest, nil
 		}, s.b.tu.jobHook)
 		if err != nil {
 			return err
@@ -392,6 +393,14 @@ func smallBuffer(buf *uint32, have *int, bytes int) bool {
 	return true
 }
 
+// maxHistCopies is the most copies of a shared histogram a work group
+// keeps.
+const maxHistCopies = 8
+
+// histCopies is how many copies of a histogram of bins bins a work group
+// keeps in shared memory: as many as fit, at most maxHistCopies.
+func histCopies(bins int) int { return max(1, min(maxHistCopies, statsSharedBins/max(1, bins))) }
+
 // statsShape is what a statistics shader's code depends on.
 type statsShape struct {
 	// Hist: 0 no histogram, 1 counted in shared memory, 2 in the device
@@ -426,6 +435,7 @@ const (
 	locStatsLo      = 3
 	locStatsHi      = 4
 	locStatsScale   = 5
+	locStatsCopies  = 6
 	locStatsBounds  = 8
 )
 
@@ -456,6 +466,7 @@ layout(location = 1) uniform uint recBase;
 `, sh.Hist, sh.Bounds, statsSharedBins, sh.recordWords(), residentLocal)
 	b.WriteString(`#if HIST != 0
 layout(location = 2) uniform uint bins;
+layout(location = 6) uniform uint copies; // shared histogram copies (HIST 1)
 layout(location = 3) uniform uvec2 loBits;
 layout(location = 4) uniform uvec2 hiBits;
 layout(location = 5) uniform uvec2 scaleBits;
@@ -477,7 +488,9 @@ void main() {
 	uint tid = gl_LocalInvocationID.x;
 	uint L = gl_WorkGroupSize.x;
 #if HIST == 1
-	for (uint i = tid; i < bins; i += L) {
+	// Warps take the copies in turn, which spreads the atomic adds.
+	uint mine = ((tid >> 5u) % copies) * bins;
+	for (uint i = tid; i < bins * copies; i += L) {
 		sHist[i] = 0u;
 	}
 #endif
@@ -536,7 +549,7 @@ void main() {
 			precise double t = (x - lo) * scale;
 			uint bin = min(uint(t), bins - 1u);
 #if HIST == 1
-			atomicAdd(sHist[bin], 1u);
+			atomicAdd(sHist[mine + bin], 1u);
 #else
 			atomicAdd(hist[bin], 1u);
 #endif
@@ -594,7 +607,10 @@ void main() {
 	}
 #if HIST == 1
 	for (uint i = tid; i < bins; i += L) {
-		uint c = sHist[i];
+		uint c = 0u;
+		for (uint r = 0u; r < copies; r++) {
+			c += sHist[r * bins + i];
+		}
 		if (c != 0u) {
 			atomicAdd(hist[i], c);
 		}
@@ -667,6 +683,9 @@ func (s *session) Stats(o int, q compute.StatsRequest) (r compute.ResidentStats,
 			gl.BindBuffer(gl.COPY_WRITE_BUFFER, 0)
 			gl.MemoryBarrier(shaderStorageBarrierBit | gl.BUFFER_UPDATE_BARRIER_BIT)
 			gl.Uniform1ui(locStatsBins, uint32(q.Bins))
+			if sh.Hist == 1 {
+				gl.Uniform1ui(locStatsCopies, uint32(histCopies(q.Bins)))
+			}
 			set2 := func(loc int32, v float64) {
 				u := math.Float64bits(v)
 				gl.Uniform2ui(loc, uint32(u), uint32(u>>32))

@@ -14,7 +14,7 @@ import (
 // within one level of compute.RenderView's.
 func TestResident(t *testing.T) {
 	b := newBackend(t)
-	residenttest.Check(t, b.OpenResident, residenttest.Options{Short: testing.Short()})
+	residenttest.Check(t, b.OpenResident, residenttest.Options{Exact: true, Short: testing.Short()})
 }
 
 // Planes cut into many buffers: the index, the statistics (records merged
@@ -24,7 +24,7 @@ func TestResidentParts(t *testing.T) {
 	b.tu.part, b.tu.memory = 4096, MemoryGL
 	t.Cleanup(func() { b.Close() })
 	need(t, b)
-	residenttest.Check(t, b.OpenResident, residenttest.Options{Short: true, Light: true})
+	residenttest.Check(t, b.OpenResident, residenttest.Options{Exact: true, Short: true, Light: true})
 }
 
 // A session of a closed backend refuses calls; its Close is quiet.
