@@ -213,7 +213,7 @@ func (w *Window) CloseAfter() {
 	t.Info.Importance = widget.MediumImportance
 	t.Info.Refresh()
 	t.Close.Disable()
-	t.bar.Hide()
+	w.showTwoBar(false)
 	t.swipe.show(false)
 	t.swipe.set(nil, 0, 0, nil)
 	w.applyColour(false)
@@ -486,7 +486,7 @@ func (w *Window) installTwo(src *bandSource, res *twoResult, err error, pending 
 	}
 	t.Info.Refresh()
 	if res == nil {
-		t.bar.Hide()
+		w.showTwoBar(false)
 		t.swipe.show(false)
 		w.applyColour(false)
 		w.stats.show(w.shown.summary, w.shown.idx, w.shown.set.raw)
@@ -498,8 +498,24 @@ func (w *Window) installTwo(src *bandSource, res *twoResult, err error, pending 
 	t.quiet = true
 	t.View.SetSelected(t.view)
 	t.quiet = false
-	t.bar.Show()
+	w.showTwoBar(true)
 	w.applyTwoView(false)
+}
+
+// showTwoBar shows or hides the views' bar over the map, laying the map
+// area out again when that changes its height.
+func (w *Window) showTwoBar(on bool) {
+	if w.two.bar.Visible() == on {
+		return
+	}
+	if on {
+		w.two.bar.Show()
+	} else {
+		w.two.bar.Hide()
+	}
+	if c := w.Win.Content(); c != nil {
+		c.Refresh()
+	}
 }
 
 // alignText says how the after date was put on the before grid, as
