@@ -62,8 +62,14 @@ type contextView struct {
 	w, h  int
 	bands map[string]compute.BandInput
 	comps map[viewMode]*composite.Composite
-	// ramp is the legend column's content in the index view.
+	// ramp is the legend column's content in the index view; side the
+	// column (legend and statistics), laid out again when the legend
+	// changes size.
 	ramp []fyne.CanvasObject
+	side *fyne.Container
+	area *fyne.Container // the map and its header, laid out again when Note wraps
+	// drawn is the composite on the map now (nil: the index).
+	drawn *composite.Composite
 }
 
 func newContextView(w *Window) *contextView {
@@ -77,7 +83,7 @@ func newContextView(w *Window) *contextView {
 		b.Disable() // until a map is shown
 	}
 	v.Note.SizeName = theme.SizeNameCaptionText
-	v.Note.Truncation = fyne.TextTruncateEllipsis
+	v.Note.Wrapping = fyne.TextWrapWord
 	v.bar = container.NewBorder(nil, nil, container.NewHBox(v.Buttons[0], v.Buttons[1], v.Buttons[2]), nil, v.Note)
 	v.ramp = w.colour.legend.Objects
 	return v
@@ -124,7 +130,12 @@ func (w *Window) updateViews() {
 		}
 		b.Refresh()
 	}
-	v.Note.SetText(strings.Join(why, " · "))
+	if text := strings.Join(why, " · "); text != v.Note.Text {
+		v.Note.SetText(text)
+		if v.area != nil {
+			v.area.Refresh()
+		}
+	}
 }
 
 // viewNeeds says which bands a view lacks: "Natural colour needs the blue
@@ -134,14 +145,15 @@ func viewNeeds(m viewMode, src bandSource, miss []string) string {
 	if len(miss) > 1 {
 		band = "bands"
 	}
-	what := "these bands do not include"
+	roles := strings.Join(miss, " and ")
+	what := ", which these bands do not include"
 	if src.kind == srcProduct {
-		what = "this product does not have"
+		what = ", which this product does not have"
 		if src.ortho() {
-			what = "no band of this orthomosaic is described as"
+			what = ": no band of this orthomosaic is described as " + strings.Join(miss, " or ")
 		}
 	}
-	return fmt.Sprintf("%s needs the %s %s, which %s", viewSpecs[m].label, strings.Join(miss, " and "), band, what)
+	return fmt.Sprintf("%s needs the %s %s%s", viewSpecs[m].label, roles, band, what)
 }
 
 // SetView shows view m on the map: the index, or the natural- or
@@ -310,7 +322,14 @@ func (w *Window) showView() {
 	if c == nil {
 		w.view.mode = viewIndex
 	}
+	back := c == nil && w.view.drawn != nil
+	w.view.drawn = c
 	w.Map.SetComposite(c)
+	if c != nil {
+		w.two.swipe.show(false) // the swipe is between the dates' indices
+	} else if back {
+		w.applyColour(false) // the index, or the two-date view chosen
+	}
 	legend := w.colour.legend
 	if c == nil {
 		legend.Objects = w.view.ramp
@@ -320,6 +339,11 @@ func (w *Window) showView() {
 		legend.Objects = []fyne.CanvasObject{w.view.Legend}
 	}
 	legend.Refresh()
+	for _, c := range []*fyne.Container{w.view.side, w.view.area} {
+		if c != nil {
+			c.Refresh()
+		}
+	}
 	if s := w.shown; s != nil {
 		title := s.idx.title()
 		if c != nil {
@@ -336,6 +360,7 @@ func (w *Window) showView() {
 func (v *contextView) fillLegend(c *composite.Composite) {
 	head := widget.NewLabelWithStyle(c.Title(), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	combo := widget.NewLabel(c.Describe())
+	combo.Wrapping = fyne.TextWrapWord
 	v.LegendLines = []string{c.Title(), c.Describe()}
 	objs := []fyne.CanvasObject{head, combo}
 	lines := c.Legend()

@@ -440,3 +440,37 @@ func TestContextViewSession(t *testing.T) {
 		t.Errorf("reopened composite pixel %v, saved %v", b, a)
 	}
 }
+
+// TestContextViewWithTwoDates: with an after date open, a composite shows
+// the before date's colours; Index goes back to the date view chosen (the
+// difference), and choosing a date view leaves the composite.
+func TestContextViewWithTwoDates(t *testing.T) {
+	const w0, h0 = 40, 30
+	path := writeColourOrtho(t, "before.tif", w0, h0, 0, []string{"blue", "green", "red", "nir"})
+	w := newTestWindow(t, Options{})
+	openTyped(w, path)
+	after, _ := afterDate(t, "after.tif", w0, h0, 5, compute.FakeGeoRef())
+	openAfterTyped(w, after)
+	if err := w.SetDateView(ViewDifference); err != nil {
+		t.Fatal(err)
+	}
+	diff, _, _ := w.Difference()
+	test.Tap(w.view.Buttons[viewNatural])
+	w.Wait()
+	if got, want := seen(t, w, 20, 12), orthoExpected(w0, h0, 0, 20, 12, [3]int{2, 1, 0}); !nearColour(got, want, 1) {
+		t.Errorf("natural colour over two dates: %v, want %v", got, want)
+	}
+	test.Tap(w.view.Buttons[viewIndex])
+	w.Wait()
+	if got, want := seen(t, w, 20, 12), w.diffLUT(w.twoCurrent()).Color(diff[12*w0+20]); !nearColour(got, want, 1) {
+		t.Errorf("back to the index: %v, the difference's %v", got, want)
+	}
+	test.Tap(w.view.Buttons[viewFalse])
+	w.Wait()
+	if err := w.SetDateView(ViewAfter); err != nil {
+		t.Fatal(err)
+	}
+	if w.view.Mode() != viewIndex || w.shownComposite() != nil {
+		t.Errorf("a date view left mode %v", w.view.Mode())
+	}
+}

@@ -287,6 +287,7 @@ func (w *Window) build() {
 	mapHeader := container.NewBorder(nil, nil, nil, zoomBar, w.SceneLabel)
 	w.view = newContextView(w)
 	mapArea := container.NewBorder(container.NewVBox(mapHeader, w.view.bar, w.two.bar), nil, nil, nil, w.mapStack())
+	w.view.area = mapArea
 
 	sidebar := container.NewVScroll(container.NewVBox(
 		w.index.card,
@@ -303,6 +304,7 @@ func (w *Window) build() {
 	w.identify.onChange = func() { w.Map.SetPins(w.identify.points()) }
 	w.stats.prepend(w.identify.card)
 	statsSide := container.NewBorder(w.colour.legend, nil, nil, nil, w.stats.content)
+	w.view.side = statsSide
 
 	w.benchTabs = container.NewAppTabs(
 		container.NewTabItemWithIcon("Timings", theme.HistoryIcon(), w.charts.timingTab),
