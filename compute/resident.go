@@ -57,6 +57,10 @@ type ResidentSession interface {
 	Render(o int, v View, dst []byte) (Timings, error)
 	// Download copies the whole of plane o into dst (Width*Height values).
 	Download(o int, dst []float32) (Timings, error)
+	// Probe returns the value of every plane at pixel (x, y) (column,
+	// row), one per index of the last Index call, in its order: what a
+	// map's identify tool reads, without downloading a plane.
+	Probe(x, y int) ([]float32, error)
 	// Close releases the session's memory. The backend stays usable.
 	Close() error
 }
@@ -261,6 +265,12 @@ func ViewSamples(zoom float64) int {
 // (k + 0.5) / s: sample k of screen column sx reads image column
 // floor(X0 + (sx + ViewSampleOffset(k, s)) / Zoom).
 func ViewSampleOffset(k, s int) float64 { return (float64(k) + 0.5) / float64(s) }
+
+// ErrPixel is the error a session returns for a probe of pixel (x, y)
+// outside its w×h image.
+func ErrPixel(x, y, w, h int) error {
+	return fmt.Errorf("pixel (%d, %d) is outside the %dx%d image", x, y, w, h)
+}
 
 // ErrPlane is the error a session returns for plane o when it holds n
 // planes.

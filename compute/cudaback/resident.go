@@ -707,6 +707,40 @@ func (s *session) Download(o int, dst []float32) (t compute.Timings, err error) 
 	return t, err
 }
 
+// Probe implements compute.ResidentSession: four bytes of each plane
+// come back.
+func (s *session) Probe(x, y int) (_ []float32, err error) {
+	if s.closed {
+		return nil, errClosed
+	}
+	if len(s.names) == 0 {
+		return nil, compute.ErrPlane(0, 0)
+	}
+	if x < 0 || y < 0 || x >= s.w || y >= s.h {
+		return nil, compute.ErrPixel(x, y, s.w, s.h)
+	}
+	leave, err := s.dev.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
+	buf := make([]byte, 4*len(s.names))
+	off := 4 * (y*s.w + x)
+	for o := range s.names {
+		if err := s.dev.download(buf[4*o:4*o+4], s.dOut[o].Add(off)); err != nil {
+			return nil, fmt.Errorf("probe of pixel (%d, %d): %w", x, y, err)
+		}
+	}
+	if err := s.dev.sync(); err != nil {
+		return nil, fmt.Errorf("probe of pixel (%d, %d): %w", x, y, err)
+	}
+	out := make([]float32, len(s.names))
+	for o := range out {
+		out[o] = math.Float32frombits(binary.LittleEndian.Uint32(buf[4*o:]))
+	}
+	return out, nil
+}
+
 func (s *session) freeResult() {
 	if s.dResult != 0 {
 		s.dev.free(s.dResult)

@@ -1092,6 +1092,35 @@ func (s *session) Download(o int, dst []float32) (t compute.Timings, err error) 
 	return t, nil
 }
 
+// Probe implements compute.ResidentSession: four bytes of each plane
+// come back.
+func (s *session) Probe(x, y int) ([]float32, error) {
+	if s.closed {
+		return nil, errClosed
+	}
+	if len(s.names) == 0 {
+		return nil, compute.ErrPlane(0, 0)
+	}
+	if x < 0 || y < 0 || x >= s.width || y >= s.height {
+		return nil, compute.ErrPixel(x, y, s.width, s.height)
+	}
+	out := make([]float32, len(s.names))
+	i := y*s.width + x
+	p, at := i/s.part, 4*(i%s.part)
+	err := s.do(func(st *glState) error {
+		for o := range out {
+			gl.BindBuffer(gl.COPY_READ_BUFFER, s.outs[o].bufs[p])
+			gl.GetBufferSubData(gl.COPY_READ_BUFFER, at, 4, unsafe.Pointer(&out[o]))
+		}
+		gl.BindBuffer(gl.COPY_READ_BUFFER, 0)
+		return glError("reading a pixel")
+	})
+	if err != nil {
+		return nil, fmt.Errorf("gl: probe of pixel (%d, %d): %w", x, y, err)
+	}
+	return out, nil
+}
+
 // release frees every buffer of the session (on the context's thread).
 func (s *session) release(st *glState) {
 	for _, d := range s.dBands {

@@ -161,6 +161,24 @@ func (s *Session) Download(o int, dst []float32) (compute.Timings, error) {
 	return compute.Timings{Download: d, Total: d}, nil
 }
 
+// Probe implements compute.ResidentSession.
+func (s *Session) Probe(x, y int) ([]float32, error) {
+	if s.closed {
+		return nil, errClosed
+	}
+	if len(s.planes) == 0 {
+		return nil, compute.ErrPlane(0, 0)
+	}
+	if x < 0 || y < 0 || x >= s.w || y >= s.h {
+		return nil, compute.ErrPixel(x, y, s.w, s.h)
+	}
+	out := make([]float32, len(s.planes))
+	for o, p := range s.planes {
+		out[o] = p[y*s.w+x]
+	}
+	return out, nil
+}
+
 // Close implements compute.ResidentSession: it drops the planes.
 func (s *Session) Close() error {
 	s.planes, s.closed = nil, true

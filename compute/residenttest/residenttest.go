@@ -3,9 +3,9 @@
 // backend's kernels run through a simulator, must compute the planes the
 // engine defines, the statistics package stats computes from them
 // (histogram and class counts exact, min and max exact, mean and standard
-// deviation within 1e-6 relative) and the views compute.RenderView draws
-// from them (at most one level per channel apart), whatever the order of
-// calls, and refuse what they cannot do with an error.
+// deviation within 1e-6 relative), the views compute.RenderView draws
+// from them (at most one level per channel apart) and the pixels Probe
+// reads (equal to the planes'), whatever the order of calls, and refuse what they cannot do with an error.
 package residenttest
 
 import (
@@ -184,12 +184,16 @@ func checkScene(t *testing.T, open Opener, sc Scene, opt Options) {
 	if _, _, err := s.Stats(0, compute.StatsRequest{}); err == nil {
 		t.Error("Stats before any Index: no error")
 	}
+	if _, err := s.Probe(0, 0); err == nil {
+		t.Error("Probe before any Index: no error")
+	}
 	for si, set := range indexSets() {
 		names, exprs := exprsOf(t, set)
 		if _, err := s.Index(names, exprs); err != nil {
 			t.Fatalf("Index %v: %v", names, err)
 		}
 		planes := checkPlanes(t, s, sc, names, exprs, opt)
+		checkProbes(t, s, names, planes, w, h)
 		for o, p := range planes {
 			full := si == 0 && o == 0 || !opt.Light
 			checkStats(t, s, o, names[o], p, full)
@@ -242,6 +246,40 @@ func checkPlanes(t *testing.T, s compute.ResidentSession, sc Scene, names []stri
 		}
 	}
 	return j.Out
+}
+
+// checkProbes compares Probe at the corners, the centre and pixels
+// spread over the image with the downloaded planes,
+// bit for bit, and requires an error for pixels outside.
+func checkProbes(t *testing.T, s compute.ResidentSession, names []string, planes [][]float32, w, h int) {
+	t.Helper()
+	g := rand.New(rand.NewPCG(uint64(w), uint64(h)))
+	pts := [][2]int{{0, 0}, {w - 1, 0}, {0, h - 1}, {w - 1, h - 1}, {w / 2, h / 2}}
+	for range 40 {
+		pts = append(pts, [2]int{g.IntN(w), g.IntN(h)})
+	}
+	for _, p := range pts {
+		got, err := s.Probe(p[0], p[1])
+		if err != nil {
+			t.Errorf("Probe(%d, %d): %v", p[0], p[1], err)
+			continue
+		}
+		if len(got) != len(planes) {
+			t.Errorf("Probe(%d, %d): %d values for %d planes", p[0], p[1], len(got), len(planes))
+			continue
+		}
+		for o, v := range got {
+			want := planes[o][p[1]*w+p[0]]
+			if math.Float32bits(v) != math.Float32bits(want) && (v == v || want == want) {
+				t.Errorf("%s: Probe(%d, %d) = %g, the downloaded plane holds %g", names[o], p[0], p[1], v, want)
+			}
+		}
+	}
+	for _, p := range [][2]int{{-1, 0}, {0, -1}, {w, 0}, {0, h}} {
+		if _, err := s.Probe(p[0], p[1]); err == nil {
+			t.Errorf("Probe(%d, %d) of a %dx%d image: no error", p[0], p[1], w, h)
+		}
+	}
 }
 
 // requests are the statistics Check asks of a plane whose summary is sum:
@@ -495,5 +533,8 @@ func checkErrors(t *testing.T, open Opener) {
 	}
 	if _, err := s.Render(0, compute.View{Table: tab, Zoom: 1, Width: 10, Height: 10}, make([]byte, 400)); err == nil {
 		t.Error("Render after Close: no error")
+	}
+	if _, err := s.Probe(0, 0); err == nil {
+		t.Error("Probe after Close: no error")
 	}
 }
