@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"canopy/compute"
+	"canopy/compute/geotiff"
 	"canopy/compute/raster"
 )
 
@@ -366,4 +368,48 @@ func TestFailedWriteLeavesNothing(t *testing.T) {
 		t.Errorf("after a good run: %v %v", st, err)
 	}
 	checkWrittenNDVI(t, keep, red, nir)
+}
+
+// canopy fake writes its bands uncompressed unless --compress deflate asks
+// for Huffman-coded ones; both hold the same pixels, and an unknown
+// compression is a usage error.
+func TestFakeCompression(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string][2]string{}
+	for _, c := range []string{"", "none", "deflate"} {
+		red, nir := filepath.Join(dir, "r"+c+".tif"), filepath.Join(dir, "n"+c+".tif")
+		args := []string{"fake", "--size", "300x200", "--seed", "5", "--red", red, "--nir", nir}
+		if c != "" {
+			args = append(args, "--compress", c)
+		}
+		if code, _, e := run(t, args...); code != 0 {
+			t.Fatalf("fake %v: exit %d: %s", args, code, e)
+		}
+		files[c] = [2]string{red, nir}
+	}
+	for c, want := range map[string]string{"": "none", "none": "none", "deflate": "deflate"} {
+		for k, p := range files[c] {
+			f, err := geotiff.Open(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.ToLower(f.Compression()); !strings.Contains(got, want) {
+				t.Errorf("--compress %q: %s is %s, want %s", c, p, got, want)
+			}
+			f.Close()
+			a, err1 := raster.Load(p)
+			b, err2 := raster.Load(files["deflate"][k])
+			if err1 != nil || err2 != nil {
+				t.Fatal(err1, err2)
+			}
+			for i := range a.Data {
+				if math.Float32bits(a.Data[i]) != math.Float32bits(b.Data[i]) {
+					t.Fatalf("--compress %q: %s pixel %d is %g, the deflate file's %g", c, p, i, a.Data[i], b.Data[i])
+				}
+			}
+		}
+	}
+	if code, _, e := run(t, "fake", "--size", "4", "--red", filepath.Join(dir, "a.tif"), "--nir", filepath.Join(dir, "b.tif"), "--compress", "lzw"); code != 2 || !strings.Contains(e, "--compress") {
+		t.Errorf("--compress lzw: exit %d, %q; want 2 naming --compress", code, e)
+	}
 }
