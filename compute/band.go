@@ -55,10 +55,10 @@ func (in Input) Check() error {
 // are georeferenced, the same grid in the same CRS) and returns the kernel input.
 func PairInput(red, nir *Band) (Input, error) {
 	if red.Width != nir.Width || red.Height != nir.Height {
-		return Input{}, fmt.Errorf("band size mismatch: red %s is %dx%d, nir %s is %dx%d", red.Source, red.Width, red.Height, nir.Source, nir.Width, nir.Height)
+		return Input{}, SizeMismatch("red", red.Source, red.Width, red.Height, "nir", nir.Source, nir.Width, nir.Height)
 	}
 	if why := red.Geo.Mismatch(nir.Geo); why != "" {
-		return Input{}, fmt.Errorf("band grid mismatch: red %s and nir %s %s", red.Source, nir.Source, why)
+		return Input{}, fmt.Errorf("the bands are not on one grid: red %s and nir %s %s; the bands of one computation must share a grid", red.Source, nir.Source, why)
 	}
 	in := Input{Width: red.Width, Height: red.Height, Red: red.Data, NIR: nir.Data}
 	if red.HasNoData && !math.IsNaN(red.NoData) {

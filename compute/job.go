@@ -124,8 +124,7 @@ func PlanJob(bands []BandInput, mask []uint8, names []string, exprs []*index.Exp
 		}
 		if b.Plane.Width != j.Width || b.Plane.Height != j.Height {
 			f := j.Bands[0]
-			return nil, fmt.Errorf("band size mismatch: %s %s is %dx%d, %s %s is %dx%d",
-				f.Role, f.Source, f.Plane.Width, f.Plane.Height, b.Role, b.Source, b.Plane.Width, b.Plane.Height)
+			return nil, SizeMismatch(f.Role, f.Source, f.Plane.Width, f.Plane.Height, b.Role, b.Source, b.Plane.Width, b.Plane.Height)
 		}
 	}
 	if mask != nil && len(mask) != j.Pixels() {
@@ -349,4 +348,13 @@ func VerifyJob(j *Job) []Report {
 		reps[o] = rep
 	}
 	return reps
+}
+
+// SizeMismatch is the error for two bands of one computation that are not
+// the same size, in a user's words: "the bands are not the same size: red
+// B04.tif is 10980×10980 pixels, nir B8A.tif is 5490×5490; the bands of one
+// computation must share a grid".
+func SizeMismatch(roleA, srcA string, wa, ha int, roleB, srcB string, wb, hb int) error {
+	return fmt.Errorf("the bands are not the same size: %s %s is %d×%d pixels, %s %s is %d×%d; the bands of one computation must share a grid",
+		roleA, srcA, wa, ha, roleB, srcB, wb, hb)
 }

@@ -195,7 +195,7 @@ func (p *bandsPanel) open(role string) {
 		path := r.URI().Path()
 		r.Close()
 		if err := p.SetFile(role, path); err != nil {
-			dialog.ShowError(err, p.parent)
+			dialog.ShowError(explain(err), p.parent)
 		}
 	}, p.parent)
 	d.SetFilter(storage.NewExtensionFileFilter([]string{".tif", ".tiff", ".TIF", ".TIFF", ".png", ".PNG"}))

@@ -319,7 +319,7 @@ func (w *Window) ExportPins(path string) error {
 		return fmt.Errorf("%s: %v", path, err)
 	}
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-		return fmt.Errorf("could not write the pins to %s: %v", path, userError(err))
+		return explain(fmt.Errorf("write %s: %w", path, err))
 	}
 	return nil
 }
@@ -332,7 +332,7 @@ func (w *Window) exportPinsDialog() {
 		path := uc.URI().Path()
 		uc.Close()
 		if err := w.ExportPins(path); err != nil {
-			dialog.ShowError(err, w.Win)
+			w.showError(err)
 			return
 		}
 		w.setStatus(fmt.Sprintf("Wrote %d pins to %s", len(w.identify.pins), path), true)

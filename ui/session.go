@@ -165,7 +165,7 @@ func (m *MapView) setView(zoom, x0, y0 float64) {
 func (w *Window) saveSessionDialog() {
 	w.saveDialog("Save session", "canopy-session.json", []string{".json"}, func(path string) {
 		if err := w.SaveSession(path); err != nil {
-			w.setStatus(err.Error(), false)
+			w.setStatus(explain(err).Error(), false)
 			return
 		}
 		w.setStatus("Saved the session to "+path, true)

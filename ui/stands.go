@@ -692,7 +692,7 @@ func (w *Window) openStandsDialog() {
 		path := uc.URI().Path()
 		uc.Close()
 		if err := w.OpenStands(path); err != nil {
-			dialog.ShowError(err, w.Win)
+			w.showError(err)
 		}
 	}, w.Win)
 	d.SetFilter(storage.NewExtensionFileFilter([]string{".gpkg", ".geojson", ".json"}))
@@ -707,7 +707,7 @@ func (w *Window) exportStandsDialog(ext string) {
 		path := uc.URI().Path()
 		uc.Close()
 		if err := w.ExportStands(path); err != nil {
-			dialog.ShowError(err, w.Win)
+			w.showError(err)
 			return
 		}
 		w.setStatus(fmt.Sprintf("Wrote %d stands to %s", len(w.standsP.results), path), true)

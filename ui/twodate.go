@@ -471,7 +471,7 @@ func (w *Window) installTwo(src *bandSource, res *twoResult, err error, pending 
 	t.Close.Enable()
 	switch {
 	case err != nil:
-		line := "After date: " + firstLine(err.Error())
+		line := "After date: " + firstLine(explain(err).Error())
 		t.Info.SetText(line)
 		t.Info.Importance = widget.DangerImportance
 		w.setStatus(line, false)

@@ -478,7 +478,8 @@ func (w *Window) setProgress(frac float64, msg string) {
 
 // showJobError shows what went wrong in a dialog; the previous map stays.
 func (w *Window) showJobError(label string, err error) {
-	w.setStatus(label+" failed: "+firstLine(err.Error()), false)
+	err = explain(err)
+	w.setStatus(label+" failed: "+err.Error(), false)
 	d := dialog.NewError(fmt.Errorf("%s failed:\n%w", label, err), w.Win)
 	d.Show()
 	if !w.ready {

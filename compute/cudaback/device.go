@@ -108,6 +108,9 @@ func reason(err error, dev *Device) string {
 		if le.Symbol != "" {
 			return fmt.Sprintf("the NVIDIA driver is too old: %s has no %s (Canopy needs a driver for CUDA 11 or newer, and %s for its kernel)", le.Library, le.Symbol, shaders.CUDAToolkit)
 		}
+		if strings.Contains(le.Msg, "No such file") {
+			return fmt.Sprintf("no NVIDIA CUDA driver on this computer (%s not found)", le.Library)
+		}
 		return fmt.Sprintf("no NVIDIA CUDA driver: cannot load %s (%s)", le.Library, le.Msg)
 	}
 	code, ok := cuda.Code(err)

@@ -35,6 +35,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 )
 
 // Set is the outputs of one run. Its methods are safe for concurrent use.
@@ -184,7 +185,7 @@ func replaceable(st fs.FileInfo) error {
 	case m.IsRegular():
 		return nil
 	case m.IsDir():
-		return errors.New("is a directory")
+		return syscall.EISDIR // "is a directory"
 	case m&fs.ModeNamedPipe != 0:
 		return errors.New("is a named pipe (FIFO), not a regular file; refusing to replace it")
 	case m&fs.ModeDevice != 0:

@@ -172,7 +172,7 @@ func TestLoadPairIntoErrors(t *testing.T) {
 		red, nir, want string
 	}{
 		{small + ":3", multi + ":4", pairErr.Error()},
-		{multi + ":1", png, "band size mismatch: red " + multi + ":1 is 64x33, nir " + png + ":1 is 64x34"},
+		{multi + ":1", png, "the bands are not the same size: red " + multi + ":1 is 64×33 pixels, nir " + png + ":1 is 64×34"},
 		{filepath.Join(dir, "nope.tif"), multi + ":4", "read " + filepath.Join(dir, "nope.tif") + ": no such file"},
 		{multi, multi + ":4", "has 4 bands; pick one as " + multi + ":B"},
 		{multi + ":5", multi + ":4", "read " + multi + ": band 5 does not exist (the file has 4 bands)"},
@@ -203,7 +203,7 @@ func TestLoadPairIntoErrors(t *testing.T) {
 	// The grid check still runs, after decoding.
 	r := &recorder{}
 	_, _, err = LoadPairInto(shifted+":3", multi+":4", r.alloc)
-	if err == nil || !strings.Contains(err.Error(), "band grid mismatch") || !strings.Contains(err.Error(), shifted) || r.calls != 1 {
+	if err == nil || !strings.Contains(err.Error(), "not on one grid") || !strings.Contains(err.Error(), shifted) || r.calls != 1 {
 		t.Errorf("grid mismatch: %v (alloc called %d times)", err, r.calls)
 	}
 

@@ -475,7 +475,7 @@ func LoadPairInto(redSpec, nirSpec string, alloc PlaneAlloc) (red, nir *compute.
 	defer rh.close()
 	if rh.w != nh.w || rh.h != nh.h {
 		// The words compute.PairInput uses once the bands are decoded.
-		return nil, nil, fmt.Errorf("band size mismatch: red %s is %dx%d, nir %s is %dx%d", rh.source(rh.band), rh.w, rh.h, nh.source(nh.band), nh.w, nh.h)
+		return nil, nil, compute.SizeMismatch("red", rh.source(rh.band), rh.w, rh.h, "nir", nh.source(nh.band), nh.w, nh.h)
 	}
 
 	var rplane, nplane []float32

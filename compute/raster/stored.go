@@ -112,10 +112,10 @@ func representable(t compute.DataType, v float64) bool {
 // bands do not share a grid.
 func CheckSameGrid(a, b compute.BandInput, ga, gb *compute.GeoRef) error {
 	if a.Plane.Width != b.Plane.Width || a.Plane.Height != b.Plane.Height {
-		return fmt.Errorf("band size mismatch: %s %s is %dx%d, %s %s is %dx%d", a.Role, a.Source, a.Plane.Width, a.Plane.Height, b.Role, b.Source, b.Plane.Width, b.Plane.Height)
+		return compute.SizeMismatch(a.Role, a.Source, a.Plane.Width, a.Plane.Height, b.Role, b.Source, b.Plane.Width, b.Plane.Height)
 	}
 	if why := ga.Mismatch(gb); why != "" {
-		return fmt.Errorf("band grid mismatch: %s %s and %s %s %s", a.Role, a.Source, b.Role, b.Source, why)
+		return fmt.Errorf("the bands are not on one grid: %s %s and %s %s %s; the bands of one computation must share a grid", a.Role, a.Source, b.Role, b.Source, why)
 	}
 	return nil
 }

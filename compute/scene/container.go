@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 )
 
 // Limits that keep hostile products from making a read hang or allocate
@@ -152,7 +153,7 @@ func (c *fileCache) open(p string) (*os.File, int64, error) {
 	}
 	st, err := f.Stat()
 	if err == nil && st.IsDir() {
-		err = errors.New("is a directory")
+		err = syscall.EISDIR // "is a directory"
 	}
 	if err != nil {
 		f.Close()
@@ -198,7 +199,7 @@ func openZip(p string) (*zipContainer, error) {
 	z, err := zip.NewReader(f, st.Size())
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
 		f.Close()
-		return nil, fmt.Errorf("%s: not a readable zip: %v", p, err)
+		return nil, fmt.Errorf("%s: the file is not a zip archive or it is damaged (%v)", p, err)
 	}
 	c := &zipContainer{path: p, f: f, z: z, m: map[string]*zip.File{}}
 	if len(z.File) > maxMembers {
@@ -429,7 +430,10 @@ func openTar(p string) (*tarContainer, error) {
 		}
 		if err != nil {
 			f.Close()
-			return nil, fmt.Errorf("%s: not a readable tar: %v", p, err)
+			if errors.Is(err, io.ErrUnexpectedEOF) {
+				return nil, fmt.Errorf("%s: the file is not a tar archive, or it ends early; it may be incomplete (%v)", p, err)
+			}
+			return nil, fmt.Errorf("%s: the file is not a tar archive or it is damaged (%v)", p, err)
 		}
 		if len(c.list) >= maxMembers {
 			f.Close()

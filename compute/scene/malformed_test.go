@@ -180,7 +180,7 @@ func TestMalformed(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "x.SAFE.zip")
 			write(p, "PK\x03\x04 but not really")
 			return p
-		}, "not a readable zip"},
+		}, "not a zip archive or it is damaged"},
 		{"tar with a symlink", func(t *testing.T) string {
 			return tarWith(t, &tar.Header{Name: "evil", Typeflag: tar.TypeSymlink, Linkname: "/etc/passwd"})
 		}, "is a link"},

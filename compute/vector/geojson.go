@@ -19,50 +19,50 @@ const maxGeoJSON = 1 << 30
 func readGeoJSON(path string) (*Layer, error) {
 	st, err := os.Stat(path)
 	if err != nil {
-		return nil, fmt.Errorf("read stands %s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if st.Size() > maxGeoJSON {
-		return nil, fmt.Errorf("read stands %s: %d MiB is too large for GeoJSON; convert it with ogr2ogr -f GPKG stands.gpkg %s", path, st.Size()>>20, path)
+		return nil, fmt.Errorf("%s: %d MiB is too large for GeoJSON; convert it with ogr2ogr -f GPKG stands.gpkg %s", path, st.Size()>>20, path)
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("read stands %s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	var head struct {
 		Type string          `json:"type"`
 		CRS  json.RawMessage `json:"crs"`
 	}
 	if err := json.Unmarshal(data, &head); err != nil {
-		return nil, fmt.Errorf("read stands %s: not valid JSON: %v", path, err)
+		return nil, fmt.Errorf("%s: the file is not GeoJSON or it is damaged (not valid JSON: %v)", path, err)
 	}
 	var feats []*geojson.Feature
 	switch head.Type {
 	case "FeatureCollection":
 		fc, err := geojson.UnmarshalFeatureCollection(data)
 		if err != nil {
-			return nil, fmt.Errorf("read stands %s: bad GeoJSON: %v", path, err)
+			return nil, fmt.Errorf("%s: the file is not GeoJSON or it is damaged (%v)", path, err)
 		}
 		feats = fc.Features
 	case "Feature":
 		f, err := geojson.UnmarshalFeature(data)
 		if err != nil {
-			return nil, fmt.Errorf("read stands %s: bad GeoJSON: %v", path, err)
+			return nil, fmt.Errorf("%s: the file is not GeoJSON or it is damaged (%v)", path, err)
 		}
 		feats = []*geojson.Feature{f}
 	case "Polygon", "MultiPolygon", "GeometryCollection", "Point", "MultiPoint", "LineString", "MultiLineString":
 		g, err := geojson.UnmarshalGeometry(data)
 		if err != nil {
-			return nil, fmt.Errorf("read stands %s: bad GeoJSON: %v", path, err)
+			return nil, fmt.Errorf("%s: the file is not GeoJSON or it is damaged (%v)", path, err)
 		}
 		feats = []*geojson.Feature{geojson.NewFeature(g.Geometry())}
 	case "":
-		return nil, fmt.Errorf("read stands %s: JSON without a GeoJSON \"type\"", path)
+		return nil, fmt.Errorf("%s: the file is JSON but not GeoJSON (it has no \"type\")", path)
 	default:
-		return nil, fmt.Errorf("read stands %s: GeoJSON type %q is not a feature collection, a feature or a geometry", path, head.Type)
+		return nil, fmt.Errorf("%s: GeoJSON type %q is not a feature collection, a feature or a geometry", path, head.Type)
 	}
 	crs, err := geojsonCRS(head.CRS)
 	if err != nil {
-		return nil, fmt.Errorf("read stands %s: %v", path, err)
+		return nil, fmt.Errorf("%s: %v", path, err)
 	}
 	l := &Layer{Name: layerName(path), Path: path, CRS: crs}
 
@@ -116,7 +116,7 @@ func readGeoJSON(path string) (*Layer, error) {
 		}
 		g, err := polygonal(f.Geometry)
 		if err != nil {
-			return nil, fmt.Errorf("read stands %s: feature %d: %v", path, fid, err)
+			return nil, fmt.Errorf("%s: feature %d: %v", path, fid, err)
 		}
 		attrs := make(map[string]any, len(l.Fields))
 		for _, fd := range l.Fields {

@@ -11,7 +11,8 @@ import (
 	"github.com/paulmach/orb"
 	"github.com/paulmach/orb/encoding/wkb"
 
-	_ "modernc.org/sqlite" // the "sqlite" database/sql driver, pure Go
+	"modernc.org/sqlite" // the "sqlite" database/sql driver, pure Go
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // sqliteURI returns the SQLite URI of a file path with the given query,
@@ -25,12 +26,12 @@ func sqliteURI(path, query string) string {
 func openGPKG(path string) (*sql.DB, error) {
 	db, err := sql.Open("sqlite", sqliteURI(path, "mode=ro"))
 	if err != nil {
-		return nil, fmt.Errorf("read stands %s: %w", path, err)
+		return nil, gpkgError(path, err)
 	}
 	db.SetMaxOpenConns(1)
 	if err := db.Ping(); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("read stands %s: %w", path, err)
+		return nil, gpkgError(path, err)
 	}
 	return db, nil
 }
@@ -48,19 +49,22 @@ func Layers(path string) ([]string, error) {
 func featureTables(db *sql.DB, path string) ([]string, error) {
 	rows, err := db.Query(`SELECT table_name FROM gpkg_contents WHERE lower(data_type) = 'features' ORDER BY table_name`)
 	if err != nil {
-		return nil, fmt.Errorf("read stands %s: not a GeoPackage (no gpkg_contents table): %v", path, err)
+		if damagedDB(err) {
+			return nil, gpkgError(path, err)
+		}
+		return nil, fmt.Errorf("%s: the file is not a GeoPackage or it is damaged (an SQLite database without a gpkg_contents table: %v)", path, err)
 	}
 	defer rows.Close()
 	var names []string
 	for rows.Next() {
 		var n string
 		if err := rows.Scan(&n); err != nil {
-			return nil, fmt.Errorf("read stands %s: %w", path, err)
+			return nil, gpkgError(path, err)
 		}
 		names = append(names, n)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read stands %s: %w", path, err)
+		return nil, gpkgError(path, err)
 	}
 	return names, nil
 }
@@ -82,9 +86,9 @@ func readGPKG(path, layer string) (*Layer, error) {
 	}
 	switch {
 	case len(tables) == 0:
-		return nil, fmt.Errorf("read stands %s: the GeoPackage has no feature table", path)
+		return nil, fmt.Errorf("%s: the GeoPackage has no feature table", path)
 	case layer == "" && len(tables) > 1:
-		return nil, fmt.Errorf("read stands %s: the GeoPackage has %d layers (%s); pick one as %s:LAYER", path, len(tables), strings.Join(tables, ", "), path)
+		return nil, fmt.Errorf("%s: the GeoPackage has %d layers (%s); pick one as %s:LAYER", path, len(tables), strings.Join(tables, ", "), path)
 	case layer == "":
 		layer = tables[0]
 	default:
@@ -95,7 +99,7 @@ func readGPKG(path, layer string) (*Layer, error) {
 			}
 		}
 		if found == "" {
-			return nil, fmt.Errorf("read stands %s: no layer %q (layers: %s)", path, layer, strings.Join(tables, ", "))
+			return nil, fmt.Errorf("%s: no layer %q (layers: %s)", path, layer, strings.Join(tables, ", "))
 		}
 		layer = found
 	}
@@ -105,18 +109,18 @@ func readGPKG(path, layer string) (*Layer, error) {
 	var srsID int64
 	err = db.QueryRow(`SELECT column_name, srs_id FROM gpkg_geometry_columns WHERE table_name = ?`, layer).Scan(&geomCol, &srsID)
 	if err != nil {
-		return nil, fmt.Errorf("read stands %s: no geometry column registered in gpkg_geometry_columns: %v", src, err)
+		return nil, fmt.Errorf("%s: no geometry column registered in gpkg_geometry_columns: %v", src, err)
 	}
 	crs, err := gpkgCRS(db, srsID)
 	if err != nil {
-		return nil, fmt.Errorf("read stands %s: %v", src, err)
+		return nil, fmt.Errorf("%s: %v", src, err)
 	}
 
 	// Columns: the integer primary key is the FID, the geometry column is
 	// the geometry, the others are attributes.
 	cols, err := db.Query(`SELECT name, type, pk FROM pragma_table_info(?)`, layer)
 	if err != nil {
-		return nil, fmt.Errorf("read stands %s: %w", src, err)
+		return nil, gpkgError(src, err)
 	}
 	var fidCol string
 	var fields []Field
@@ -125,7 +129,7 @@ func readGPKG(path, layer string) (*Layer, error) {
 		var pk int
 		if err := cols.Scan(&name, &typ, &pk); err != nil {
 			cols.Close()
-			return nil, fmt.Errorf("read stands %s: %w", src, err)
+			return nil, gpkgError(src, err)
 		}
 		switch {
 		case strings.EqualFold(name, geomCol):
@@ -137,7 +141,7 @@ func readGPKG(path, layer string) (*Layer, error) {
 	}
 	cols.Close()
 	if err := cols.Err(); err != nil {
-		return nil, fmt.Errorf("read stands %s: %w", src, err)
+		return nil, gpkgError(src, err)
 	}
 	fidExpr := "rowid"
 	if fidCol != "" {
@@ -149,7 +153,7 @@ func readGPKG(path, layer string) (*Layer, error) {
 	}
 	rows, err := db.Query(`SELECT ` + strings.Join(sel, ", ") + ` FROM ` + quoteIdent(layer) + ` ORDER BY ` + fidExpr)
 	if err != nil {
-		return nil, fmt.Errorf("read stands %s: %w", src, err)
+		return nil, gpkgError(src, err)
 	}
 	defer rows.Close()
 	l := &Layer{Name: layer, Path: path, CRS: crs, Fields: fields}
@@ -160,11 +164,11 @@ func readGPKG(path, layer string) (*Layer, error) {
 	}
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
-			return nil, fmt.Errorf("read stands %s: %w", src, err)
+			return nil, gpkgError(src, err)
 		}
 		fid, ok := vals[0].(int64)
 		if !ok {
-			return nil, fmt.Errorf("read stands %s: feature id %v is not an integer", src, vals[0])
+			return nil, fmt.Errorf("%s: feature id %v is not an integer", src, vals[0])
 		}
 		var blob []byte
 		switch b := vals[1].(type) {
@@ -172,14 +176,14 @@ func readGPKG(path, layer string) (*Layer, error) {
 		case []byte:
 			blob = b
 		default:
-			return nil, fmt.Errorf("read stands %s: feature %d: the geometry is a %T, not a GeoPackage blob", src, fid, vals[1])
+			return nil, fmt.Errorf("%s: feature %d: the geometry is a %T, not a GeoPackage blob", src, fid, vals[1])
 		}
 		g, err := DecodeGPKGGeometry(blob)
 		if err == nil {
 			g, err = polygonal(g)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("read stands %s: feature %d: %v", src, fid, err)
+			return nil, fmt.Errorf("%s: feature %d: %v", src, fid, err)
 		}
 		attrs := make(map[string]any, len(fields))
 		for i, f := range fields {
@@ -192,7 +196,7 @@ func readGPKG(path, layer string) (*Layer, error) {
 		l.Features = append(l.Features, Feature{FID: fid, Attrs: attrs, Geom: g})
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read stands %s: %w", src, err)
+		return nil, gpkgError(src, err)
 	}
 	return l, nil
 }
@@ -466,4 +470,27 @@ func unsupportedWKB(t uint32) error {
 		return errors.New("curved geometries are not supported; linearise them with ogr2ogr -nlt MULTIPOLYGON")
 	}
 	return fmt.Errorf("WKB geometry type %d is not supported", t)
+}
+
+// damagedDB reports whether err is SQLite's for a file that is not a
+// database or is damaged (SQLITE_NOTADB, SQLITE_CORRUPT).
+func damagedDB(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Code() & 0xff { // the primary result code
+	case sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT:
+		return true
+	}
+	return false
+}
+
+// gpkgError is an error reading a GeoPackage: in a user's words where
+// SQLite found the file no database or damaged, else as it is.
+func gpkgError(path string, err error) error {
+	if damagedDB(err) {
+		return fmt.Errorf("%s: the file is not a GeoPackage or it is damaged (%v)", path, err)
+	}
+	return fmt.Errorf("%s: %w", path, err)
 }

@@ -86,22 +86,22 @@ func Read(path, layer string) (*Layer, error) {
 		if errors.As(err, &pe) {
 			err = pe.Err
 		}
-		return nil, fmt.Errorf("read stands %s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if st.IsDir() {
-		return nil, fmt.Errorf("read stands %s: is a directory, want a GeoPackage or GeoJSON file", path)
+		return nil, fmt.Errorf("%s: this is a folder, not a file; choose a GeoPackage or GeoJSON file", path)
 	}
 	switch ext := strings.ToLower(filepath.Ext(path)); ext {
 	case ".shp", ".shx", ".dbf":
 		base := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
-		return nil, fmt.Errorf("read stands %s: shapefiles are not read directly; convert it once with: ogr2ogr -f GPKG %s.gpkg %s.shp", path, base, base)
+		return nil, fmt.Errorf("%s: shapefiles are not read directly; convert it once with: ogr2ogr -f GPKG %s.gpkg %s.shp", path, base, base)
 	case ".zip":
-		return nil, fmt.Errorf("read stands %s: zipped files are not read; unzip it, or convert it with ogr2ogr -f GPKG stands.gpkg /vsizip/%s", path, path)
+		return nil, fmt.Errorf("%s: zipped files are not read; unzip it, or convert it with ogr2ogr -f GPKG stands.gpkg /vsizip/%s", path, path)
 	}
 	head := make([]byte, 16)
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("read stands %s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	n, _ := f.Read(head)
 	f.Close()
@@ -111,11 +111,11 @@ func Read(path, layer string) (*Layer, error) {
 		return readGPKG(path, layer)
 	case looksJSON(head):
 		if layer != "" && layer != layerName(path) {
-			return nil, fmt.Errorf("read stands %s: a GeoJSON file has one layer (%s); drop :%s", path, layerName(path), layer)
+			return nil, fmt.Errorf("%s: a GeoJSON file has one layer (%s); drop :%s", path, layerName(path), layer)
 		}
 		return readGeoJSON(path)
 	}
-	return nil, fmt.Errorf("read stands %s: not a GeoPackage or GeoJSON file (convert other formats with ogr2ogr -f GPKG stands.gpkg FILE)", path)
+	return nil, fmt.Errorf("%s: the file is not a GeoPackage or GeoJSON file, or it is damaged (convert other formats with ogr2ogr -f GPKG stands.gpkg FILE)", path)
 }
 
 func looksJSON(b []byte) bool {

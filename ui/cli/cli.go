@@ -15,6 +15,7 @@ import (
 
 	"canopy/compute"
 	"canopy/compute/backends"
+	"canopy/compute/usererr"
 )
 
 // Exit statuses.
@@ -89,7 +90,9 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "canopy %s: %v\n", args[0], err)
 		return ExitUsage
 	default:
-		fmt.Fprintf(stderr, "canopy %s: %v\n", args[0], err)
+		// One line in the user's words, naming the file (compute/usererr,
+		// which the window uses too).
+		fmt.Fprintf(stderr, "canopy %s: %v\n", args[0], usererr.Explain(err))
 		return ExitFail
 	}
 }
@@ -167,7 +170,7 @@ func pickBackend(name string) (compute.Backend, string, error) {
 	}
 	if info := b.Info(); !info.Available {
 		b.Close()
-		return nil, "", fmt.Errorf("backend %s is unavailable: %s", base, info.Reason)
+		return nil, "", fmt.Errorf("backend %s cannot run here: %s; choose another (canopy backends lists those that can)", base, info.Reason)
 	}
 	return b, mode, nil
 }

@@ -141,7 +141,7 @@ func TestErrors(t *testing.T) {
 		{"no command", nil, 2, "usage"},
 		{"unknown command", []string{"frobnicate"}, 2, "unknown command"},
 		{"missing file", []string{"compute", "--red", missing, "--nir", nir, "--backend", "go"}, 1, "nope.tif"},
-		{"size mismatch", []string{"compute", "--red", red2, "--nir", nir, "--backend", "go"}, 1, "mismatch"},
+		{"size mismatch", []string{"compute", "--red", red2, "--nir", nir, "--backend", "go"}, 1, "not the same size"},
 		{"unknown backend", []string{"compute", "--red", red, "--nir", nir, "--backend", "fortran"}, 2, "unknown backend"},
 		{"bad size", []string{"bench", "--size", "12q"}, 2, "bad --size"},
 		{"negative size", []string{"fake", "--size", "-4", "--red", "a.tif", "--nir", "b.tif"}, 2, "bad --size"},

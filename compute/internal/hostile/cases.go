@@ -591,7 +591,7 @@ func (g *gen) georef() {
 	pair("pair/shifted-grid", a, b, false, "not on the same georeferenced grid")
 	b = base()
 	b.w = 63
-	pair("pair/size-mismatch", a, b, false, "band size mismatch")
+	pair("pair/size-mismatch", a, b, false, "the bands are not the same size")
 	b = base()
 	b.epsg = 0
 	pair("pair/one-without-crs", a, b, true, "")

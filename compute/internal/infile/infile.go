@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"syscall"
 )
 
 // Open opens path for reading and returns the file and what fstat says
@@ -50,7 +51,7 @@ func Regular(st fs.FileInfo) error {
 	case m.IsRegular():
 		return nil
 	case m.IsDir():
-		return errors.New("is a directory")
+		return syscall.EISDIR // "is a directory"
 	case m&fs.ModeNamedPipe != 0:
 		return errors.New("is a named pipe (FIFO), not a file")
 	case m&fs.ModeSocket != 0:
