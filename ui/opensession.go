@@ -80,7 +80,7 @@ func sessionErrorLine(path string, err error) string {
 
 // applyOpenedSession shows an opened session (on the event goroutine):
 // the index and its classes, the colour choices, the map (show, through
-// the source job's apply) and the saved view.
+// the source job's apply), the saved zoom and pan and the map's view.
 func (w *Window) applyOpenedSession(path string, s Session, idx indexChoice, ramp, stretch string, show func()) {
 	if w.tables == nil {
 		w.tables = map[string]colormap.ClassTable{}
@@ -101,6 +101,7 @@ func (w *Window) applyOpenedSession(path string, s Session, idx indexChoice, ram
 	} else {
 		w.Map.Fit()
 	}
+	w.applyView(s.View) // the index, or a natural- or false-colour composite
 	w.setStatus("Opened the session "+filepath.Base(path)+" · "+w.Status.Text, true)
 }
 

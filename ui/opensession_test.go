@@ -9,6 +9,7 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/driver/desktop"
+	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
 	"canopy/ui/render/colormap"
@@ -148,5 +149,27 @@ func TestOpenSessionShortcut(t *testing.T) {
 	s, ok := item.Shortcut.(*desktop.CustomShortcut)
 	if !ok || s.KeyName != fyne.KeyO || s.Modifier&fyne.KeyModifierShift == 0 {
 		t.Errorf("Open session… shows shortcut %v", item.Shortcut)
+	}
+}
+
+// TestOpenSessionView: a session saved in the false-colour view, opened in
+// a window showing the index, shows false colour again.
+func TestOpenSessionView(t *testing.T) {
+	w := newTestWindow(t, Options{Seed: 2})
+	test.Tap(w.view.Buttons[viewFalse])
+	w.Wait()
+	path := filepath.Join(t.TempDir(), "false.json")
+	if err := w.SaveSession(path); err != nil {
+		t.Fatal(err)
+	}
+	w.SetView(viewIndex)
+	w.Wait()
+	if w.view.Mode() != viewIndex {
+		t.Fatalf("mode %v after choosing the index view", w.view.Mode())
+	}
+	w.OpenSession(path)
+	w.Wait()
+	if w.view.Mode() != viewFalse || w.shownComposite() == nil {
+		t.Errorf("the opened session shows mode %v, want false colour", w.view.Mode())
 	}
 }
