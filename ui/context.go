@@ -35,8 +35,8 @@ type viewSpec struct {
 
 var viewSpecs = [...]viewSpec{
 	viewIndex:   {label: "Index"},
-	viewNatural: {label: "Natural colour", roles: [3]string{"red", "green", "blue"}, file: "natural-colour"},
-	viewFalse:   {label: "False colour (NIR)", roles: [3]string{"nir", "red", "green"}, file: "false-colour"},
+	viewNatural: {label: "Natural colour", roles: [3]string{"red", "green", "blue"}, file: ViewNatural},
+	viewFalse:   {label: "False colour (NIR)", roles: [3]string{"nir", "red", "green"}, file: ViewFalse},
 }
 
 // contextView is the map's view switch (Index | Natural colour | False
@@ -377,16 +377,38 @@ func (v *contextView) fillLegend(c *composite.Composite) {
 	v.Legend.Refresh()
 }
 
-// applyView shows the view a session names ("natural-colour",
-// "false-colour"; anything else is the index).
-func (w *Window) applyView(name string) {
+// View names, as session files and ShowView spell them.
+const (
+	ViewIndex   = "index"
+	ViewNatural = "natural-colour"
+	ViewFalse   = "false-colour"
+)
+
+// ShowView shows the map's view by name: ViewIndex, ViewNatural or
+// ViewFalse ("" is the index). A composite whose bands are not loaded yet
+// is read in a job (Wait, in tests, waits for it); a name that is none of
+// these is an error.
+func (w *Window) ShowView(name string) error {
+	if name == "" || name == ViewIndex {
+		w.SetView(viewIndex)
+		return nil
+	}
 	for m, spec := range viewSpecs {
 		if m != int(viewIndex) && spec.file == name {
 			w.SetView(viewMode(m))
-			return
+			return nil
 		}
 	}
-	w.SetView(viewIndex)
+	return fmt.Errorf("no map view %q (views: %s, %s, %s)", name, ViewIndex, ViewNatural, ViewFalse)
+}
+
+// ViewName is the name of the view on the map (ViewIndex while a
+// composite is still being read).
+func (w *Window) ViewName() string {
+	if w.view.mode == viewIndex {
+		return ViewIndex
+	}
+	return viewSpecs[w.view.mode].file
 }
 
 // viewShown follows a new map (another index, backend, mask or scene): a

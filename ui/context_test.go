@@ -474,3 +474,21 @@ func TestContextViewWithTwoDates(t *testing.T) {
 		t.Errorf("a date view left mode %v", w.view.Mode())
 	}
 }
+
+// TestShowView: views by name, as a flag or a session gives them.
+func TestShowView(t *testing.T) {
+	w := newTestWindow(t, Options{})
+	if err := w.ShowView(ViewNatural); err != nil {
+		t.Fatal(err)
+	}
+	w.Wait()
+	if w.ViewName() != ViewNatural || w.shownComposite() == nil {
+		t.Errorf("view %q", w.ViewName())
+	}
+	if err := w.ShowView("infrared"); err == nil || !strings.Contains(err.Error(), "natural-colour") {
+		t.Errorf("unknown view: %v", err)
+	}
+	if err := w.ShowView(ViewIndex); err != nil || w.ViewName() != ViewIndex {
+		t.Errorf("index: %v, %q", err, w.ViewName())
+	}
+}

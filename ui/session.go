@@ -69,7 +69,9 @@ func (w *Window) Session() Session {
 		s.Classes = t.Clone()
 	}
 	s.Zoom, s.X0, s.Y0 = w.Map.View()
-	s.View = viewSpecs[w.view.mode].file
+	if name := w.ViewName(); name != ViewIndex {
+		s.View = name
+	}
 	return s
 }
 
@@ -149,7 +151,7 @@ func (w *Window) ApplySession(s Session) {
 	if s.Zoom > 0 {
 		w.Map.setView(s.Zoom, s.X0, s.Y0)
 	}
-	w.applyView(s.View)
+	_ = w.ShowView(s.View) // an unknown view (a newer Canopy's) leaves the index
 }
 
 // setView sets the zoom and the image point at the view's top-left corner.
