@@ -101,7 +101,7 @@ func (w *Window) applyOpenedSession(path string, s Session, idx indexChoice, ram
 	} else {
 		w.Map.Fit()
 	}
-	w.applyView(s.View) // the index, or a natural- or false-colour composite
+	_ = w.ShowView(s.View) // the index, or a natural- or false-colour composite (an unknown name: the index)
 	w.setStatus("Opened the session "+filepath.Base(path)+" · "+w.Status.Text, true)
 }
 
