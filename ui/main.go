@@ -303,7 +303,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if f.session != "" {
 		s, err := ReadSession(f.session)
 		if err != nil {
-			fmt.Fprintf(stderr, "canopy gui: %v\n", err)
+			fmt.Fprintf(stderr, "canopy gui: %v\n", explain(err))
 			return 2
 		}
 		sess = &s
@@ -341,7 +341,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 					mapW, layW = w.mapWriter(), w.layoutWriter(layout.Options{})
 				})
 				if err := startExports(stdout, f.exportMap, f.exportLay, mapW, layW); err != nil {
-					fmt.Fprintf(stderr, "canopy gui: %v\n", err)
+					fmt.Fprintf(stderr, "canopy gui: %v\n", explain(err))
 					status = 1
 				}
 			}

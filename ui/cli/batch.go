@@ -22,6 +22,7 @@ import (
 	"golang.org/x/term"
 
 	"canopy/compute/pipeline"
+	"canopy/compute/usererr"
 )
 
 // batchLine is one line of DIR/batch.jsonl: what happened to one scene.
@@ -405,8 +406,8 @@ func removeStaleTemps(out string) {
 	}
 }
 
-// oneLine keeps the first line of an error's message.
+// oneLine is an error's message on one line in the user's words
+// (compute/usererr), as the terminal prints it.
 func oneLine(err error) string {
-	s, _, _ := strings.Cut(err.Error(), "\n")
-	return s
+	return usererr.Line(err)
 }
