@@ -83,7 +83,11 @@ func (w *Window) pngWriter(legend bool, title string) func(string) error {
 		if s == nil {
 			return errNothing
 		}
-		return colormap.WritePNG(path, s.plane, s.w, s.h, colormap.PNGOptions{
+		plane, err := s.exportPlane()
+		if err != nil {
+			return err
+		}
+		return colormap.WritePNG(path, plane, s.w, s.h, colormap.PNGOptions{
 			Ramp: lut.Ramp(), Stretch: lut.Range(), Legend: legend, Title: title, Geo: s.set.geo, Heading: s.idx.heading(),
 		})
 	}
@@ -95,7 +99,11 @@ func (w *Window) tiffWriter() func(string) error {
 		if s == nil {
 			return errNothing
 		}
-		return geotiff.WriteBands(path, s.w, s.h, [][]float32{s.plane}, s.set.geo,
+		plane, err := s.exportPlane()
+		if err != nil {
+			return err
+		}
+		return geotiff.WriteBands(path, s.w, s.h, [][]float32{plane}, s.set.geo,
 			geotiff.WriteOptions{NoData: "nan", Descriptions: []string{s.idx.name}})
 	}
 }
@@ -262,6 +270,34 @@ func (w *Window) ExportLayout(path string, opt layout.Options) (layout.Geometry,
 	return w.layoutWriter(opt)(path)
 }
 
+// exportPlane is the plane an export writes: downloaded from the session
+// kept on the card when the map shown is drawn from one (the only time
+// the window moves the whole plane off the card), else the host's. It
+// runs on the writer's goroutine.
+func (s *shown) exportPlane() ([]float32, error) {
+	if s.card == nil {
+		return s.plane, nil
+	}
+	p, open, err := s.card.download(s.w * s.h)
+	if err != nil {
+		return nil, fmt.Errorf("downloading the map's plane from the card: %w", err)
+	}
+	if !open {
+		return s.plane, nil // the session went; the round trip's plane is the same
+	}
+	return p, nil
+}
+
+// withPlane is m with the plane an export of s writes (exportPlane).
+func withPlane(m layout.Map, s *shown) (layout.Map, error) {
+	if s == nil || m.Composite != nil {
+		return m, nil
+	}
+	p, err := s.exportPlane()
+	m.Plane = p
+	return m, err
+}
+
 func (w *Window) layoutMap() (layout.Map, bool) {
 	s := w.shown
 	if s == nil {
@@ -273,9 +309,14 @@ func (w *Window) layoutMap() (layout.Map, bool) {
 
 func (w *Window) mapWriter() func(string) ([]string, error) {
 	m, ok := w.layoutMap()
+	s := w.shown
 	return func(path string) ([]string, error) {
 		if !ok {
 			return nil, errNothing
+		}
+		m, err := withPlane(m, s)
+		if err != nil {
+			return nil, err
 		}
 		return layout.WriteMapPNG(path, m)
 	}
@@ -286,9 +327,14 @@ func (w *Window) layoutWriter(opt layout.Options) func(string) (layout.Geometry,
 	if ok && opt.Source == "" {
 		opt.Source = w.shown.label
 	}
+	s := w.shown
 	return func(path string) (layout.Geometry, error) {
 		if !ok {
 			return layout.Geometry{}, errNothing
+		}
+		m, err := withPlane(m, s)
+		if err != nil {
+			return layout.Geometry{}, err
 		}
 		return layout.Write(path, m, opt)
 	}

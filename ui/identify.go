@@ -84,7 +84,7 @@ func (w *Window) read(s *shown, col, row int) reading {
 		r.values = append(r.values, scene.Value(b, i))
 	}
 	r.value = math.NaN()
-	switch v := s.plane[i]; {
+	switch v := s.valueAt(col, row); {
 	case s.set.mask != nil && s.set.mask[i] != 0:
 		r.state = "masked"
 	case v != v:
@@ -93,6 +93,18 @@ func (w *Window) read(s *shown, col, row int) reading {
 		r.value = float64(v)
 	}
 	return r
+}
+
+// valueAt is the index at pixel (col, row): read from the session kept
+// on the card when the map is drawn from one (that pixel alone comes
+// back), else from the host plane.
+func (s *shown) valueAt(col, row int) float32 {
+	if s.card != nil {
+		if v, ok := s.card.probe(col, row); ok {
+			return v
+		}
+	}
+	return s.plane[row*s.w+col]
 }
 
 // Number formats of the read-outs: the same everywhere (probe, pins, CSV

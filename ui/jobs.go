@@ -302,7 +302,7 @@ func computeShown(ctx context.Context, progress progressFunc, src bandSource, ha
 			}
 			return nil, res, nil, nil, err
 		}
-		s.plane, s.summary, s.card = kept.plane, kept.summary, kept.view
+		s.summary, s.card = kept.summary, kept.view // the plane stays on the card
 	} else {
 		progress(-1, "Statistics…")
 		s.summary = summarize(s)

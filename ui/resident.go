@@ -19,9 +19,12 @@ import (
 // resident session on the bands once per loaded scene, computes the index
 // there, takes the statistics from its Stats and draws the map through
 // its Render at the map's size, zoom and pan: a change of ramp, stretch,
-// classes, zoom or pan re-renders on the card with no upload. The plane is
-// downloaded once a run (Download) for what reads values on the host:
-// identify, the percentile stretches and the exports.
+// classes, zoom or pan re-renders on the card with no upload. Identify
+// reads only the pixels it shows from the session (Probe); an export
+// downloads the plane (Download) when the user asks for it. What else
+// reads values on the host (the percentile stretches, stands) reads the
+// round trip's plane, computed beside it by the same backend and checked
+// against the session's at probed pixels.
 
 // modeKept and modeKeptRerender are the modes of the timing rows of a
 // session kept on the card, beside the backend's round trip.
@@ -94,6 +97,36 @@ func (c *cardView) close() {
 	}
 }
 
+// probe reads plane 0 at pixel (col, row) through the session; false
+// when the session is closed or fails.
+func (c *cardView) probe(col, row int) (float32, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return 0, false
+	}
+	v, err := c.s.Probe(col, row)
+	if err != nil || len(v) == 0 {
+		return 0, false
+	}
+	return v[0], true
+}
+
+// download copies plane 0 (n values) from the session; false when the
+// session is closed.
+func (c *cardView) download(n int) ([]float32, bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, false, nil
+	}
+	p := compute.NewOutput(n)
+	if _, err := c.s.Download(0, p); err != nil {
+		return nil, true, err
+	}
+	return p, true, nil
+}
+
 // render draws plane 0 into buf through the session, as MapView's
 // generator asks; false when the session is closed or fails (the map then
 // draws from the host plane).
@@ -120,10 +153,21 @@ type cardRun struct {
 	vw, vh int
 }
 
+// probeGrid is how many pixels a side computeOnCard reads from the
+// session (Probe, spread evenly, corners included) to check its plane
+// against the round trip's without downloading it.
+const probeGrid = 24
+
+// probed is one pixel read from the session: its index and value.
+type probed struct {
+	i int
+	v float32
+}
+
 // cardResult is what computeOnCard gives back.
 type cardResult struct {
 	view    *cardView
-	plane   []float32
+	probes  []probed
 	summary *sceneStats
 	// first holds the times of the first view (upload, when the session
 	// was opened by this run, index, statistics, render); rerender one
@@ -133,8 +177,9 @@ type cardResult struct {
 }
 
 // computeOnCard computes idx on the session kept on the card for set
-// (opened when prev holds another scene), its statistics, and the plane
-// downloaded for the host's readers.
+// (opened when prev holds another scene) and its statistics, and reads a
+// grid of its pixels for the check against the round trip: the plane
+// stays on the card.
 func computeOnCard(cr *cardRun, run *runSpec, set *bandSet, idx indexChoice) (*cardResult, error) {
 	key := sceneKey(run.b.Name(), set.bands, set.mask)
 	res := &cardResult{}
@@ -194,9 +239,17 @@ func computeOnCard(cr *cardRun, run *runSpec, set *bandSet, idx indexChoice) (*c
 	}
 	res.summary = sum
 	w, h := cv.s.Size()
-	res.plane = compute.NewOutput(w * h)
-	if _, err := cv.s.Download(0, res.plane); err != nil {
-		return res, fmt.Errorf("%s on the card: %w", run.label(), err)
+	nx, ny := min(probeGrid, w), min(probeGrid, h)
+	for gy := range ny {
+		y := gy * (h - 1) / max(1, ny-1)
+		for gx := range nx {
+			x := gx * (w - 1) / max(1, nx-1)
+			v, err := cv.s.Probe(x, y)
+			if err != nil {
+				return res, fmt.Errorf("%s on the card: %w", run.label(), err)
+			}
+			res.probes = append(res.probes, probed{i: y*w + x, v: v[0]})
+		}
 	}
 	res.first = compute.Timings{Setup: to.Setup + ti.Setup + tq.Setup + ts.Setup, Upload: to.Total,
 		Kernel: ti.Total + tq.Total + ts.Total}
@@ -235,12 +288,13 @@ func (res *cardResult) timeViews(cr *cardRun, lut *colormap.LUT) error {
 }
 
 // keptRows are the timing rows of the session beside the round trip rt:
-// the first view and a re-render. The check is the downloaded plane
-// against the round trip's (verified against the float64 truth).
+// the first view and a re-render. The check is the probed pixels of the
+// plane kept on the card against the round trip's (verified against the
+// float64 truth).
 func (res *cardResult) keptRows(rt compute.BenchResult, roundTrip []float32) []compute.BenchResult {
 	diff, nanOff := 0.0, 0
-	for i, v := range res.plane {
-		u := roundTrip[i]
+	for _, p := range res.probes {
+		v, u := p.v, roundTrip[p.i]
 		if (v != v) != (u != u) {
 			nanOff++
 			continue
@@ -256,7 +310,7 @@ func (res *cardResult) keptRows(rt compute.BenchResult, roundTrip []float32) []c
 			Verified: rt.Verified && nanOff == 0 && diff <= 1e-6, MaxAbsErr: max(rt.MaxAbsErr, diff), NaNMismatch: nanOff}
 		r.Upload, r.Kernel, r.Total = onePhase(r.UploadMS), onePhase(r.KernelMS), onePhase(r.TotalMS)
 		if !r.Verified {
-			r.Error = fmt.Sprintf("the plane kept on the card differs from the round trip's: %d NaN mismatches, max difference %.3g", nanOff, diff)
+			r.Error = fmt.Sprintf("the plane kept on the card differs from the round trip's at %d probed pixels: %d NaN mismatches, max difference %.3g", len(res.probes), nanOff, diff)
 		}
 		return r
 	}

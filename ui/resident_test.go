@@ -2,6 +2,7 @@ package ui
 
 import (
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -12,6 +13,7 @@ import (
 
 	"canopy/compute"
 	"canopy/compute/index"
+	"canopy/compute/raster"
 	"canopy/compute/residentcpu"
 	"canopy/compute/stats"
 )
@@ -20,7 +22,12 @@ import (
 // claiming to be on the card, counting its calls.
 type countingSession struct {
 	compute.ResidentSession
-	index, render, download *atomic.Int32
+	index, render, download, probe *atomic.Int32
+}
+
+func (c countingSession) Probe(x, y int) ([]float32, error) {
+	c.probe.Add(1)
+	return c.ResidentSession.Probe(x, y)
 }
 
 func (c countingSession) Index(names []string, exprs []*index.Expr) (compute.Timings, error) {
@@ -40,7 +47,7 @@ func (c countingSession) Download(o int, dst []float32) (compute.Timings, error)
 
 // fakeKeeper keeps the gl test backend's scenes "on the card".
 type fakeKeeper struct {
-	uploads, index, render, download atomic.Int32
+	uploads, index, render, download, probe atomic.Int32
 }
 
 func (k *fakeKeeper) onCard(b compute.Backend, info compute.Info) bool {
@@ -53,7 +60,7 @@ func (k *fakeKeeper) open(b compute.Backend, bands []compute.BandInput, mask []u
 	if err != nil {
 		return nil, t, err
 	}
-	return countingSession{s, &k.index, &k.render, &k.download}, t, nil
+	return countingSession{s, &k.index, &k.render, &k.download, &k.probe}, t, nil
 }
 
 func TestKeptOnTheCard(t *testing.T) {
@@ -86,6 +93,42 @@ func TestKeptOnTheCard(t *testing.T) {
 	if h := stats.Histogram(s.plane, histBins, s.summary.lo, s.summary.hi); !slices.Equal(h, s.summary.hist) {
 		t.Error("histogram shown differs from stats.Histogram of the plane")
 	}
+	// The plane stays on the card: computing downloads nothing, identify
+	// reads the pixel it shows through Probe, an export downloads it.
+	if n := k.download.Load(); n != 0 {
+		t.Errorf("computing on the card downloaded the plane %d times", n)
+	}
+	probes := k.probe.Load()
+	col, row := s.w/3, s.h/2
+	host := s.plane[row*s.w+col]
+	seven, err := index.Parse("nir * 0 + 7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The session's plane made to differ from the host's, so that a read
+	// shows where it came from.
+	if _, err := s.card.s.Index([]string{"seven"}, []*index.Expr{seven}); err != nil {
+		t.Fatal(err)
+	}
+	if r := w.read(s, col, row); k.probe.Load() != probes+1 || r.value != 7 {
+		t.Errorf("identify at (%d, %d) read %g with %d probes, want the session's 7 through one probe (the host plane holds %g)", col, row, r.value, k.probe.Load()-probes, host)
+	}
+	tif := filepath.Join(t.TempDir(), "kept.tif")
+	if err := w.ExportGeoTIFF(tif); err != nil {
+		t.Fatal(err)
+	}
+	if n := k.download.Load(); n != 1 {
+		t.Errorf("exporting a GeoTIFF downloaded the plane %d times, want 1", n)
+	}
+	band, err := raster.Load(tif)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := band.Data[row*s.w+col]; v != 7 {
+		t.Errorf("the GeoTIFF exported holds %g at (%d, %d), the session's plane 7", v, col, row)
+	}
+	// Put the session's plane back as it was.
+	s.card.s.Index([]string{w.idx.name}, []*index.Expr{w.idx.expr})
 	// A ramp change re-renders through the session, with no upload or index.
 	renders, idx := k.render.Load(), k.index.Load()
 	ramps := w.colour.Ramp.Options
