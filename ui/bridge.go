@@ -128,6 +128,36 @@ func (b *bridge) start(label string, j job) {
 	}()
 }
 
+// side runs f in a goroutine beside the jobs: it neither waits for nor
+// cancels them, and they do not cancel it (reading a file the user opened
+// while a map computes: a newer map must not lose it). Its result is shown
+// on the event goroutine, its error with onError; wait waits for it too.
+func (b *bridge) side(label string, f func() (apply func(), err error)) {
+	b.wg.Add(1)
+	b.pending.Add(1)
+	go func() {
+		defer b.wg.Done()
+		defer b.pending.Add(-1)
+		apply, err := func() (apply func(), err error) {
+			defer func() {
+				if r := recover(); r != nil {
+					apply, err = nil, panicError{r}
+				}
+			}()
+			return f()
+		}()
+		b.do(func() {
+			if err != nil {
+				if b.onError != nil {
+					b.onError(label, err)
+				}
+			} else if apply != nil {
+				apply()
+			}
+		})
+	}()
+}
+
 // protect runs j, turning a panic in the engine into an error so that the
 // window survives a bug in a backend.
 func (b *bridge) protect(ctx context.Context, gen uint64, j job) (apply func(), err error) {

@@ -61,6 +61,8 @@ type standsPanel struct {
 	gt       [6]float64
 	labels   *standLabels
 	quiet    bool
+	// ChangeCSV exports the per-stand change statistics (two dates).
+	ChangeCSV *widget.Button
 }
 
 func newStandsPanel(w *Window) *standsPanel {
@@ -110,10 +112,12 @@ func newStandsPanel(w *Window) *standsPanel {
 	open := widget.NewButton("Open stands…", w.openStandsDialog)
 	csvB := widget.NewButton("CSV…", func() { w.exportStandsDialog(".csv") })
 	gpkgB := widget.NewButton("GeoPackage…", func() { w.exportStandsDialog(".gpkg") })
+	p.ChangeCSV = widget.NewButton("Change CSV…", w.exportChangesDialog)
+	p.ChangeCSV.Hide()
 	tbl := container.NewGridWrap(fyne.NewSize(200, 200), p.table)
 	p.card = section("Stands", container.NewVBox(open,
 		widget.NewForm(widget.NewFormItem("Named by", p.IDField)),
-		container.NewGridWithColumns(2, csvB, gpkgB), p.choro, p.detail, tbl))
+		container.NewGridWithColumns(2, csvB, gpkgB), p.ChangeCSV, p.choro, p.detail, tbl))
 	return p
 }
 
@@ -215,12 +219,15 @@ func (w *Window) OpenStands(spec string) error {
 		return errors.New("stands: the map shown has no affine geotransform")
 	}
 	geo := s.set.geo
-	w.bridge.start("Opening stands", func(ctx context.Context, progress progressFunc) (func(), error) {
-		path, name, err := vector.ParseStands(spec)
-		if err != nil {
-			return nil, err
-		}
-		progress(-1, "Reading "+filepath.Base(path)+"…")
+	path, name, err := vector.ParseStands(spec)
+	if err != nil {
+		return err
+	}
+	w.setStatus("Reading the stands of "+filepath.Base(path)+"…", true)
+	// Reading is a side job: a computation started meanwhile does not
+	// lose the stands (it cancels their statistics, which its own map
+	// recomputes).
+	w.bridge.side("Opening stands", func() (func(), error) {
 		l, err := vector.Read(path, name)
 		if err != nil {
 			return nil, err
@@ -242,8 +249,12 @@ func (w *Window) OpenStands(spec string) error {
 			return nil, fmt.Errorf("stands %s: the layer is empty", path)
 		}
 		return func() {
-			if w.shown != s {
+			if w.shown == nil || !w.shown.set.geo.SameCRS(geo) {
+				w.setStatus("The map changed to another CRS while the stands were read: open them again", false)
 				return
+			}
+			if g, ok := w.shown.set.geo.Affine(); ok {
+				gt = g
 			}
 			p := w.standsP
 			p.layer, p.stands, p.gt, p.selected = l, st, gt, -1
@@ -400,6 +411,7 @@ func (p *standsPanel) install(w *Window, out *standsOut) {
 	}
 	p.results, p.classes, p.gt = out.results, out.classes, out.gt
 	p.change, p.changeCl = out.change, out.changeCl
+	p.showChangeCSV()
 	p.relabel()
 	p.resort()
 	if len(out.warns) > 0 {
@@ -417,6 +429,7 @@ func (p *standsPanel) install(w *Window, out *standsOut) {
 // clearChange drops the per-stand change statistics (one date again).
 func (p *standsPanel) clearChange() {
 	p.change = nil
+	p.showChangeCSV()
 	if p.sortCol >= len(standColumns) {
 		p.sortCol = -1
 	}
@@ -682,6 +695,58 @@ func (w *Window) ExportStands(path string) error {
 		return fmt.Errorf("%s: %v", path, err)
 	}
 	return set.Commit()
+}
+
+// showChangeCSV offers the change export when there are change
+// statistics.
+func (p *standsPanel) showChangeCSV() {
+	if len(p.change) > 0 && len(p.change) == len(p.results) {
+		p.ChangeCSV.Show()
+	} else {
+		p.ChangeCSV.Hide()
+	}
+}
+
+// ExportStandChanges writes the stands' statistics of the difference
+// before − after (two dates) as CSV, the columns `canopy change --stands
+// --csv` writes: zonal's, with hectares per change class.
+func (w *Window) ExportStandChanges(path string) error {
+	p := w.standsP
+	if len(p.change) == 0 || len(p.change) != len(p.results) {
+		return errors.New("export stand changes: open stands and an after date first")
+	}
+	srcs := []string{p.layer.Path}
+	if r := w.twoCurrent(); r != nil {
+		srcs = append(srcs, r.after.src.inputFiles()...)
+	}
+	set := outfile.NewSet(srcs...)
+	f, err := set.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := zonal.WriteCSV(f, p.change, p.changeCl); err != nil {
+		set.Abort()
+		return fmt.Errorf("%s: %v", path, err)
+	}
+	return set.Commit()
+}
+
+func (w *Window) exportChangesDialog() {
+	d := dialog.NewFileSave(func(uc fyne.URIWriteCloser, err error) {
+		if err != nil || uc == nil {
+			return
+		}
+		path := uc.URI().Path()
+		uc.Close()
+		if err := w.ExportStandChanges(path); err != nil {
+			dialog.ShowError(err, w.Win)
+			return
+		}
+		w.setStatus(fmt.Sprintf("Wrote the change of %d stands to %s", len(w.standsP.change), path), true)
+	}, w.Win)
+	d.SetFileName("stand-changes.csv")
+	d.SetFilter(storage.NewExtensionFileFilter([]string{".csv"}))
+	d.Show()
 }
 
 func (w *Window) openStandsDialog() {

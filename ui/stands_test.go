@@ -189,3 +189,40 @@ func TestStandIDPicker(t *testing.T) {
 		t.Errorf("by feature id, table ids %s", got)
 	}
 }
+
+// TestStandsFollowNewMap: a computation started while the stands'
+// statistics run cancels them; the statistics shown are those of the new
+// map (the mean of EVI over each stand's pixels), not of the one they
+// started on.
+func TestStandsFollowNewMap(t *testing.T) {
+	w := newTestWindow(t, Options{})
+	rects := [][4]int{{2, 2, 20, 30}, {30, 35, 60, 60}}
+	if err := w.OpenStands(writeStands(t, rects)); err != nil {
+		t.Fatal(err)
+	}
+	w.index.Index.SetSelected("EVI") // computes at once, cancelling the stands' job
+	w.Wait()
+	plane, name, pw, _ := w.Plane()
+	if name != "evi" {
+		t.Fatalf("the map shows %s (status %q)", name, w.Status.Text)
+	}
+	res := w.StandResults()
+	if len(res) != 2 {
+		t.Fatalf("%d results", len(res))
+	}
+	for i, r := range rects {
+		var sum float64
+		var n int
+		for row := r[1]; row < r[3]; row++ {
+			for col := r[0]; col < r[2]; col++ {
+				if v := plane[row*pw+col]; !math.IsNaN(float64(v)) {
+					sum += float64(v)
+					n++
+				}
+			}
+		}
+		if math.Abs(res[i].Mean-sum/float64(n)) > 1e-6 {
+			t.Errorf("stand %d: mean %v, want EVI's %v", i, res[i].Mean, sum/float64(n))
+		}
+	}
+}

@@ -63,6 +63,11 @@ type twoDates struct {
 	res   *twoResult
 	view  string
 	quiet bool
+	// pending is a follow-up asked for while a job ran (pendingOpen its
+	// new after date, if any): it starts when the window is idle, or
+	// with the next map's follow-up, so that it never cancels the job.
+	pending     bool
+	pendingOpen func() (bandSource, error)
 }
 
 // twoResult is the after date computed for one map shown.
@@ -401,6 +406,16 @@ func (w *Window) followUp() { w.startFollowUp(nil) }
 // current one).
 func (w *Window) startFollowUp(open func() (bandSource, error)) {
 	s, t := w.shown, w.two
+	if open == nil {
+		open = t.pendingOpen
+	}
+	if w.bridge.busy() {
+		// A computation (or another job) runs: starting now would cancel
+		// it. Its map's own follow-up, or the idle window, runs this.
+		t.pending, t.pendingOpen = true, open
+		return
+	}
+	t.pending, t.pendingOpen = false, nil
 	if s == nil {
 		if open != nil {
 			w.setStatus("Compute the before map first: the after date is compared with it", false)
@@ -459,6 +474,13 @@ func (w *Window) startFollowUp(open func() (bandSource, error)) {
 			}
 		}, nil
 	})
+}
+
+// idle runs a follow-up asked for while a job ran.
+func (w *Window) idle() {
+	if t := w.two; t != nil && t.pending && !w.bridge.busy() {
+		w.startFollowUp(nil)
+	}
 }
 
 // installTwo shows a computed after date (or what is wrong with it).
@@ -605,4 +627,21 @@ func shortName(label string) string {
 		label = label[:i]
 	}
 	return filepath.Base(label)
+}
+
+// inputFiles are the files the source reads (an export never writes over
+// them).
+func (s bandSource) inputFiles() []string {
+	var out []string
+	switch s.kind {
+	case srcFiles:
+		for _, f := range s.files {
+			out = append(out, f.path)
+		}
+	case srcProduct:
+		if s.info != nil {
+			out = append(out, s.info.Path)
+		}
+	}
+	return out
 }

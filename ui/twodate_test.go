@@ -5,6 +5,7 @@ import (
 	"image"
 	"image/color"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -407,6 +408,25 @@ func TestStandsTwoDates(t *testing.T) {
 		}
 	}
 	check("stands, then the after date")
+	if !w.standsP.ChangeCSV.Visible() {
+		t.Error("no Change CSV… button in two-date mode")
+	}
+	out := filepath.Join(t.TempDir(), "changes.csv")
+	if err := w.ExportStandChanges(out); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "id,pixels,valid_pixels,area_ha,mean,") || !strings.HasSuffix(lines[0], "ha_strong_loss") ||
+		!strings.HasPrefix(lines[1], "s0,") {
+		t.Errorf("change CSV:\n%s", b)
+	}
+	if err := w.ExportStandChanges(path); err == nil {
+		t.Error("the change CSV was written over the after date's file")
+	}
 	if err := w.OpenStands(writeStands(t, rects)); err != nil {
 		t.Fatal(err)
 	}

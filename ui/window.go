@@ -438,6 +438,9 @@ func (w *Window) setBusy(busy bool, label string) {
 		w.Cancel.Disable()
 	}
 	w.updateButtons()
+	if !busy {
+		w.idle() // a follow-up asked for meanwhile (ui/twodate.go)
+	}
 }
 
 // showSpinner shows the endless bar (work of unknown length) or the
