@@ -181,7 +181,7 @@ func (p *backendPanel) selectSpec(spec string) error {
 			continue
 		}
 		if e.known && !e.info.Available {
-			return fmt.Errorf("backend %s is unavailable: %s", name, e.info.Reason)
+			return fmt.Errorf("backend %s cannot run here: %s; choose another", name, e.info.Reason)
 		}
 		if mode != "" {
 			if !slices.Contains(e.modes(), mode) {

@@ -186,7 +186,7 @@ func (p *bandsPanel) bandPicked(role, s string) {
 func (p *bandsPanel) open(role string) {
 	d := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
 		if err != nil {
-			dialog.ShowError(fmt.Errorf("opening the %s band: %w", role, err), p.parent)
+			dialog.ShowError(explain(fmt.Errorf("opening the %s band: %w", role, err)), p.parent)
 			return
 		}
 		if r == nil {

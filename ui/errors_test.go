@@ -58,3 +58,20 @@ func TestExportErrorLine(t *testing.T) {
 		t.Error("a failed export replaced the map")
 	}
 }
+
+// TestDialogErrorLine: a file dialog that cannot create the file chosen
+// (a read-only folder, as Fyne's dialog reports it) and pins exported
+// into a folder that does not exist show one line naming the file.
+func TestDialogErrorLine(t *testing.T) {
+	w := newTestWindow(t, Options{})
+	w.showError(&fs.PathError{Op: "open", Path: "/media/card/pins.csv", Err: syscall.EROFS})
+	if want := "/media/card/pins.csv: the folder is read-only; choose another place"; w.Status.Text != want || !strings.Contains(dialogText(w), want) {
+		t.Errorf("status %q, dialog %q, want %q", w.Status.Text, dialogText(w), want)
+	}
+	w.identify.add(w.read(w.shown, 3, 4))
+	missing := filepath.Join(t.TempDir(), "nodir", "pins.csv")
+	err := w.ExportPins(missing)
+	if want := missing + ": the folder " + filepath.Dir(missing) + " does not exist; choose another place"; err == nil || err.Error() != want {
+		t.Errorf("ExportPins into a missing folder: %v, want %q", err, want)
+	}
+}

@@ -155,7 +155,7 @@ func (w *Window) exportJob(what, path string, write func(string) error) {
 func (w *Window) saveDialog(title, name string, exts []string, save func(path string)) {
 	d := dialog.NewFileSave(func(wc fyne.URIWriteCloser, err error) {
 		if err != nil {
-			dialog.ShowError(err, w.Win)
+			w.showError(err) // the dialog could not create the file
 			return
 		}
 		if wc == nil {

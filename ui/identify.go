@@ -338,7 +338,11 @@ func (w *Window) ExportPins(path string) error {
 
 func (w *Window) exportPinsDialog() {
 	d := dialog.NewFileSave(func(uc fyne.URIWriteCloser, err error) {
-		if err != nil || uc == nil {
+		if err != nil {
+			w.showError(err) // the dialog could not create the file
+			return
+		}
+		if uc == nil {
 			return
 		}
 		path := uc.URI().Path()

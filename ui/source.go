@@ -176,7 +176,7 @@ func (p *sourcePanel) setProduct(src *bandSource) {
 func (p *sourcePanel) pickFolder() {
 	d := dialog.NewFolderOpen(func(u fyne.ListableURI, err error) {
 		if err != nil {
-			dialog.ShowError(err, p.parent)
+			dialog.ShowError(explain(err), p.parent)
 			return
 		}
 		if u != nil {
@@ -192,7 +192,7 @@ func (p *sourcePanel) pickFolder() {
 func (p *sourcePanel) pickFile() {
 	d := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
 		if err != nil {
-			dialog.ShowError(err, p.parent)
+			dialog.ShowError(explain(err), p.parent)
 			return
 		}
 		if r == nil {

@@ -751,7 +751,11 @@ func (w *Window) exportChangesDialog() {
 
 func (w *Window) openStandsDialog() {
 	d := dialog.NewFileOpen(func(uc fyne.URIReadCloser, err error) {
-		if err != nil || uc == nil {
+		if err != nil {
+			w.showError(err)
+			return
+		}
+		if uc == nil {
 			return
 		}
 		path := uc.URI().Path()
@@ -766,7 +770,11 @@ func (w *Window) openStandsDialog() {
 
 func (w *Window) exportStandsDialog(ext string) {
 	d := dialog.NewFileSave(func(uc fyne.URIWriteCloser, err error) {
-		if err != nil || uc == nil {
+		if err != nil {
+			w.showError(err) // the dialog could not create the file
+			return
+		}
+		if uc == nil {
 			return
 		}
 		path := uc.URI().Path()

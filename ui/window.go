@@ -528,7 +528,7 @@ func (w *Window) computable() (bool, string) {
 		return false, "no backend is selected"
 	}
 	if !sel.info.Available {
-		return false, fmt.Sprintf("backend %s is unavailable: %s", sel.name(), sel.info.Reason)
+		return false, fmt.Sprintf("backend %s cannot run here: %s; choose another", sel.name(), sel.info.Reason)
 	}
 	return true, ""
 }
