@@ -492,3 +492,26 @@ func TestShowView(t *testing.T) {
 		t.Errorf("index: %v, %q", err, w.ViewName())
 	}
 }
+
+// TestViewMenu: the View menu switches the map's view too.
+func TestViewMenu(t *testing.T) {
+	w := newTestWindow(t, Options{})
+	var view *fyne.Menu
+	for _, m := range w.Win.MainMenu().Items {
+		if m.Label == "View" {
+			view = m
+		}
+	}
+	if view == nil {
+		t.Fatal("no View menu")
+	}
+	for _, it := range view.Items {
+		if it.Label == "Natural colour" {
+			it.Action()
+		}
+	}
+	w.Wait()
+	if w.ViewName() != ViewNatural {
+		t.Errorf("View › Natural colour shows %q", w.ViewName())
+	}
+}

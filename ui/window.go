@@ -365,6 +365,10 @@ func (w *Window) mainMenu() *fyne.MainMenu {
 		withShortcut(fyne.NewMenuItem("Zoom in", func() { w.Map.ZoomBy(1.5) }), shortcutZoomIn),
 		withShortcut(fyne.NewMenuItem("Zoom out", func() { w.Map.ZoomBy(1 / 1.5) }), shortcutZoomOut),
 		fyne.NewMenuItem("Actual pixels", w.Map.ActualPixels),
+		fyne.NewMenuItemSeparator(),
+		fyne.NewMenuItem("Index map", func() { w.SetView(viewIndex) }),
+		fyne.NewMenuItem("Natural colour", func() { w.SetView(viewNatural) }),
+		fyne.NewMenuItem("False colour (NIR)", func() { w.SetView(viewFalse) }),
 	)
 	run := fyne.NewMenu("Run",
 		withShortcut(fyne.NewMenuItem("Compute", w.computeSelected), shortcutCompute),
