@@ -33,6 +33,12 @@ type viewSpec struct {
 	file  string // the export's suggested file name
 }
 
+// jobLabel names the job that makes the view ("Making the natural colour
+// view").
+func (v viewSpec) jobLabel() string {
+	return "Making the " + strings.ToLower(v.label[:1]) + v.label[1:] + " view"
+}
+
 var viewSpecs = [...]viewSpec{
 	viewIndex:   {label: "Index"},
 	viewNatural: {label: "Natural colour", roles: [3]string{"red", "green", "blue"}, file: ViewNatural},
@@ -185,7 +191,7 @@ func (w *Window) SetView(m viewMode) {
 	for r, b := range v.bands {
 		have[r] = b
 	}
-	w.bridge.start("Loading "+strings.ToLower(viewSpecs[m].label), w.compositeJob(s, m, have))
+	w.bridge.start(viewSpecs[m].jobLabel(), w.compositeJob(s, m, have))
 }
 
 // compositeJob reads the bands of view m that neither have nor the bands
@@ -420,7 +426,7 @@ func (w *Window) viewShown() {
 		v.drop()
 		if m := v.mode; m != viewIndex {
 			if len(w.missingFor(m)) == 0 {
-				w.bridge.start("Loading "+strings.ToLower(viewSpecs[m].label), w.compositeJob(s, m, map[string]compute.BandInput{}))
+				w.bridge.start(viewSpecs[m].jobLabel(), w.compositeJob(s, m, map[string]compute.BandInput{}))
 			}
 			v.mode = viewIndex
 		}
