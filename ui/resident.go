@@ -97,19 +97,43 @@ func (c *cardView) close() {
 	}
 }
 
+// probeWait is the longest identify waits for a pixel from the card
+// before it reads the host's plane instead (the backend may be busy with
+// another run).
+const probeWait = 50 * time.Millisecond
+
 // probe reads plane 0 at pixel (col, row) through the session; false
-// when the session is closed or fails.
+// when the session is closed, busy (a job or a render holds it, or the
+// backend does not answer within probeWait) or fails: the caller then
+// reads the round trip's plane, never waiting on the event goroutine.
 func (c *cardView) probe(col, row int) (float32, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
+	if !c.mu.TryLock() {
 		return 0, false
 	}
-	v, err := c.s.Probe(col, row)
-	if err != nil || len(v) == 0 {
+	type answer struct {
+		v  float32
+		ok bool
+	}
+	done := make(chan answer, 1)
+	go func() {
+		defer c.mu.Unlock()
+		if c.closed {
+			done <- answer{}
+			return
+		}
+		v, err := c.s.Probe(col, row)
+		if err != nil || len(v) == 0 {
+			done <- answer{}
+			return
+		}
+		done <- answer{v: v[0], ok: true}
+	}()
+	select {
+	case a := <-done:
+		return a.v, a.ok
+	case <-time.After(probeWait):
 		return 0, false
 	}
-	return v[0], true
 }
 
 // download copies plane 0 (n values) from the session; false when the
