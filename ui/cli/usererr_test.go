@@ -37,11 +37,16 @@ func TestErrorsInUsersWords(t *testing.T) {
 		}
 		b.Close()
 	}
+	trunc := filepath.Join(dir, "cut.tif")
+	b, _ := os.ReadFile(red)
+	os.WriteFile(trunc, b[:len(b)/2], 0o644)
 	for _, c := range []struct {
 		name string
 		args []string
 		want string
 	}{
+		{"a GeoTIFF cut short", []string{"compute", "--red", trunc, "--nir", nir, "--backend", "go"},
+			"read " + trunc + ": the file ends early; it may be incomplete"},
 		{"missing input", []string{"compute", "--red", missing, "--nir", nir, "--backend", "go"},
 			missing + ": there is no such file or folder"},
 		{"a folder as the input", []string{"compute", "--red", dir, "--nir", nir, "--backend", "go"},
@@ -72,5 +77,15 @@ func TestErrorsInUsersWords(t *testing.T) {
 				t.Errorf("%d lines on stderr: %q", n+1, e)
 			}
 		})
+	}
+}
+
+// TestUnknownIndexInUsersWords: an unknown index is a usage error (exit
+// 2) that lists the indices there are.
+func TestUnknownIndexInUsersWords(t *testing.T) {
+	red, nir := fakePair(t, t.TempDir(), "8x8")
+	code, _, e := run(t, "compute", "--red", red, "--nir", nir, "--index", "ndvvi")
+	if code != 2 || !strings.HasPrefix(e, `canopy compute: --index: unknown index "ndvvi" (indices: ndvi, evi`) || strings.Count(strings.TrimSpace(e), "\n") > 0 {
+		t.Errorf("exit %d, stderr %q", code, e)
 	}
 }
