@@ -46,6 +46,9 @@ type tuning struct {
 	// jobHook, when set, edits each generated job shader before it is
 	// compiled (tests break it on purpose).
 	jobHook func(string) string
+	// residentMode, when set, is the transfer mode of resident sessions
+	// instead of the device's default (tests run mapped on llvmpipe).
+	residentMode string
 }
 
 // DefaultPartBytes is the most bytes one device buffer holds: each band and

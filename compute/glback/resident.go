@@ -115,7 +115,7 @@ func (b *Backend) OpenResident(bands []compute.BandInput, mask []uint8) (compute
 	if err := b.start(); err != nil {
 		return nil, t, err
 	}
-	mode, _ := b.jobMode("")
+	mode, _ := b.jobMode(b.tu.residentMode)
 	s := &session{b: b, w: b.w, width: w, height: h, n: n, mode: mode}
 	for _, band := range bands {
 		band.Plane.Data = nil
@@ -1049,9 +1049,12 @@ func (s *session) Render(o int, v compute.View, dst []byte) (t compute.Timings, 
 			return err
 		}
 		t2 := time.Now()
-		gl.BindBuffer(gl.COPY_READ_BUFFER, s.view)
-		gl.GetBufferSubData(gl.COPY_READ_BUFFER, 0, size, unsafe.Pointer(&dst[0]))
-		gl.BindBuffer(gl.COPY_READ_BUFFER, 0)
+		// Through the read ring on a GPU (a DMA, then all cores copy), by
+		// glGetBufferSubData on llvmpipe: the device's transfer mode.
+		vp := devPlane{size: 4, bufs: []uint32{s.view}, off: []int{0}}
+		if err := st.downloadPlanes(v.Width*v.Height, []*devPlane{&vp}, [][]byte{dst}, s.mode); err != nil {
+			return err
+		}
 		if err := glError("reading the view"); err != nil {
 			return err
 		}

@@ -18,13 +18,19 @@ func TestResident(t *testing.T) {
 }
 
 // Planes cut into many buffers: the index, the statistics (records merged
-// across parts) and the view (every part bound) give the same answers.
+// across parts) and the view (every part bound) give the same answers, in
+// both transfer modes (mapped: the staging rings carry the bands up, the
+// views and planes down).
 func TestResidentParts(t *testing.T) {
-	b := New()
-	b.tu.part, b.tu.memory = 4096, MemoryGL
-	t.Cleanup(func() { b.Close() })
-	need(t, b)
-	residenttest.Check(t, b.OpenResident, residenttest.Options{Exact: true, Short: true, Light: true})
+	for _, mode := range []string{ModeSubData, ModeMapped} {
+		t.Run(mode, func(t *testing.T) {
+			b := New()
+			b.tu.part, b.tu.memory, b.tu.residentMode = 4096, MemoryGL, mode
+			t.Cleanup(func() { b.Close() })
+			need(t, b)
+			residenttest.Check(t, b.OpenResident, residenttest.Options{Exact: true, Short: true, Light: true})
+		})
+	}
 }
 
 // A session of a closed backend refuses calls; its Close is quiet.
