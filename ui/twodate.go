@@ -117,7 +117,9 @@ func newTwoDates(w *Window) *twoDates {
 	t.quiet = true
 	t.View.SetSelected(t.view)
 	t.quiet = false
-	t.DiffClasses = widget.NewCheck("Colour the difference by its change classes", func(bool) {
+	// A short label: a check does not wrap, and a long one widened the
+	// sidebar past its share (the map under 60 % of a 1440-wide window).
+	t.DiffClasses = widget.NewCheck("Colour by change classes", func(bool) {
 		if t.active() {
 			w.applyTwoView(false)
 		}
