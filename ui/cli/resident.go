@@ -137,7 +137,7 @@ func cmdBenchResident(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("bench --resident", stderr)
 	fs.Bool(residentFlag, true, "time the resident session: bands kept where the backend computes")
 	size := fs.String("size", "10980", "scene size, N or NxM (10980: a Sentinel-2 tile)")
-	list := fs.String("backends", "cuda,c", "backends, comma-separated (GPU backends keep the bands on the card; CPU backends on the host)")
+	list := fs.String("backends", "cuda,gl,c", "backends, comma-separated (GPU backends keep the bands on the card; CPU backends on the host)")
 	repeat := fs.Int("repeat", 10, "timed repeats per step, after one untimed warm-up")
 	viewSize := fs.String("view", "1920x1080", "screen view in pixels, WxH")
 	seed := fs.Uint64("seed", 1, "scene seed")

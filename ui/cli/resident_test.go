@@ -56,3 +56,42 @@ func TestBenchResidentUsage(t *testing.T) {
 		}
 	}
 }
+
+// canopy bench --resident with gl: its session on the card (llvmpipe in
+// CI) agrees with the c backend's host session: histogram, classes,
+// min/max exact, mean and std within 1e-6, the same view.
+func TestBenchResidentGL(t *testing.T) {
+	glOrSkip(t)
+	code, out, e := run(t, "bench", "--resident", "--size", "301x173", "--view", "64x48", "--backends", "gl,c", "--repeat", "1", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, e)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 9 {
+		t.Fatalf("want 9 lines (2 backends x 4 steps, the agreement), got %d: %q", len(lines), out)
+	}
+	gl := 0
+	for _, l := range lines[:8] {
+		var r ResidentStep
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Backend == "gl" {
+			gl++
+			if r.Step == "first_view" && !(r.Upload.Median > 0 && r.Index.Median > 0 && r.Stats.Median > 0 && r.Render.Median > 0) {
+				t.Errorf("gl's first view without its phases: %s", l)
+			}
+		}
+	}
+	if gl != 4 {
+		t.Errorf("%d gl lines, want 4: %q", gl, out)
+	}
+	var a ResidentAgreement
+	if err := json.Unmarshal([]byte(lines[8]), &a); err != nil {
+		t.Fatal(err)
+	}
+	if a.Step != "agreement" || a.Backend != "gl" || a.Reference != "c" || !a.Valid || !a.Histogram || !a.Classes || !a.MinMax ||
+		a.MeanRelErr > 1e-6 || a.StdRelErr > 1e-6 || a.ViewMaxLevels > 1 {
+		t.Errorf("agreement %s", lines[8])
+	}
+}
