@@ -71,7 +71,7 @@ type Composite struct {
 type channel struct {
 	Channel
 	band  compute.BandInput
-	table []float32 // key16 → reflectance, NaN for nodata (nil: computed)
+	table *[1 << 16]float32 // key16 → reflectance, NaN for nodata (nil: computed)
 	lo32  float32
 	scale float32 // 255 / (Hi - Lo)
 	a, s  float64 // radiometry for 32-bit bands: (v + a) * s + o
@@ -142,8 +142,8 @@ var channelNames = [3]string{"red", "green", "blue"}
 
 // valueTable maps each 16-bit key of an 8- or 16-bit band to its
 // reflectance, NaN for the nodata value.
-func valueTable(b compute.BandInput) []float32 {
-	t := make([]float32, 1<<16)
+func valueTable(b compute.BandInput) *[1 << 16]float32 {
+	t := new([1 << 16]float32)
 	for k := range t {
 		v, ok := storedOf(b.Plane.Type, uint32(k)<<16)
 		if !ok || b.HasNoData && v == b.NoData {

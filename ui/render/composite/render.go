@@ -31,33 +31,36 @@ var nan32 = float32(math.NaN())
 // and for nodata or NaN).
 func (ch *channel) gather(dst []float32, off int, xs []int32) {
 	p := ch.band.Plane
+	dst = dst[:len(xs)]
+	w := p.Width
 	if t := ch.table; t != nil {
+		// The table is indexed by a 16-bit value: no bounds check.
 		switch p.Type {
 		case compute.U8:
-			s := p.U8()
+			row := p.U8()[off : off+w]
 			for k, ix := range xs {
 				if ix < 0 {
 					dst[k] = nan32
 				} else {
-					dst[k] = t[s[off+int(ix)]]
+					dst[k] = t[row[ix]]
 				}
 			}
 		case compute.U16:
-			s := p.U16()
+			row := p.U16()[off : off+w]
 			for k, ix := range xs {
 				if ix < 0 {
 					dst[k] = nan32
 				} else {
-					dst[k] = t[s[off+int(ix)]]
+					dst[k] = t[row[ix]]
 				}
 			}
 		case compute.I16:
-			s := p.I16()
+			row := p.I16()[off : off+w]
 			for k, ix := range xs {
 				if ix < 0 {
 					dst[k] = nan32
 				} else {
-					dst[k] = t[uint16(s[off+int(ix)])^0x8000]
+					dst[k] = t[uint16(row[ix])^0x8000]
 				}
 			}
 		}
