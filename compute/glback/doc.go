@@ -52,6 +52,17 @@
 // does, and glCopyBufferSubData, which may run on a slower copy engine, and
 // reports the faster as the device copy.
 //
+// # Kept on the card
+//
+// OpenResident (compute.Resident) keeps a scene's bands on the device,
+// uploaded once as stored, in buffers of the session's own; its Index runs
+// the generated job shader into planes that stay there (division and
+// square root correctly rounded, so the planes equal the CPU's bit for
+// bit), Stats is one fused pass whose per-work-group records come back,
+// Render draws the screen view in a compute shader and only its RGBA comes
+// back, Probe reads one pixel of each plane, Download a whole plane
+// (resident.go; docs/GL.md).
+//
 // # Display selection
 //
 // The context comes from native/egl: a hardware EGL device first (the
