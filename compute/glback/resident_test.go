@@ -1,9 +1,11 @@
 package glback
 
 import (
+	"strings"
 	"testing"
 
 	"canopy/compute"
+	"canopy/compute/index"
 	"canopy/compute/residenttest"
 )
 
@@ -46,6 +48,42 @@ func TestResidentBackendClosed(t *testing.T) {
 		t.Error("a session of a closed backend answered")
 	}
 	if err := s.Close(); err != nil {
+		t.Error(err)
+	}
+}
+
+// What the device cannot bind is a one-line error, not a wrong answer: a
+// scene in more parts than a shader may bind, and more indices at once
+// than storage buffers.
+func TestResidentLimits(t *testing.T) {
+	b := New()
+	b.tu.part, b.tu.memory, b.tu.blocks = 4096, MemoryGL, 6
+	t.Cleanup(func() { b.Close() })
+	need(t, b)
+	big := residenttest.Scenes(false)[4] // 1031x517: 131 parts of 4096 pixels
+	if _, _, err := b.OpenResident(big.Bands, nil); err == nil || !strings.Contains(err.Error(), "allows a compute shader 6") {
+		t.Errorf("a scene of 131 parts with 6 bindings: %v", err)
+	}
+	sc := residenttest.Scenes(true)[1] // 61x37: one part
+	s, _, err := b.OpenResident(sc.Bands, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var names []string
+	var exprs []*index.Expr
+	for _, n := range []string{"ndvi", "evi", "savi", "ndwi", "nbr"} {
+		c, _ := index.Lookup(n)
+		names, exprs = append(names, n), append(exprs, c.Expr)
+	}
+	if _, err := s.Index(names, exprs); err == nil || !strings.Contains(err.Error(), "compute fewer at once") {
+		t.Errorf("5 indices over 5 bands with 6 bindings: %v", err)
+	}
+	// Fewer at once work, and the session is still usable after the refusal.
+	if _, err := s.Index(names[:1], exprs[:1]); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Stats(0, compute.StatsRequest{Bins: 8, Lo: -1, Hi: 1}); err != nil {
 		t.Error(err)
 	}
 }
