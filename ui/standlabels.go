@@ -34,6 +34,9 @@ type standLabels struct {
 	// image pixels (from standsPanel.geometry).
 	centroids []orb.Point
 	bounds    []orb.Bound
+	// sizes caches each name's text size (nil entries: not measured yet);
+	// names changes clear it.
+	sizes []fyne.Size
 	// drawn are the labels drawn at the last layout, for tests.
 	drawn []string
 }
@@ -58,6 +61,13 @@ func (p *standsPanel) geometry() {
 		bx, by := p.toPixel(bd.Max)
 		l.bounds[i] = orb.Bound{Min: orb.Point{math.Min(ax, bx), math.Min(ay, by)}, Max: orb.Point{math.Max(ax, bx), math.Max(ay, by)}}
 	}
+	l.renamed()
+}
+
+// renamed forgets the measured names (the stands are named anew) and
+// draws the labels again.
+func (l *standLabels) renamed() {
+	l.sizes = nil
 	l.Refresh()
 }
 
@@ -116,7 +126,14 @@ func (l *standLabels) place(s fyne.Size) (texts []string, rects []fyne.Position,
 			break
 		}
 		id := p.ids[c.i]
-		ts := fyne.MeasureText(id, size, style)
+		if len(l.sizes) != len(p.ids) {
+			l.sizes = make([]fyne.Size, len(p.ids))
+		}
+		ts := l.sizes[c.i]
+		if ts.Width == 0 {
+			ts = fyne.MeasureText(id, size, style)
+			l.sizes[c.i] = ts
+		}
 		lw, lh := ts.Width+2*labelPad, ts.Height+labelPad
 		b := l.bounds[c.i]
 		if (b.Max[0]-b.Min[0])*f < float64(lw) || (b.Max[1]-b.Min[1])*f < float64(lh) {

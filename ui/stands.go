@@ -321,7 +321,7 @@ func (w *Window) SetStandID(field string) error {
 	if p.selected >= 0 {
 		w.selectStand(p.selected)
 	}
-	p.labels.Refresh()
+	p.labels.renamed()
 	return nil
 }
 

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/test"
 )
 
@@ -169,6 +171,25 @@ func TestStandIDPicker(t *testing.T) {
 	labels := strings.Join(w.StandLabels(), ",")
 	if !strings.Contains(labels, "s0") || strings.Contains(labels, "s3") || strings.Count(labels, ",") != 1 {
 		t.Errorf("labels drawn %q: want s0 and one of s1/s2 (same place), not s3 (one pixel)", labels)
+	}
+	// The label sits on the stand's centroid, (16, 16) in image pixels,
+	// and follows a pan.
+	labelAt := func(name string) (fyne.Position, bool) {
+		for _, o := range test.LaidOutObjects(w.standsP.labels) {
+			if tx, ok := o.(*canvas.Text); ok && tx.Visible() && tx.Text == name {
+				return tx.Position().Add(fyne.NewPos(tx.Size().Width/2, tx.Size().Height/2)), true
+			}
+		}
+		return fyne.Position{}, false
+	}
+	for _, pan := range []float64{0, 40} {
+		w.Map.panBy(pan, pan/2)
+		z, x0, y0 := w.Map.View()
+		sc := float64(w.Win.Canvas().Scale())
+		want := fyne.NewPos(float32((16-x0)*z/sc), float32((16-y0)*z/sc))
+		if got, ok := labelAt("s0"); !ok || math.Abs(float64(got.X-want.X)) > 1 || math.Abs(float64(got.Y-want.Y)) > 1 {
+			t.Errorf("panned by %v: label s0 at %v (found %v), want the centroid at %v", pan, got, ok, want)
+		}
 	}
 	w.standsP.IDField.SetSelected("code") // as the user picks it
 	if got := strings.Join(ids(), ","); got != "A-0,A-1,A-2,A-3" {

@@ -15,7 +15,9 @@ import (
 
 	"canopy/compute"
 	"canopy/compute/change"
+	"canopy/compute/geotiff"
 	"canopy/compute/index"
+	"canopy/compute/outfile"
 	"canopy/ui/render/colormap"
 )
 
@@ -52,8 +54,9 @@ type twoDates struct {
 	// DiffClasses colours the difference by its change classes instead of
 	// the diverging ramp.
 	DiffClasses *widget.Check
-	// Close leaves the two-date mode.
-	Close *widget.Button
+	// Close leaves the two-date mode; Export writes the difference as a
+	// GeoTIFF.
+	Close, Export *widget.Button
 	bar   *fyne.Container
 	swipe *swipeView
 
@@ -126,6 +129,8 @@ func newTwoDates(w *Window) *twoDates {
 	})
 	t.Close = widget.NewButtonWithIcon("Close the after date", theme.CancelIcon(), w.CloseAfter)
 	t.Close.Disable()
+	t.Export = widget.NewButtonWithIcon("Difference as GeoTIFF…", theme.DocumentSaveIcon(), w.exportDifferenceDialog)
+	t.Export.Disable()
 	t.swipe = newSwipeView(w.Map)
 	t.bar = container.NewHBox(widget.NewLabelWithStyle("Two dates:", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), t.View)
 	t.bar.Hide()
@@ -150,6 +155,7 @@ func newTwoDates(w *Window) *twoDates {
 		more,
 		t.Info,
 		t.DiffClasses,
+		t.Export,
 		t.Close,
 	))
 	return t
@@ -220,6 +226,7 @@ func (w *Window) CloseAfter() {
 	t.Info.Importance = widget.MediumImportance
 	t.Info.Refresh()
 	t.Close.Disable()
+	t.Export.Disable()
 	w.showTwoBar(false)
 	t.swipe.show(false)
 	t.swipe.set(nil, 0, 0, nil)
@@ -510,6 +517,7 @@ func (w *Window) installTwo(src *bandSource, res *twoResult, err error, pending 
 	}
 	t.Info.Refresh()
 	if res == nil {
+		t.Export.Disable()
 		w.showTwoBar(false)
 		t.swipe.show(false)
 		w.applyColour(false)
@@ -522,6 +530,7 @@ func (w *Window) installTwo(src *bandSource, res *twoResult, err error, pending 
 	t.quiet = true
 	t.View.SetSelected(t.view)
 	t.quiet = false
+	t.Export.Enable()
 	w.showTwoBar(true)
 	w.applyTwoView(false)
 }
@@ -646,4 +655,43 @@ func (s bandSource) inputFiles() []string {
 		}
 	}
 	return out
+}
+
+// ExportDifference writes the difference before − after shown as a
+// float32 GeoTIFF on the before date's grid, NaN where it has no value,
+// its band described "d" and the index, as `canopy change --tif` writes
+// it; never over an input of either date.
+func (w *Window) ExportDifference(path string) error { return w.differenceWriter()(path) }
+
+// differenceWriter takes the difference shown on the event goroutine and
+// returns what writes it (on any goroutine).
+func (w *Window) differenceWriter() func(string) error {
+	r := w.twoCurrent()
+	return func(path string) error {
+		if r == nil {
+			return errors.New("export difference: open an after date first")
+		}
+		set := outfile.NewSet(append(r.on.src.inputFiles(), r.after.src.inputFiles()...)...)
+		f, err := set.Create(path)
+		if err != nil {
+			return err
+		}
+		if err := geotiff.WriteBandsTo(f, r.on.w, r.on.h, [][]float32{r.diff}, r.on.set.geo,
+			geotiff.WriteOptions{NoData: "nan", Descriptions: []string{"d" + r.on.idx.name}}); err != nil {
+			set.Abort()
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+		return set.Commit()
+	}
+}
+
+func (w *Window) exportDifferenceDialog() {
+	r := w.twoCurrent()
+	if r == nil {
+		return
+	}
+	write := w.differenceWriter()
+	w.saveDialog("Export the difference as GeoTIFF", "d"+r.on.idx.name+".tif", []string{".tif"}, func(path string) {
+		w.exportJob("the difference", path, write)
+	})
 }

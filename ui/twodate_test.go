@@ -162,6 +162,33 @@ func TestTwoDatesDifference(t *testing.T) {
 		t.Errorf("probe %q: want the after value and the difference", w.Probe.Text)
 	}
 
+	// The difference as GeoTIFF: the values shown, NaN where none, the
+	// before grid; never over the after date.
+	out := filepath.Join(t.TempDir(), "dndvi.tif")
+	if err := w.ExportDifference(out); err != nil {
+		t.Fatal(err)
+	}
+	f, err := geotiff.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	bands, err := f.ReadBands(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range bands[0].Data {
+		if math.Float32bits(v) != math.Float32bits(want[i]) && !(v != v && want[i] != want[i]) {
+			t.Fatalf("GeoTIFF pixel %d: %v, want %v", i, v, want[i])
+		}
+	}
+	if !f.Geo().SameGrid(compute.FakeGeoRef()) {
+		t.Error("the GeoTIFF is not on the before grid")
+	}
+	if err := w.ExportDifference(path); err == nil {
+		t.Error("the difference was written over the after date")
+	}
+
 	// Closing the after date leaves the before map alone.
 	test.Tap(w.two.Close)
 	w.Wait()
