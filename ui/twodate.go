@@ -57,8 +57,8 @@ type twoDates struct {
 	// Close leaves the two-date mode; Export writes the difference as a
 	// GeoTIFF.
 	Close, Export *widget.Button
-	bar   *fyne.Container
-	swipe *swipeView
+	bar           *fyne.Container
+	swipe         *swipeView
 
 	// src is the after date (nil: one date); res what was computed from
 	// it for the map shown (nil until then, or after a failure).
