@@ -228,7 +228,9 @@ func (s *session) Size() (w, h int) { return s.width, s.height }
 
 // Index implements compute.ResidentSession: the job shader generated for
 // the formulas (one output buffer each) over the resident bands, part by
-// part.
+// part. Formulas whose bands and planes together need more storage
+// buffers than a shader may bind are computed in consecutive groups that
+// fit, each group one shader (common subexpressions shared within it).
 func (s *session) Index(names []string, exprs []*index.Expr) (t compute.Timings, err error) {
 	if s.closed {
 		return t, errClosed
@@ -250,38 +252,30 @@ func (s *session) Index(names []string, exprs []*index.Expr) (t compute.Timings,
 			}
 		}
 	}
-	p, err := index.Compile(exprs)
-	if err != nil {
+	if _, err := index.Compile(exprs); err != nil {
 		return t, err
 	}
-	j := &compute.Job{Width: s.width, Height: s.height, Names: names, Exprs: exprs, Program: p}
-	order := make([]int, len(p.Inputs)) // session band of each program input
-	for k, role := range p.Inputs {
-		order[k] = slices.Index(given, role)
-		j.Bands = append(j.Bands, s.bands[order[k]])
-	}
-	if s.dMask != nil {
-		j.Mask = []uint8{} // the shader reads a mask
-	}
 	err = s.do(func(st *glState) error {
-		inputs := len(j.Bands)
-		if s.dMask != nil {
-			inputs++
-		}
-		if inputs+len(exprs) > st.maxBlocks {
-			return fmt.Errorf("%d indices over %d bands need %d storage buffers; %s allows a compute shader %d: compute fewer at once", len(exprs), len(j.Bands), inputs+len(exprs), st.renderer, st.maxBlocks)
-		}
-		t0 := time.Now()
-		prog, _, compiled, err := st.cachedProgram("resident\n"+jobKey(j), strings.Join(names, ", "), func() (string, error) {
-			src, err := genSource(j, true)
-			if err != nil {
-				return "", err
-			}
-			first, rest, _ := strings.Cut(st.jobDefines(src), "\n")
-			return first + "\n#define CN_EXACT 1\n" + rest, nil
-		}, s.b.tu.jobHook)
+		groups, err := s.indexGroups(st, names, exprs, given)
 		if err != nil {
 			return err
+		}
+		t0 := time.Now()
+		progs := make([]*jobProgram, len(groups))
+		compiled := false
+		for g, grp := range groups {
+			p, _, c, err := st.cachedProgram("resident\n"+jobKey(grp.job), strings.Join(grp.job.Names, ", "), func() (string, error) {
+				src, err := genSource(grp.job, true)
+				if err != nil {
+					return "", err
+				}
+				first, rest, _ := strings.Cut(st.jobDefines(src), "\n")
+				return first + "\n#define CN_EXACT 1\n" + rest, nil
+			}, s.b.tu.jobHook)
+			if err != nil {
+				return err
+			}
+			progs[g], compiled = p, compiled || c
 		}
 		grew := false
 		s.names = nil // until this run succeeds
@@ -301,14 +295,20 @@ func (s *session) Index(names []string, exprs []*index.Expr) (t compute.Timings,
 			return err
 		}
 		if compiled || grew {
-			// The driver finishes the program at its first dispatch, and
-			// new buffers commit their pages: both before the clock.
-			s.indexDispatch(st, prog, j, order, true)
+			// The driver finishes a program at its first dispatch, and new
+			// buffers commit their pages: both before the clock.
+			for g, grp := range groups {
+				s.indexDispatch(st, progs[g], grp, true)
+			}
 			gl.Finish()
 			t.Setup = time.Since(t0)
 		}
 		t1 := time.Now()
-		t.Kernel, _, _ = st.timed(func() { s.indexDispatch(st, prog, j, order, false) })
+		t.Kernel, _, _ = st.timed(func() {
+			for g, grp := range groups {
+				s.indexDispatch(st, progs[g], grp, false)
+			}
+		})
 		t.Total = time.Since(t1)
 		if err := glError("dispatching the index shader"); err != nil {
 			return err
@@ -322,15 +322,70 @@ func (s *session) Index(names []string, exprs []*index.Expr) (t compute.Timings,
 	return t, nil
 }
 
-// indexDispatch runs the session's job shader over every part; warm,
-// instead, runs one work group of it (the warm-up before the clock).
-func (s *session) indexDispatch(st *glState, p *jobProgram, j *compute.Job, order []int, warm bool) {
+// indexGroup is formulas [first, first+len(job.Exprs)) of an Index call
+// as one job: order[k] is the session band of the job's input k.
+type indexGroup struct {
+	job   *compute.Job
+	order []int
+	first int
+}
+
+// indexGroups cuts the formulas into consecutive groups whose bands, mask
+// and planes fit the storage buffers a shader may bind.
+func (s *session) indexGroups(st *glState, names []string, exprs []*index.Expr, given []string) ([]indexGroup, error) {
+	mask := 0
+	if s.dMask != nil {
+		mask = 1
+	}
+	var groups []indexGroup
+	for a := 0; a < len(exprs); {
+		var roles []string
+		b := a
+		for b < len(exprs) {
+			rs := slices.Clone(roles)
+			for _, r := range exprs[b].Roles() {
+				if !slices.Contains(rs, r) {
+					rs = append(rs, r)
+				}
+			}
+			if len(rs)+mask+(b-a+1) > st.maxBlocks {
+				break
+			}
+			roles, b = rs, b+1
+		}
+		if b == a {
+			return nil, fmt.Errorf("index %s reads %d bands; with the mask and its plane that is more storage buffers than %s allows a compute shader (%d)", names[a], len(exprs[a].Roles()), st.renderer, st.maxBlocks)
+		}
+		p, err := index.Compile(exprs[a:b])
+		if err != nil {
+			return nil, err
+		}
+		j := &compute.Job{Width: s.width, Height: s.height, Names: names[a:b], Exprs: exprs[a:b], Program: p}
+		g := indexGroup{job: j, first: a}
+		for _, role := range p.Inputs {
+			k := slices.Index(given, role)
+			g.order = append(g.order, k)
+			j.Bands = append(j.Bands, s.bands[k])
+		}
+		if s.dMask != nil {
+			j.Mask = []uint8{} // the shader reads a mask
+		}
+		groups = append(groups, g)
+		a = b
+	}
+	return groups, nil
+}
+
+// indexDispatch runs a group's job shader over every part; warm, instead,
+// runs one work group of it (the warm-up before the clock).
+func (s *session) indexDispatch(st *glState, p *jobProgram, g indexGroup, warm bool) {
+	j := g.job
 	useJobProgram(p, j)
 	per, most := st.jobGrid()
 	for part := range s.parts() {
 		nq := quads(s.partLen(part))
 		at := 0
-		for _, k := range order {
+		for _, k := range g.order {
 			d := &s.dBands[k]
 			gl.BindBufferRange(gl.SHADER_STORAGE_BUFFER, uint32(at), d.bufs[part], 0, nq*4*d.size)
 			at++
@@ -340,7 +395,7 @@ func (s *session) indexDispatch(st *glState, p *jobProgram, j *compute.Job, orde
 			at++
 		}
 		for o := range j.Exprs {
-			gl.BindBufferRange(gl.SHADER_STORAGE_BUFFER, uint32(at+o), s.outs[o].bufs[part], 0, nq*16)
+			gl.BindBufferRange(gl.SHADER_STORAGE_BUFFER, uint32(at+o), s.outs[g.first+o].bufs[part], 0, nq*16)
 		}
 		if warm {
 			most = min(most, per)

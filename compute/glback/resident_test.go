@@ -1,10 +1,12 @@
 package glback
 
 import (
+	"math"
 	"strings"
 	"testing"
 
 	"canopy/compute"
+	"canopy/compute/computetest"
 	"canopy/compute/index"
 	"canopy/compute/residenttest"
 )
@@ -52,9 +54,10 @@ func TestResidentBackendClosed(t *testing.T) {
 	}
 }
 
-// What the device cannot bind is a one-line error, not a wrong answer: a
-// scene in more parts than a shader may bind, and more indices at once
-// than storage buffers.
+// What the device cannot bind is a one-line error, not a wrong answer (a
+// scene in more parts than a shader may bind), or is computed in groups
+// that fit (more indices at once than storage buffers): planes equal to
+// the engine's definition either way.
 func TestResidentLimits(t *testing.T) {
 	b := New()
 	b.tu.part, b.tu.memory, b.tu.blocks = 4096, MemoryGL, 6
@@ -64,8 +67,14 @@ func TestResidentLimits(t *testing.T) {
 	if _, _, err := b.OpenResident(big.Bands, nil); err == nil || !strings.Contains(err.Error(), "allows a compute shader 6") {
 		t.Errorf("a scene of 131 parts with 6 bindings: %v", err)
 	}
-	sc := residenttest.Scenes(true)[1] // 61x37: one part
-	s, _, err := b.OpenResident(sc.Bands, nil)
+	sc := residenttest.Scenes(true)[0] // 257x131 masked: 9 parts, 9+3 > 6 bindings
+	if _, _, err := b.OpenResident(sc.Bands, sc.Mask); err == nil {
+		t.Error("a scene of 9 parts with 6 bindings: no error")
+	}
+	sc = residenttest.Scenes(true)[1] // 61x37: one part
+	mask := make([]uint8, 61*37)
+	mask[5], mask[100] = 1, 255
+	s, _, err := b.OpenResident(sc.Bands, mask)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,14 +85,44 @@ func TestResidentLimits(t *testing.T) {
 		c, _ := index.Lookup(n)
 		names, exprs = append(names, n), append(exprs, c.Expr)
 	}
-	if _, err := s.Index(names, exprs); err == nil || !strings.Contains(err.Error(), "compute fewer at once") {
-		t.Errorf("5 indices over 5 bands with 6 bindings: %v", err)
-	}
-	// Fewer at once work, and the session is still usable after the refusal.
-	if _, err := s.Index(names[:1], exprs[:1]); err != nil {
+	// Five bands, the mask and five planes: 11 buffers, in groups of at
+	// most 6.
+	if _, err := s.Index(names, exprs); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.Stats(0, compute.StatsRequest{Bins: 8, Lo: -1, Hi: 1}); err != nil {
-		t.Error(err)
+	j, err := compute.NewJob(sc.Bands, mask, names, exprs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := make([]float32, len(j.Bands))
+	regs := make([]float32, j.Program.NumRegs)
+	want := make([]float32, len(j.Out))
+	for o := range names {
+		if _, err := s.Download(o, j.Out[o]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range j.Pixels() {
+		computetest.Eval32Job(j, i, in, regs, want)
+		for o := range names {
+			if got := j.Out[o][i]; math.Float32bits(got) != math.Float32bits(want[o]) && (got == got || want[o] == want[o]) {
+				t.Fatalf("%s pixel %d: %g, the engine defines %g", names[o], i, got, want[o])
+			}
+		}
+	}
+	// A formula that cannot fit alone is refused.
+	b2 := New()
+	b2.tu.memory, b2.tu.blocks = MemoryGL, 4
+	t.Cleanup(func() { b2.Close() })
+	s2, _, err := b2.OpenResident(sc.Bands, mask)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if _, err := s2.Index(names[1:2], exprs[1:2]); err == nil || !strings.Contains(err.Error(), "reads 3 bands") {
+		t.Errorf("evi (3 bands, the mask, its plane) with 4 bindings: %v", err)
+	}
+	if _, err := s2.Index(names[:1], exprs[:1]); err != nil {
+		t.Errorf("ndvi (2 bands, the mask, its plane) with 4 bindings: %v", err)
 	}
 }
