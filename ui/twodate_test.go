@@ -460,3 +460,59 @@ func TestStandsTwoDates(t *testing.T) {
 	w.Wait()
 	check("the after date, then stands")
 }
+
+// TestTwoDatesNBR: for NBR the difference is dNBR and the statistics list
+// the USGS burn severity classes with the hectares stats.ClassesOf counts
+// over change.DNBRClasses (canopy change's classes for nbr).
+func TestTwoDatesNBR(t *testing.T) {
+	w := newTestWindow(t, Options{Index: "nbr"})
+	before, name, bw, bh := w.Plane()
+	if name != "nbr" {
+		t.Fatalf("the map shows %s", name)
+	}
+	// The after date: NIR and SWIR2 of a burnt landscape (NIR down by
+	// a third, SWIR2 up by half).
+	bands, _, err := compute.FakeBands(compute.SceneLandscape, bw, bh, 4, []string{"nir", "swir2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nir, swir := append([]float32(nil), bands[0].Plane.F32()...), append([]float32(nil), bands[1].Plane.F32()...)
+	after := make([]float32, len(nir))
+	for i := range nir {
+		nir[i] *= 0.66
+		swir[i] *= 1.5
+		after[i] = (nir[i] - swir[i]) / (nir[i] + swir[i])
+	}
+	path := filepath.Join(t.TempDir(), "burnt.tif")
+	if err := geotiff.WriteBands(path, bw, bh, [][]float32{nir, swir}, compute.FakeGeoRef(), geotiff.WriteOptions{Descriptions: []string{"nir", "swir2"}}); err != nil {
+		t.Fatal(err)
+	}
+	openAfterTyped(w, path)
+	if w.DateView() != ViewDifference {
+		t.Fatalf("view %q, status %q", w.DateView(), w.Status.Text)
+	}
+	want := make([]float32, len(before))
+	if err := change.Difference(want, before, after); err != nil {
+		t.Fatal(err)
+	}
+	text := labelsText(w.stats.content)
+	area, _ := compute.FakeGeoRef().PixelArea()
+	burnt := 0.0
+	for _, c := range stats.ClassesOf(change.DNBRClasses(), want, area) {
+		if !strings.Contains(text, c.Class.Name) {
+			t.Errorf("the statistics do not list %q:\n%s", c.Class.Name, text)
+		}
+		if c.Hectares > 0 && !strings.Contains(text, thousandsF(c.Hectares)+" ha") {
+			t.Errorf("%q: %s ha not shown:\n%s", c.Class.Name, thousandsF(c.Hectares), text)
+		}
+		if strings.HasSuffix(c.Class.Name, "severity") {
+			burnt += c.Hectares
+		}
+	}
+	if burnt == 0 {
+		t.Error("the burnt landscape has no burnt hectares")
+	}
+	if !strings.Contains(text, "dNBR") {
+		t.Errorf("the statistics are not titled dNBR:\n%s", text)
+	}
+}
