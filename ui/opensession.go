@@ -103,6 +103,7 @@ func (w *Window) applyOpenedSession(path string, s Session, idx indexChoice, ram
 	}
 	_ = w.ShowView(s.View) // the index, or a natural- or false-colour composite (an unknown name: the index)
 	w.setStatus("Opened the session "+filepath.Base(path)+" · "+w.Status.Text, true)
+	w.applyTwoSession(s)
 }
 
 // choice is the session's index, with its class table (the session's, or

@@ -41,6 +41,10 @@ type Session struct {
 	// View is the map's view: "" (the index), "natural-colour" or
 	// "false-colour".
 	View string `json:"view,omitempty"`
+	// After is the after date of the two-date mode (its inputs and mask
+	// only), DateView its view (Before, After, Difference, Swipe).
+	After    *Session `json:"after,omitempty"`
+	DateView string   `json:"date_view,omitempty"`
 }
 
 // Session returns the window's state now.
@@ -72,6 +76,7 @@ func (w *Window) Session() Session {
 	if name := w.ViewName(); name != ViewIndex {
 		s.View = name
 	}
+	w.twoSession(&s)
 	return s
 }
 
@@ -152,6 +157,7 @@ func (w *Window) ApplySession(s Session) {
 		w.Map.setView(s.Zoom, s.X0, s.Y0)
 	}
 	_ = w.ShowView(s.View) // an unknown view (a newer Canopy's) leaves the index
+	w.applyTwoSession(s)
 }
 
 // setView sets the zoom and the image point at the view's top-left corner.

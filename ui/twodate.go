@@ -71,6 +71,9 @@ type twoDates struct {
 	// with the next map's follow-up, so that it never cancels the job.
 	pending     bool
 	pendingOpen func() (bandSource, error)
+	// keepView keeps the view a session chose when its after date is
+	// first shown (else the first after date shows the difference).
+	keepView bool
 }
 
 // twoResult is the after date computed for one map shown.
@@ -524,9 +527,10 @@ func (w *Window) installTwo(src *bandSource, res *twoResult, err error, pending 
 		w.stats.show(w.shown.summary, w.shown.idx, w.shown.set.raw)
 		return
 	}
-	if first {
+	if first && !t.keepView {
 		t.view = ViewDifference
 	}
+	t.keepView = false
 	t.quiet = true
 	t.View.SetSelected(t.view)
 	t.quiet = false
@@ -693,5 +697,55 @@ func (w *Window) exportDifferenceDialog() {
 	write := w.differenceWriter()
 	w.saveDialog("Export the difference as GeoTIFF", "d"+r.on.idx.name+".tif", []string{".tif"}, func(path string) {
 		w.exportJob("the difference", path, write)
+	})
+}
+
+// twoSession records the after date and its view in a session.
+func (w *Window) twoSession(s *Session) {
+	t := w.two
+	if t == nil || t.src == nil {
+		return
+	}
+	a := &Session{}
+	src := t.src
+	switch src.kind {
+	case srcFake:
+		a.Fake, a.Size, a.Seed = src.fake, src.size, src.seed
+	case srcFiles:
+		a.Bands = map[string]string{}
+		for r, f := range src.files {
+			a.Bands[r] = f.spec()
+		}
+	default:
+		if src.info != nil {
+			a.Product = src.info.Path
+		}
+		a.Mask, a.MaskBuffer = src.mask, src.buffer
+	}
+	s.After, s.DateView = a, t.view
+}
+
+// applyTwoSession opens a session's after date (in a job, as the user's
+// would be) with its view, or closes the one open when the session has
+// none.
+func (w *Window) applyTwoSession(s Session) {
+	if s.After == nil {
+		w.CloseAfter()
+		return
+	}
+	t := w.two
+	if contains(twoViews, s.DateView) {
+		t.view, t.keepView = s.DateView, true
+	}
+	after := *s.After
+	if after.Product != "" {
+		t.source.Path.SetText(after.Product)
+	}
+	w.startFollowUp(func() (bandSource, error) {
+		src, err := after.source(func(float64, string) {})
+		if err != nil {
+			return src, fmt.Errorf("the session's after date: %w", err)
+		}
+		return src, nil
 	})
 }

@@ -516,3 +516,40 @@ func TestTwoDatesNBR(t *testing.T) {
 		t.Errorf("the statistics are not titled dNBR:\n%s", text)
 	}
 }
+
+// TestTwoDatesSession: a saved session keeps the after date and its view;
+// opening it in another window shows the same difference in that view.
+func TestTwoDatesSession(t *testing.T) {
+	w := newTestWindow(t, Options{})
+	_, _, bw, bh := w.Plane()
+	path, _ := afterDate(t, "after.tif", bw, bh, 6, compute.FakeGeoRef())
+	openAfterTyped(w, path)
+	if err := w.SetDateView(ViewSwipe); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "two.json")
+	if err := w.SaveSession(file); err != nil {
+		t.Fatal(err)
+	}
+	s, err := ReadSession(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.After == nil || s.After.Product != path || s.DateView != ViewSwipe {
+		t.Fatalf("session after %+v, view %q", s.After, s.DateView)
+	}
+	want, _, _ := w.Difference()
+
+	w2 := newTestWindow(t, Options{})
+	w2.OpenSession(file)
+	w2.Wait()
+	got, _, _ := w2.Difference()
+	if w2.DateView() != ViewSwipe || len(got) != len(want) {
+		t.Fatalf("the opened session shows view %q, %d pixels of difference (status %q)", w2.DateView(), len(got), w2.Status.Text)
+	}
+	for i := range want {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("pixel %d: %v, the saved window had %v", i, got[i], want[i])
+		}
+	}
+}
