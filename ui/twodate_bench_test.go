@@ -1,0 +1,73 @@
+package ui
+
+import (
+	"fmt"
+	"testing"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+	"github.com/paulmach/orb"
+
+	"canopy/compute/zonal"
+	"canopy/ui/render/colormap"
+)
+
+// BenchmarkSwipeDraw: the after date's half of a 1920×1080 swipe view over
+// a 10980² plane (the before half is the map's usual render).
+func BenchmarkSwipeDraw(b *testing.B) {
+	test.NewTempApp(b)
+	const n = 10980
+	after := make([]float32, n*n)
+	for i := range after {
+		after[i] = float32(i%n)/n*2 - 1
+	}
+	m := NewMapView()
+	lut, _ := colormap.New(colormap.RampRdYlGn, -1, 1)
+	m.Resize(fyne.NewSize(1920, 1080))
+	m.SetData(after, n, n, lut)
+	sw := newSwipeView(m)
+	sw.set(after, n, n, lut)
+	sw.show(true)
+	sw.Divider.SetFraction(0.5)
+	m.generate(1920, 1080)
+	z, x0, y0 := m.View()
+	img := m.buf
+	b.ResetTimer()
+	for range b.N {
+		sw.draw(img, x0, y0, z)
+	}
+}
+
+// BenchmarkStandLabels10k: placing the labels of 10 000 stands (a
+// 100 × 100 tiling of a 10980² grid) in a 1920×1080 view zoomed on a
+// tenth of it.
+func BenchmarkStandLabels10k(b *testing.B) {
+	test.NewTempApp(b)
+	w := &Window{Map: NewMapView()}
+	p := &standsPanel{}
+	w.standsP = p
+	p.labels = newStandLabels(w)
+	const cell = 109.8
+	for r := range 100 {
+		for c := range 100 {
+			x0, y0 := 600000+10*cell*float64(c), 5300000-10*cell*float64(r)
+			x1, y1 := x0+10*cell, y0-10*cell
+			p.stands = append(p.stands, zonal.Stand{ID: fmt.Sprintf("stand %d", r*100+c),
+				Geom: orb.Polygon{{{x0, y0}, {x1, y0}, {x1, y1}, {x0, y1}, {x0, y0}}}})
+			p.ids = append(p.ids, fmt.Sprintf("stand %d", r*100+c))
+		}
+	}
+	p.gt = [6]float64{600000, 10, 0, 5300000, 0, -10}
+	p.geometry()
+	w.Map.mu.Lock()
+	w.Map.w, w.Map.h, w.Map.zoom, w.Map.x0, w.Map.y0, w.Map.scale = 10980, 10980, 1920/1098.0, 0, 0, 1
+	w.Map.mu.Unlock()
+	size := fyne.NewSize(1920, 1080)
+	b.ResetTimer()
+	var drawn int
+	for range b.N {
+		t, _, _ := p.labels.place(size)
+		drawn = len(t)
+	}
+	b.ReportMetric(float64(drawn), "labels")
+}
