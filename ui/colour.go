@@ -191,7 +191,7 @@ func (w *Window) recolour(ramp, mode string) {
 	}
 	w.bridge.start("Stretching", func(ctx context.Context, progress progressFunc) (func(), error) {
 		progress(-1, "Reading the "+strings.ToLower(mode)+" stretch from the data…")
-		st, err := colormap.StretchFor(dataMode(s.idx, mode), s.plane)
+		st, err := colormap.StretchFor(dataMode(s.idx, mode), s.dataPlane())
 		if err != nil {
 			return nil, err
 		}
@@ -221,11 +221,15 @@ func (w *Window) applyColour(onlyColour bool) {
 			w.Map.SetLUT(w.lut)
 		} else {
 			var render func(*image.NRGBA, *colormap.LUT, float64, float64, float64) bool
-			if s.card != nil {
+			plane := s.plane
+			switch {
+			case s.large != nil:
+				render, plane = s.large.render, largeMapPlane
+			case s.card != nil:
 				render = s.card.render
 			}
 			w.Map.SetRenderer(render)
-			w.Map.SetData(s.plane, s.w, s.h, w.lut)
+			w.Map.SetData(plane, s.w, s.h, w.lut)
 		}
 		w.stats.recolour(w.lut)
 	}

@@ -275,6 +275,9 @@ func (w *Window) ExportLayout(path string, opt layout.Options) (layout.Geometry,
 // the window moves the whole plane off the card), else the host's. It
 // runs on the writer's goroutine.
 func (s *shown) exportPlane() ([]float32, error) {
+	if s.large != nil {
+		return nil, errLarge("export")
+	}
 	if s.card == nil {
 		return s.plane, nil
 	}
@@ -300,7 +303,7 @@ func withPlane(m layout.Map, s *shown) (layout.Map, error) {
 
 func (w *Window) layoutMap() (layout.Map, bool) {
 	s := w.shown
-	if s == nil {
+	if s == nil || s.large != nil {
 		return layout.Map{}, false
 	}
 	return layout.Map{Plane: s.plane, Width: s.w, Height: s.h, Geo: s.set.geo, LUT: w.lut.WithHeading(s.idx.heading()),

@@ -79,6 +79,10 @@ func (w *Window) read(s *shown, col, row int) reading {
 			}
 		}
 	}
+	if s.large != nil {
+		s.large.readPixel(&r, col, row)
+		return r
+	}
 	for _, b := range s.set.bands {
 		r.roles = append(r.roles, b.Role)
 		r.values = append(r.values, scene.Value(b, i))

@@ -238,6 +238,10 @@ func (w *Window) sourceJob(open func() (bandSource, error), have *bandSet, idx i
 			w.set = s.set
 			w.lut, w.ramp, w.stretch = lut, ramp, stretch
 			w.show(s)
+			if s.large != nil {
+				w.setStatus(fmt.Sprintf("Reading the view of %s (%d×%d, too large to load)…", s.label, s.w, s.h), true)
+				return
+			}
 			w.addResult(res)
 			for _, k := range kept {
 				w.addResult(k)
@@ -266,6 +270,10 @@ func computeShown(ctx context.Context, progress progressFunc, src bandSource, ha
 		} else {
 			return nil, res, nil, nil, errors.New("open a band first: a formula of constants still needs the image's size")
 		}
+	}
+	if largeFor(src, roles) {
+		s, lut, err := computeLarge(progress, src, idx, run, ramp, stretch, roles)
+		return s, res, nil, lut, err
 	}
 	set, err := src.load(ctx, progress, roles, have)
 	if err != nil {
@@ -341,7 +349,7 @@ func makeLUT(ramp, mode string, s *shown) (*colormap.LUT, colormap.Stretch, erro
 	st, ok := s.stretchFor(mode)
 	if !ok {
 		var err error
-		if st, err = colormap.StretchFor(dataMode(s.idx, mode), s.plane); err != nil {
+		if st, err = colormap.StretchFor(dataMode(s.idx, mode), s.dataPlane()); err != nil {
 			return nil, st, err
 		}
 	}
@@ -387,6 +395,10 @@ func (w *Window) compareAll() {
 	s := w.shown
 	runs := benchPlan(w.backs.available())
 	if s == nil || len(runs) == 0 {
+		return
+	}
+	if s.large != nil {
+		w.compareLarge(s, runs)
 		return
 	}
 	repeat := w.opts.Repeat

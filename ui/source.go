@@ -233,6 +233,10 @@ func (p *sourcePanel) generate() {
 
 // showShown describes the bands shown.
 func (p *sourcePanel) showShown(s *shown) {
+	if s.large != nil {
+		p.shown.SetText(s.large.describe())
+		return
+	}
 	bytes := 4 * s.w * s.h // the index plane
 	for _, b := range s.set.bands {
 		bytes += len(b.Plane.Data)

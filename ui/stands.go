@@ -372,6 +372,9 @@ func (p *standsPanel) work(s *shown) *standsWork {
 // when given) off the event goroutine, with progress, stopping when ctx
 // is cancelled.
 func (wk *standsWork) run(ctx context.Context, progress progressFunc, s *shown, r *twoResult) (*standsOut, error) {
+	if s.large != nil {
+		return nil, errLarge("stands")
+	}
 	out := &standsOut{classes: wk.classes, gt: wk.gt}
 	planes := [][]float32{s.plane}
 	if r != nil {

@@ -35,6 +35,9 @@ type sceneStats struct {
 
 // summarize computes s's statistics (parallel passes, no copy).
 func summarize(s *shown) *sceneStats {
+	if s.large != nil {
+		return nil // streamed over the blocks once shown (streamStatistics)
+	}
 	area, ok := s.set.geo.PixelArea()
 	if !ok || !(area > 0) {
 		area = math.NaN()

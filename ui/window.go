@@ -111,6 +111,9 @@ type shown struct {
 	masked  int
 	// stretches caches the stretches read from plane, by mode.
 	stretches map[string]colormap.Stretch
+	// large, when set, is an image too large to load, read by views
+	// (plane is nil): the map draws its views, pins read its files.
+	large *largeImage
 	// card is the session kept on the card that computed plane (nil on
 	// the round trip): the map draws through it.
 	card *cardView
@@ -631,7 +634,8 @@ func (w *Window) show(s *shown) {
 	w.source.showShown(s)
 	w.followUp() // the after date and the stands (ui/twodate.go)
 	w.updateButtons()
-	if old != nil && len(old.plane) >= bigImage && &old.plane[0] != &s.plane[0] {
+	w.showLarge(old, s)
+	if old != nil && len(old.plane) >= bigImage && (len(s.plane) == 0 || &old.plane[0] != &s.plane[0]) {
 		// A big plane was dropped: give its memory back now rather than at
 		// the next GC cycle, so that RSS stays near one scene.
 		go debug.FreeOSMemory()
@@ -684,6 +688,9 @@ func (w *Window) markReady() {
 // close releases the backends when the window goes.
 func (w *Window) close() {
 	w.bridge.stop()
+	if w.shown != nil {
+		w.shown.large.close()
+	}
 	go func() {
 		w.bridge.wait()
 		w.card.close()

@@ -45,6 +45,11 @@ func (f *File) DataType() (t compute.DataType, exact bool) {
 // each window it reaches into.
 func (f *File) BlockRows() int { return min(f.ch, f.height) }
 
+// BlockSize is the width and height of the file's tiles, or of its
+// strips (the image's width), clipped to the image: windows aligned to it
+// decode each tile or strip once and no more of it than they deliver.
+func (f *File) BlockSize() (w, h int) { return min(f.cw, f.width), min(f.ch, f.height) }
+
 // ReadRowsInto decodes rows [y0, y1) of band b (1-based) into dst, a
 // Width×(y1-y0) plane of the file's DataType, at the stored type (see
 // ReadRowsBandsInto).

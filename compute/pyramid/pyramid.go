@@ -55,7 +55,7 @@ type Image struct {
 	roles, specs []string
 	groups       []*group
 	pointMu      sync.Mutex
-	points       []*geotiff.File // handles for ReadPixel, opened on first use
+	points       []*pointFile // handles for ReadPixel, opened on first use
 }
 
 // group is the bands of one file: its levels (level 0 the file itself),
@@ -157,8 +157,8 @@ func (im *Image) Close() {
 	}
 	im.groups = nil
 	im.pointMu.Lock()
-	for _, f := range im.points {
-		f.Close()
+	for _, p := range im.points {
+		p.f.Close()
 	}
 	im.points = nil
 	im.pointMu.Unlock()
@@ -235,7 +235,7 @@ func (im *Image) scale(l int) float64 {
 
 // maxBlockBytes is about the most a block read decodes per band at once
 // (a variable for the tests).
-var maxBlockBytes = 32 << 20
+var maxBlockBytes = 8 << 20
 
 // Read reads plan p's samples of every band at its stored type (Bands'
 // types, nodata and radiometry, planes of p.Width × p.Height). The level's
@@ -382,7 +382,9 @@ func subsample(dst, src compute.Plane, p Plan, j0, j1, by0 int) {
 
 // ReadPixel reads pixel (col, row) of every band at full resolution (1×1
 // planes, as Bands), from handles of its own so that it never waits for a
-// view being read.
+// view being read. It decodes the tile (or strip) that holds the pixel and
+// keeps it, so that the pixels around it (a pointer moving over the map)
+// are read from memory.
 func (im *Image) ReadPixel(col, row int) ([]compute.BandInput, error) {
 	if col < 0 || row < 0 || col >= im.Width || row >= im.Height {
 		return nil, fmt.Errorf("pixel (%d, %d) is outside the %dx%d image", col, row, im.Width, im.Height)
@@ -393,33 +395,55 @@ func (im *Image) ReadPixel(col, row int) ([]compute.BandInput, error) {
 		for _, g := range im.groups {
 			f, err := geotiff.Open(g.path)
 			if err != nil {
-				for _, f := range im.points {
-					f.Close()
+				for _, p := range im.points {
+					p.f.Close()
 				}
 				im.points = nil
 				return nil, err
 			}
-			im.points = append(im.points, f)
+			im.points = append(im.points, &pointFile{f: f})
 		}
 	}
 	out := make([]compute.BandInput, len(im.Bands))
 	for k, g := range im.groups {
-		f := im.points[k]
-		t, _ := f.DataType()
-		dst := make([]compute.Plane, len(g.bands))
-		for i := range dst {
-			dst[i] = compute.NewPlane(t, 1, 1)
+		pf := im.points[k]
+		if !pf.ok || col < pf.x0 || col >= pf.x0+pf.w || row < pf.y0 || row >= pf.y0+pf.h {
+			f := pf.f
+			t, _ := f.DataType()
+			bw, bh := f.BlockSize()
+			x0, y0 := col/bw*bw, row/bh*bh
+			w, h := min(bw, im.Width-x0), min(bh, im.Height-y0)
+			pf.ok = false
+			if len(pf.planes) != len(g.bands) || pf.planes[0].Width != w || pf.planes[0].Height != h {
+				pf.planes = make([]compute.Plane, len(g.bands))
+				for i := range pf.planes {
+					pf.planes[i] = compute.NewPlane(t, w, h)
+				}
+			}
+			if err := f.ReadWindowBandsInto(x0, y0, x0+w, y0+h, g.bands, pf.planes); err != nil {
+				return nil, err
+			}
+			pf.x0, pf.y0, pf.w, pf.h, pf.ok = x0, y0, w, h, true
 		}
-		if err := f.ReadWindowBandsInto(col, row, col+1, row+1, g.bands, dst); err != nil {
-			return nil, err
-		}
-		for i, slot := range g.slots {
+		i := (row-pf.y0)*pf.w + col - pf.x0
+		for n, slot := range g.slots {
 			b := im.Bands[slot]
-			b.Plane = dst[i]
+			src := pf.planes[n]
+			sz := src.Type.Size()
+			b.Plane = compute.Plane{Type: src.Type, Width: 1, Height: 1, Data: append([]byte(nil), src.Data[i*sz:(i+1)*sz]...)}
 			out[slot] = b
 		}
 	}
 	return out, nil
+}
+
+// pointFile is a file's handle for ReadPixel and the tile it read last:
+// columns [x0, x0+w), rows [y0, y0+h), one plane per band of the group.
+type pointFile struct {
+	f            *geotiff.File
+	ok           bool
+	x0, y0, w, h int
+	planes       []compute.Plane
 }
 
 // View is a plan's samples and the indices computed on them.
