@@ -100,6 +100,8 @@ type largeImage struct {
 	cancelView context.CancelFunc
 	tmp        *image.NRGBA
 	views      int
+	// firstRows is when the first view's first block was computed.
+	firstRows time.Time
 }
 
 // openLarge opens the bands of roles that src gives for viewing.
@@ -218,6 +220,9 @@ func (lg *largeImage) read(ctx context.Context, p pyramid.Plan) {
 		lg.mu.Lock()
 		if lg.want == p {
 			lg.next, lg.filled = v, j1
+		}
+		if lg.firstRows.IsZero() {
+			lg.firstRows = time.Now()
 		}
 		lg.mu.Unlock()
 		if time.Since(last) > 100*time.Millisecond && j1 < p.Height {
@@ -501,6 +506,7 @@ func (w *Window) compareLarge(s *shown, runs []runSpec) {
 			w.results = results
 			w.charts.showTimings(results)
 			w.setStatus(compareLine(results), allVerified(results))
+			w.markReady()
 		}, nil
 	})
 }

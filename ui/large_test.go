@@ -2,6 +2,7 @@ package ui
 
 import (
 	"image"
+	"os"
 	"math"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 
 	"canopy/compute"
@@ -260,5 +262,46 @@ func TestLargeImageFromOverviews(t *testing.T) {
 	}
 	if s.summary == nil || s.summary.summary.Total != 2400*2400 {
 		t.Errorf("statistics over the full resolution: %+v", s.summary)
+	}
+}
+
+// TestLargeWindowOnFiles opens the window's test driver on the pair that
+// CANOPY_BIGVIEW_RED and CANOPY_BIGVIEW_NIR name (scripts/bigview-bench
+// makes a 40000² one) at the default size limit, and logs the time to the
+// first view, to the statistics, and the peak resident memory; skipped
+// without them.
+func TestLargeWindowOnFiles(t *testing.T) {
+	red, nir := os.Getenv("CANOPY_BIGVIEW_RED"), os.Getenv("CANOPY_BIGVIEW_NIR")
+	if red == "" || nir == "" {
+		t.Skip("CANOPY_BIGVIEW_RED and CANOPY_BIGVIEW_NIR name no pair")
+	}
+	a := test.NewTempApp(t)
+	var ready time.Duration
+	t0 := time.Now()
+	real, err := compute.New(compute.NameGoParallel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hk := hooks{backends: []compute.Backend{real}, loop: newEventLoop(), onReady: func() { ready = time.Since(t0) }}
+	w := newWindow(a, Options{Bands: map[string]string{"red": red, "nir": nir}, Backend: compute.NameGoParallel}, hk)
+	w.Win.Resize(fyne.NewSize(1400, 900))
+	w.Wait()
+	all := time.Since(t0)
+	defer w.Win.Close()
+	s := w.shown
+	if s == nil || s.large == nil || s.large.current() == nil || s.summary == nil {
+		t.Fatalf("not shown by views: status %q", w.Status.Text)
+	}
+	v := s.large.current()
+	t.Logf("%d×%d: first rows of the view %v after the window was made, the first view (level %d of %d, step %d, %d×%d samples) complete %v after; statistics of the whole image %v after; status %q",
+		s.w, s.h, s.large.firstRows.Sub(t0).Round(time.Millisecond), v.Level, len(s.large.im.Levels)-1, v.Step, v.Width, v.Height, ready.Round(time.Millisecond), all.Round(time.Millisecond), w.Status.Text)
+	d, n := w.Map.LastRender()
+	t.Logf("map renders: %d, the last in %v", n, d)
+	if b, err := os.ReadFile("/proc/self/status"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, "VmHWM:") {
+				t.Logf("peak resident memory %s", strings.TrimSpace(strings.TrimPrefix(l, "VmHWM:")))
+			}
+		}
 	}
 }

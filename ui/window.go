@@ -640,8 +640,8 @@ func (w *Window) show(s *shown) {
 		// the next GC cycle, so that RSS stays near one scene.
 		go debug.FreeOSMemory()
 	}
-	if !w.ready && !w.opts.Compare {
-		w.markReady()
+	if !w.ready && !w.opts.Compare && s.large == nil {
+		w.markReady() // a large image is ready with its first view
 	}
 }
 
