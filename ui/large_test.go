@@ -2,8 +2,8 @@ package ui
 
 import (
 	"image"
-	"os"
 	"math"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
