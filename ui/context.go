@@ -178,6 +178,10 @@ func (w *Window) SetView(m viewMode) {
 		w.setStatus(viewNeeds(m, s.src, miss), false)
 		return
 	}
+	if s.large != nil {
+		w.setStatus(errLarge("colour views").Error(), false)
+		return
+	}
 	v := w.view
 	if v.key == s.src.key() && v.w == s.w && v.h == s.h && v.comps[m] != nil {
 		v.mode = m
@@ -425,7 +429,7 @@ func (w *Window) viewShown() {
 	if v.key != s.src.key() || v.w != s.w || v.h != s.h {
 		v.drop()
 		if m := v.mode; m != viewIndex {
-			if len(w.missingFor(m)) == 0 {
+			if len(w.missingFor(m)) == 0 && s.large == nil {
 				w.bridge.start(viewSpecs[m].jobLabel(), w.compositeJob(s, m, map[string]compute.BandInput{}))
 			}
 			v.mode = viewIndex

@@ -276,7 +276,7 @@ func (w *Window) ExportLayout(path string, opt layout.Options) (layout.Geometry,
 // runs on the writer's goroutine.
 func (s *shown) exportPlane() ([]float32, error) {
 	if s.large != nil {
-		return nil, errLarge("export")
+		return nil, errLarge("exports")
 	}
 	if s.card == nil {
 		return s.plane, nil

@@ -26,12 +26,15 @@ import (
 // the memory the system has free. A variable for the tests.
 var largeBytes int64 = 2 << 30
 
-// errLarge is what the window says of what it does not do on an image
-// read by views.
+// errLarge is what the window says of what it does not make on an image
+// read by views ("exports", "stands", "two dates", "colour views"), and
+// the command that does it from the files.
 func errLarge(what string) error {
-	return fmt.Errorf("%s of an image this large is not done in the window: use canopy %s on the files", what, map[string]string{
-		"export": "compute --tif/--png/--layout", "stands": "zonal",
-	}[what])
+	msg := fmt.Sprintf("%s of an image this large are not made in the window", what)
+	if cmd := map[string]string{"exports": "compute --tif/--png/--layout", "stands": "zonal", "two dates": "change"}[what]; cmd != "" {
+		msg += ": use canopy " + cmd + " on the files"
+	}
+	return errors.New(msg)
 }
 
 // largeFor reports whether the bands of roles that src gives are too

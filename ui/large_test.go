@@ -215,6 +215,11 @@ func TestLargeImageByViews(t *testing.T) {
 		}
 	}
 
+	// What the window does not make on such an image says what does.
+	if err := w.ExportGeoTIFF(filepath.Join(dir, "out.tif")); err == nil || !strings.Contains(err.Error(), "canopy compute") {
+		t.Errorf("exporting the large image: %v", err)
+	}
+
 	// Zooming in reads the region at full resolution.
 	w.Map.ZoomBy(64)
 	x0, y0, zin, zw, zh := w.Map.Viewport()

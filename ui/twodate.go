@@ -438,6 +438,14 @@ func (w *Window) startFollowUp(open func() (bandSource, error)) {
 	if open == nil && t.src == nil && work == nil {
 		return
 	}
+	if s.large != nil {
+		what := "stands"
+		if open != nil || t.src != nil {
+			what = "two dates"
+		}
+		w.setStatus(errLarge(what).Error(), false)
+		return
+	}
 	if open == nil && t.src != nil {
 		src := *t.src
 		open = func() (bandSource, error) { return src, nil }
