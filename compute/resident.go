@@ -280,3 +280,68 @@ func ErrPlane(o, n int) error {
 	}
 	return fmt.Errorf("plane %d asked for, %d computed", o, n)
 }
+
+// StatsMerger builds a ResidentStats from the per-block partial results a
+// session's statistics pass leaves on the card: each block's count, mean,
+// sum of squared deviations (M2), minimum, maximum and class counts above
+// each inner bound, merged in block order with Chan et al.'s update (as
+// stats.Summarize merges its blocks'), so that every backend's mean and
+// standard deviation come out alike.
+type StatsMerger struct {
+	cnt      int
+	mean, m2 float64
+	lo, hi   float32
+	above    []int
+}
+
+// NewStatsMerger starts a merge for q.
+func NewStatsMerger(q StatsRequest) *StatsMerger {
+	return &StatsMerger{lo: float32(math.Inf(1)), hi: float32(math.Inf(-1)), above: make([]int, max(0, len(q.Classes)-1))}
+}
+
+// Above adds one block's count of valid pixels above inner class bound i.
+func (m *StatsMerger) Above(i, n int) { m.above[i] += n }
+
+// Bounds is the number of inner class bounds.
+func (m *StatsMerger) Bounds() int { return len(m.above) }
+
+// Add merges one block's moments: n valid pixels of this mean, sum of
+// squared deviations m2, minimum and maximum (a block of none adds
+// nothing).
+func (m *StatsMerger) Add(n int, mean, m2 float64, lo, hi float32) {
+	if n == 0 {
+		return
+	}
+	m.lo, m.hi = min(m.lo, lo), max(m.hi, hi)
+	if m.cnt == 0 {
+		m.cnt, m.mean, m.m2 = n, mean, m2
+		return
+	}
+	tot := m.cnt + n
+	d := mean - m.mean
+	m.mean += d * float64(n) / float64(tot)
+	m.m2 += m2 + d*d*float64(m.cnt)*float64(n)/float64(tot)
+	m.cnt = tot
+}
+
+// Result is the merged statistics of a plane of total pixels, with the
+// histogram hist (nil when q asked for none).
+func (m *StatsMerger) Result(q StatsRequest, hist []int, total int) ResidentStats {
+	r := ResidentStats{Total: total, Min: math.NaN(), Max: math.NaN(), Mean: math.NaN(), Std: math.NaN(), Histogram: hist}
+	r.Valid = m.cnt
+	if m.cnt > 0 {
+		r.Min, r.Max, r.Mean = float64(m.lo), float64(m.hi), m.mean
+		r.Std = math.Sqrt(max(0, m.m2) / float64(m.cnt))
+	}
+	if len(q.Classes) > 0 {
+		px := make([]int, len(q.Classes))
+		prev := m.cnt
+		for i, a := range m.above {
+			px[i] = prev - a
+			prev = a
+		}
+		px[len(px)-1] = prev
+		r.Classes = ClassCounts(px, q.PixelAreaM2)
+	}
+	return r
+}

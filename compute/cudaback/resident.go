@@ -456,57 +456,25 @@ func (s *session) Stats(o int, q compute.StatsRequest) (r compute.ResidentStats,
 // record per block, whose moments are merged in block order with Chan et
 // al.'s update (as stats.Summarize merges its blocks').
 func mergeStats(res []byte, sh statsShape, q compute.StatsRequest, grid, n int) compute.ResidentStats {
-	r := compute.ResidentStats{Total: n, Min: math.NaN(), Max: math.NaN(), Mean: math.NaN(), Std: math.NaN()}
 	le := binary.LittleEndian
+	var h []int
 	if q.Bins > 0 {
-		r.Histogram = make([]int, q.Bins)
-		for i := range r.Histogram {
-			r.Histogram[i] = int(le.Uint32(res[4*i:]))
+		h = make([]int, q.Bins)
+		for i := range h {
+			h[i] = int(le.Uint32(res[4*i:]))
 		}
 	}
+	m := compute.NewStatsMerger(q)
 	recOff := (4*q.Bins + 7) &^ 7
-	var cnt int
-	var mean, m2 float64
-	lo, hi := float32(math.Inf(1)), float32(math.Inf(-1))
-	above := make([]int, max(0, len(q.Classes)-1))
 	for g := range grid {
 		rec := res[recOff+g*sh.record():]
-		bn := int(le.Uint32(rec[16:]))
-		for i := range above {
-			above[i] += int(le.Uint32(rec[32+4*i:]))
+		for i := range m.Bounds() {
+			m.Above(i, int(le.Uint32(rec[32+4*i:])))
 		}
-		if bn == 0 {
-			continue
-		}
-		bm, bm2 := math.Float64frombits(le.Uint64(rec)), math.Float64frombits(le.Uint64(rec[8:]))
-		lo = min(lo, math.Float32frombits(le.Uint32(rec[20:])))
-		hi = max(hi, math.Float32frombits(le.Uint32(rec[24:])))
-		if cnt == 0 {
-			cnt, mean, m2 = bn, bm, bm2
-			continue
-		}
-		tot := cnt + bn
-		d := bm - mean
-		mean += d * float64(bn) / float64(tot)
-		m2 += bm2 + d*d*float64(cnt)*float64(bn)/float64(tot)
-		cnt = tot
+		m.Add(int(le.Uint32(rec[16:])), math.Float64frombits(le.Uint64(rec)), math.Float64frombits(le.Uint64(rec[8:])),
+			math.Float32frombits(le.Uint32(rec[20:])), math.Float32frombits(le.Uint32(rec[24:])))
 	}
-	r.Valid = cnt
-	if cnt > 0 {
-		r.Min, r.Max, r.Mean = float64(lo), float64(hi), mean
-		r.Std = math.Sqrt(max(0, m2) / float64(cnt))
-	}
-	if len(q.Classes) > 0 {
-		px := make([]int, len(q.Classes))
-		prev := cnt
-		for i, a := range above {
-			px[i] = prev - a
-			prev = a
-		}
-		px[len(px)-1] = prev
-		r.Classes = compute.ClassCounts(px, q.PixelAreaM2)
-	}
-	return r
+	return m.Result(q, h, n)
 }
 
 // lut returns the device copy of table, uploading it (queued) when it is

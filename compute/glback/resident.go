@@ -799,57 +799,24 @@ func (s *session) Stats(o int, q compute.StatsRequest) (r compute.ResidentStats,
 // moments in order with Chan et al.'s update (as stats.Summarize merges
 // its blocks').
 func mergeRecords(res, hist []uint32, sh statsShape, q compute.StatsRequest, n int) compute.ResidentStats {
-	r := compute.ResidentStats{Total: n, Min: math.NaN(), Max: math.NaN(), Mean: math.NaN(), Std: math.NaN()}
+	var h []int
 	if q.Bins > 0 {
-		r.Histogram = make([]int, q.Bins)
+		h = make([]int, q.Bins)
 		for i, c := range hist {
-			r.Histogram[i] = int(c)
+			h[i] = int(c)
 		}
 	}
+	m := compute.NewStatsMerger(q)
 	rw := sh.recordWords()
-	var cnt int
-	var mean, m2 float64
-	lo, hi := float32(math.Inf(1)), float32(math.Inf(-1))
-	above := make([]int, sh.Bounds)
 	for g := 0; g+rw <= len(res); g += rw {
 		rec := res[g : g+rw]
-		for i := range above {
-			above[i] += int(rec[8+i])
+		for i := range min(m.Bounds(), sh.Bounds) {
+			m.Above(i, int(rec[8+i]))
 		}
-		bn := int(rec[4])
-		if bn == 0 {
-			continue
-		}
-		bm := math.Float64frombits(uint64(rec[0]) | uint64(rec[1])<<32)
-		bm2 := math.Float64frombits(uint64(rec[2]) | uint64(rec[3])<<32)
-		lo = min(lo, math.Float32frombits(rec[5]))
-		hi = max(hi, math.Float32frombits(rec[6]))
-		if cnt == 0 {
-			cnt, mean, m2 = bn, bm, bm2
-			continue
-		}
-		tot := cnt + bn
-		d := bm - mean
-		mean += d * float64(bn) / float64(tot)
-		m2 += bm2 + d*d*float64(cnt)*float64(bn)/float64(tot)
-		cnt = tot
+		m.Add(int(rec[4]), math.Float64frombits(uint64(rec[0])|uint64(rec[1])<<32), math.Float64frombits(uint64(rec[2])|uint64(rec[3])<<32),
+			math.Float32frombits(rec[5]), math.Float32frombits(rec[6]))
 	}
-	r.Valid = cnt
-	if cnt > 0 {
-		r.Min, r.Max, r.Mean = float64(lo), float64(hi), mean
-		r.Std = math.Sqrt(max(0, m2) / float64(cnt))
-	}
-	if len(q.Classes) > 0 {
-		px := make([]int, len(q.Classes))
-		prev := cnt
-		for i, a := range above {
-			px[i] = prev - a
-			prev = a
-		}
-		px[len(px)-1] = prev
-		r.Classes = compute.ClassCounts(px, q.PixelAreaM2)
-	}
-	return r
+	return m.Result(q, h, n)
 }
 
 // viewShape is what a view shader's code depends on.
