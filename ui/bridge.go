@@ -242,30 +242,30 @@ func (b *bridge) wait() {
 		b.wg.Wait()
 		return
 	}
-	for {
-		b.waitOnce()
-		if b.pending.Load() == 0 {
-			return
-		}
-	}
-}
-
-func (b *bridge) waitOnce() {
-	done := make(chan struct{})
-	go func() { b.wg.Wait(); close(done) }()
+	// The job count, not the WaitGroup: a result run here may start the
+	// next job (Add at a zero count must not race a Wait). A job queues
+	// its result before its count drops, so no count and an empty queue
+	// mean everything is shown.
 	for {
 		select {
 		case f := <-b.loop.q:
 			f()
-		case <-done:
-			for {
-				select {
-				case f := <-b.loop.q:
-					f()
-				default:
-					return
-				}
+			continue
+		default:
+		}
+		if b.pending.Load() == 0 {
+			select {
+			case f := <-b.loop.q:
+				f()
+				continue
+			default:
+				return
 			}
+		}
+		select {
+		case f := <-b.loop.q:
+			f()
+		case <-time.After(time.Millisecond):
 		}
 	}
 }
