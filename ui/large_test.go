@@ -300,8 +300,10 @@ func TestLargeWindowOnFiles(t *testing.T) {
 	v := s.large.current()
 	t.Logf("%d×%d: first rows of the view %v after the window was made, the first view (level %d of %d, step %d, %d×%d samples) complete %v after; statistics of the whole image %v after; status %q",
 		s.w, s.h, s.large.firstRows.Sub(t0).Round(time.Millisecond), v.Level, len(s.large.im.Levels)-1, v.Step, v.Width, v.Height, ready.Round(time.Millisecond), all.Round(time.Millisecond), w.Status.Text)
-	d, n := w.Map.LastRender()
-	t.Logf("map renders: %d, the last in %v", n, d)
+	_, _, _, vw, vh := w.Map.Viewport()
+	t1 := time.Now()
+	w.Map.generate(vw, vh)
+	t.Logf("drawing the %d×%d map from the view: %v", vw, vh, time.Since(t1).Round(time.Microsecond))
 	if b, err := os.ReadFile("/proc/self/status"); err == nil {
 		for _, l := range strings.Split(string(b), "\n") {
 			if strings.HasPrefix(l, "VmHWM:") {
