@@ -105,6 +105,12 @@ type largeImage struct {
 	views      int
 	// firstRows is when the first view's first block was computed.
 	firstRows time.Time
+	// statsFor is the map whose statistics wait for the first view (the
+	// view first, the rest after), nil when none waits.
+	statsFor *shown
+	// active counts the views and statistics running: the files close
+	// when they have stopped.
+	active sync.WaitGroup
 }
 
 // openLarge opens the bands of roles that src gives for viewing.
@@ -175,7 +181,7 @@ func (lg *largeImage) close() {
 	lg.mu.Unlock()
 	go func() {
 		// Readers stop at their next block; the files close after.
-		time.Sleep(2 * time.Second)
+		lg.active.Wait()
 		lg.im.Close()
 		lg.point.Close()
 	}()
@@ -212,7 +218,11 @@ func (lg *largeImage) request(x0, y0, zoom float64, vw, vh int) {
 	ctx, cancel := context.WithCancel(lg.ctx)
 	lg.want, lg.asked, lg.cancelView = p, true, cancel
 	lg.next, lg.filled = nil, 0
-	lg.bg(func() { lg.read(ctx, p) })
+	lg.active.Add(1)
+	lg.bg(func() {
+		defer lg.active.Done()
+		lg.read(ctx, p)
+	})
 }
 
 // read reads and computes plan p (request's background work).
@@ -407,7 +417,14 @@ func (w *Window) showLarge(old, s *shown) {
 	x0, y0, zoom, vw, vh := w.Map.Viewport()
 	lg.request(x0, y0, zoom, vw, vh)
 	if s.summary == nil {
-		w.streamStatistics(s)
+		// The view first: the statistics start with the first view (at
+		// once when there is one), so that they do not slow it down.
+		if lg.current() != nil {
+			w.streamStatistics(s)
+		} else {
+			lg.statsFor = s
+			w.stats.Numbers.SetText("Statistics of the whole image: after the first view…")
+		}
 	}
 }
 
@@ -416,6 +433,10 @@ func (w *Window) showLarge(old, s *shown) {
 func (w *Window) largeViewDone(lg *largeImage, v *pyramid.View, took time.Duration, err error) {
 	if w.shown == nil || w.shown.large != lg {
 		return
+	}
+	if s := lg.statsFor; s != nil {
+		lg.statsFor = nil
+		w.streamStatistics(s)
 	}
 	if err != nil {
 		w.setStatus("The view could not be read: "+firstLine(err.Error()), false)
@@ -455,7 +476,9 @@ func (w *Window) streamStatistics(s *shown) {
 	}
 	known := ok && area > 0
 	w.stats.Numbers.SetText("Statistics of the whole image: streaming over its blocks…")
+	lg.active.Add(1)
 	lg.bg(func() {
+		defer lg.active.Done()
 		var last time.Time
 		st, err := lg.statistics(area, known, func(f float64) {
 			if time.Since(last) < 500*time.Millisecond {
