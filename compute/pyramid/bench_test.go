@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"canopy/compute"
+	_ "canopy/compute/backends"
 	"canopy/compute/pipeline"
 	"canopy/compute/stats"
 )
@@ -17,6 +19,7 @@ var (
 	benchRed   = flag.String("pyramid-red", "", "red band for BenchmarkBigView (default: a generated 3000² uint16 pair without overviews)")
 	benchNir   = flag.String("pyramid-nir", "", "NIR band for BenchmarkBigView")
 	benchStats = flag.Bool("pyramid-stats", true, "BenchmarkBigView also streams the whole image's statistics")
+	benchBack  = flag.String("pyramid-backend", "go-parallel", "the backend BenchmarkBigView computes on (go, go-parallel, c, gl, cuda)")
 )
 
 // peakRSS is the process's peak resident memory (VmHWM), 0 where
@@ -41,7 +44,7 @@ func peakRSS() int64 {
 // from the full resolution alone (decimated block reads, as without
 // overviews), a zoom to full resolution at the centre, a pin (one pixel
 // at full resolution), and the whole image's NDVI statistics streamed over
-// the blocks; NDVI on go-parallel. It reports each time in ms and the peak
+// the blocks; NDVI on go-parallel (or -pyramid-backend). It reports each time in ms and the peak
 // resident memory in MiB.
 //
 //	go test ./compute/pyramid -run '^$' -bench BigView -benchtime 1x [-args -pyramid-red R -pyramid-nir N]
@@ -51,6 +54,13 @@ func BenchmarkBigView(b *testing.B) {
 		red, nir = pair(b, b.TempDir(), 3000, 3000, 256)
 	}
 	names, exprs, be := ndvi(b)
+	if *benchBack != be.Name() {
+		var err error
+		if be, err = compute.New(*benchBack); err != nil {
+			b.Fatal(err)
+		}
+		defer be.Close()
+	}
 	const sw, sh = 1600, 1000
 	for b.Loop() {
 		ctx := context.Background()
@@ -71,8 +81,8 @@ func BenchmarkBigView(b *testing.B) {
 			b.Fatal(err)
 		}
 		first := time.Since(t0)
-		b.Logf("%dx%d, %d levels: open %v; first view (level %d, step %d, %dx%d samples) %v after opening, %v in all",
-			im.Width, im.Height, len(im.Levels), open.Round(time.Millisecond), p.Level, p.Step, p.Width, p.Height, time.Since(t1).Round(time.Millisecond), first.Round(time.Millisecond))
+		b.Logf("%s, %dx%d, %d levels: open %v; first view (level %d, step %d, %dx%d samples) %v after opening, %v in all",
+			be.Name(), im.Width, im.Height, len(im.Levels), open.Round(time.Millisecond), p.Level, p.Step, p.Width, p.Height, time.Since(t1).Round(time.Millisecond), first.Round(time.Millisecond))
 		b.ReportMetric(float64(first.Milliseconds()), "first-view-ms")
 		// Without overviews: the full resolution, decimated.
 		p0 := im.PlanViewUpTo(0, 0, 0, W, H, fw, fh)
