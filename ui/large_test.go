@@ -312,3 +312,51 @@ func TestLargeWindowOnFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestLargeImageCustomFormulaAndZoomCancels: a formula with no range of
+// its own is stretched over the view's min–max and its histogram taken
+// over the whole image's min–max (two streamed passes), as the
+// whole-image path does; a zoom asked for while a view is read
+// supersedes it: the map ends on the zoomed view.
+func TestLargeImageCustomFormulaAndZoomCancels(t *testing.T) {
+	defer func(b int64) { largeBytes = b }(largeBytes)
+	largeBytes = 1 << 20
+	const n = 1500
+	dir := t.TempDir()
+	red, nir := writeNoisePair(t, dir, n)
+	w := newTestWindow(t, Options{Bands: map[string]string{"red": red, "nir": nir}, Expr: "nir - red"})
+	s := w.shown
+	if s == nil || s.large == nil || s.summary == nil {
+		t.Fatalf("not shown by views with statistics: status %q", w.Status.Text)
+	}
+	rb, _, _ := raster.LoadStored("red", red)
+	nb, _, _ := raster.LoadStored("nir", nir)
+	j, err := compute.NewJob([]compute.BandInput{rb, nb}, nil, []string{s.idx.name}, []*index.Expr{s.idx.expr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := compute.RunJob(engine().(compute.Backend), j); err != nil {
+		t.Fatal(err)
+	}
+	whole := summarize(&shown{set: s.set, idx: s.idx, plane: j.Out[0], w: n, h: n})
+	if s.summary.lo != whole.lo || s.summary.hi != whole.hi || !slices.Equal(s.summary.hist, whole.hist) || s.summary.summary.Valid != whole.summary.Valid {
+		t.Errorf("streamed: range %v–%v, valid %d; whole image: %v–%v, valid %d", s.summary.lo, s.summary.hi, s.summary.summary.Valid, whole.lo, whole.hi, whole.summary.Valid)
+	}
+	if lo, hi := w.lut.Range().Lo, w.lut.Range().Hi; !(lo >= whole.lo && hi <= whole.hi && lo < hi) {
+		t.Errorf("the stretch %v–%v is not within the data's %v–%v", lo, hi, whole.lo, whole.hi)
+	}
+
+	// Two views asked for at once: the second is shown.
+	lg := s.large
+	lg.mu.Lock()
+	lg.asked = false // read the fitted view again
+	lg.mu.Unlock()
+	x0, y0, zoom, vw, vh := w.Map.Viewport()
+	lg.request(x0, y0, zoom, vw, vh)
+	lg.request(100, 100, 2, vw, vh)
+	w.Wait()
+	want := lg.im.PlanView(100, 100, 100+float64(vw)/2, 100+float64(vh)/2, vw, vh)
+	if v := lg.current(); v == nil || v.Plan != want {
+		t.Errorf("after a zoom during a read the view is %+v, want %+v", v, want)
+	}
+}
