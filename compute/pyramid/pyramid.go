@@ -117,7 +117,6 @@ func Open(roles, specs []string) (*Image, error) {
 		}
 	}
 	im.Levels = []Level{{im.Width, im.Height}}
-	t0, _ := im.groups[0].levels[0].DataType()
 	for l := 0; ; l++ {
 		if l >= len(ovs[0]) {
 			break
@@ -131,6 +130,7 @@ func Open(roles, specs []string) (*Image, error) {
 				break
 			}
 			t, _ := ovs[k][l].DataType()
+			t0, _ := im.groups[k].levels[0].DataType()
 			same = ovs[k][l].Width() == lv.Width && ovs[k][l].Height() == lv.Height && t == t0
 		}
 		if !same {
