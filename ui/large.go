@@ -440,6 +440,9 @@ func (w *Window) largeViewDone(lg *largeImage, v *pyramid.View, took time.Durati
 	}
 	if err != nil {
 		w.setStatus("The view could not be read: "+firstLine(err.Error()), false)
+		if !w.ready && !w.opts.Compare {
+			w.markReady() // the start failed: --exit-after still ends
+		}
 		return
 	}
 	from := "the full resolution"
