@@ -236,7 +236,7 @@ func TestComputeIndexErrors(t *testing.T) {
 		{"index and expr", []string{"--red", red, "--nir", nir, "--index", "ndvi", "--expr", "nir"}, 2, "not both"},
 		{"unknown role", []string{"--band", "redd=" + red, "--nir", nir}, 2, "unknown role"},
 		{"bad band flag", []string{"--band", red, "--nir", nir}, 2, "ROLE=FILE"},
-		{"size mismatch", []string{"--red", red9, "--nir", nir}, 1, "mismatch"},
+		{"size mismatch", []string{"--red", red9, "--nir", nir}, 1, "not the same size"},
 		{"crs mismatch", []string{"--red", red, "--nir", other}, 1, "coordinate reference systems"},
 		{"bad mode", []string{"--red", red, "--nir", nir, "--backend", "go:fast"}, 2, "no modes"},
 	} {
