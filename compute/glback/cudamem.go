@@ -33,11 +33,18 @@ type cudaMem struct {
 	ctx   *cuda.Context
 	gran  int
 	parts map[uint32]cudaPart // by GL buffer
+
+	// For uploads through CUDA (cudaup.go): the stream, made on first use.
+	stream    cuda.Stream
+	hasStream bool
 }
 
 type cudaPart struct {
 	obj   uint32 // GL memory object
 	alloc cuda.Allocation
+	// The allocation in CUDA's address space, mapped on first use
+	// (devicePtr); the zero Mapping when it is not.
+	mapping cuda.Mapping
 }
 
 // newCUDAMem opens the CUDA driver on the device GL renders with (matched
@@ -132,12 +139,18 @@ func (m *cudaMem) free(buf uint32) bool {
 	}
 	gl.DeleteBuffers(1, &buf)
 	gl.DeleteMemoryObjectsEXT(1, &p.obj)
+	p.mapping.Unmap()
 	p.alloc.Release()
 	delete(m.parts, buf)
 	return true
 }
 
 func (m *cudaMem) close() {
+	if m.hasStream {
+		m.drv.StreamSynchronize(m.stream)
+		m.drv.StreamDestroy(m.stream)
+		m.hasStream = false
+	}
 	for buf := range m.parts {
 		m.free(buf)
 	}

@@ -49,6 +49,11 @@ type tuning struct {
 	// residentMode, when set, is the transfer mode of resident sessions
 	// instead of the device's default (tests run mapped on llvmpipe).
 	residentMode string
+	// residentUpload, when set, is how resident sessions upload their
+	// bands when the planes are in CUDA memory: upGL keeps GL's path,
+	// upCUDAStaged stages every large band (tests compare them); "" goes
+	// through CUDA, page-locked.
+	residentUpload string
 }
 
 // DefaultPartBytes is the most bytes one device buffer holds: each band and

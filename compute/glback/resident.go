@@ -80,6 +80,10 @@ type session struct {
 	lutBytes, sampBytes, viewBy int
 	lutWords                    []uint32 // the table in lut, nil when none
 
+	// upPath is how the bands went up: upCUDA, upCUDAStaged, or upGL and
+	// the transfer mode.
+	upPath string
+
 	closed bool
 }
 
@@ -116,6 +120,7 @@ func (b *Backend) OpenResident(bands []compute.BandInput, mask []uint8) (compute
 		return nil, t, err
 	}
 	mode, _ := b.jobMode(b.tu.residentMode)
+	upload := b.tu.residentUpload
 	s := &session{b: b, w: b.w, width: w, height: h, n: n, mode: mode}
 	for _, band := range bands {
 		band.Plane.Data = nil
@@ -163,13 +168,35 @@ func (b *Backend) OpenResident(bands []compute.BandInput, mask []uint8) (compute
 		if err := glError("allocating the session's buffers"); err != nil {
 			return err
 		}
+		// Planes in CUDA memory are written by CUDA's copy engines from
+		// the page-locked bands (cudaup.go); GL's own go through GL.
+		var up *cudaUpload
+		if st.mem != nil && upload != upGL {
+			var err error
+			up, err = st.mem.prepareUpload(dst, src, upload == upCUDAStaged)
+			if up != nil {
+				defer up.done()
+			}
+			if err != nil {
+				return fmt.Errorf("preparing the upload through CUDA: %w", err)
+			}
+		}
 		t.Setup = time.Since(t0)
 		t1 := time.Now()
-		if err := st.uploadPlanes(s.part, dst, src, mode); err != nil {
-			return err
-		}
-		if err := glError("uploading the bands"); err != nil {
-			return err
+		if up != nil {
+			// The clock stops once the stream has finished the copies.
+			if err := up.run(s.part, dst, src); err != nil {
+				return fmt.Errorf("uploading the bands through CUDA: %w", err)
+			}
+			s.upPath = up.path()
+		} else {
+			if err := st.uploadPlanes(s.part, dst, src, mode); err != nil {
+				return err
+			}
+			if err := glError("uploading the bands"); err != nil {
+				return err
+			}
+			s.upPath = upGL + " " + mode
 		}
 		t.Upload = time.Since(t1)
 		t.Total = t.Upload

@@ -79,6 +79,11 @@ static const struct {
 	SYM(cuMemCreate, "cuMemCreate"),
 	SYM(cuMemRelease, "cuMemRelease"),
 	SYM(cuMemExportToShareableHandle, "cuMemExportToShareableHandle"),
+	SYM(cuMemAddressReserve, "cuMemAddressReserve"),
+	SYM(cuMemAddressFree, "cuMemAddressFree"),
+	SYM(cuMemMap, "cuMemMap"),
+	SYM(cuMemUnmap, "cuMemUnmap"),
+	SYM(cuMemSetAccess, "cuMemSetAccess"),
 };
 
 int cc_open(cc_table *t, const char *lib, char *msg, size_t msglen)

@@ -38,6 +38,10 @@ typedef struct {
 	} allocFlags;
 } CUmemAllocationProp;
 typedef struct {
+	CUmemLocation location;
+	int flags; /* CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 3 */
+} CUmemAccessDesc;
+typedef struct {
 	char bytes[16];
 } CUuuid;
 
@@ -88,6 +92,11 @@ typedef struct cc_table {
 	CUresult (*cuMemCreate)(CUmemGenericAllocationHandle *, size_t, const CUmemAllocationProp *, unsigned long long);
 	CUresult (*cuMemRelease)(CUmemGenericAllocationHandle);
 	CUresult (*cuMemExportToShareableHandle)(void *, CUmemGenericAllocationHandle, int, unsigned long long);
+	CUresult (*cuMemAddressReserve)(CUdeviceptr *, size_t, size_t, CUdeviceptr, unsigned long long);
+	CUresult (*cuMemAddressFree)(CUdeviceptr, size_t);
+	CUresult (*cuMemMap)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle, unsigned long long);
+	CUresult (*cuMemUnmap)(CUdeviceptr, size_t);
+	CUresult (*cuMemSetAccess)(CUdeviceptr, size_t, const CUmemAccessDesc *, size_t);
 } cc_table;
 
 /* cc_open loads lib and every symbol into t. It returns 0 on success, 1 when

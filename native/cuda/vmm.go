@@ -28,6 +28,18 @@ static CUresult cc_export_fd(cc_table *t, int *fd, CUmemGenericAllocationHandle 
 }
 static CUresult cc_release(cc_table *t, CUmemGenericAllocationHandle h) { return t->cuMemRelease(h); }
 static CUresult cc_uuid(cc_table *t, CUuuid *u, CUdevice d) { return t->cuDeviceGetUuid(u, d); }
+static CUresult cc_address_reserve(cc_table *t, CUdeviceptr *p, size_t n, size_t align) { return t->cuMemAddressReserve(p, n, align, 0, 0); }
+static CUresult cc_address_free(cc_table *t, CUdeviceptr p, size_t n) { return t->cuMemAddressFree(p, n); }
+static CUresult cc_map(cc_table *t, CUdeviceptr p, size_t n, CUmemGenericAllocationHandle h) { return t->cuMemMap(p, n, 0, h, 0); }
+static CUresult cc_unmap(cc_table *t, CUdeviceptr p, size_t n) { return t->cuMemUnmap(p, n); }
+static CUresult cc_set_access(cc_table *t, CUdeviceptr p, size_t n, CUdevice d)
+{
+	CUmemAccessDesc a = {0};
+	a.location.type = 1; // CU_MEM_LOCATION_TYPE_DEVICE
+	a.location.id = d;
+	a.flags = 3;         // CU_MEM_ACCESS_FLAGS_PROT_READWRITE
+	return t->cuMemSetAccess(p, n, &a, 1);
+}
 */
 import "C"
 
@@ -61,8 +73,10 @@ func (v Device) Granularity() (int, error) {
 
 // Allocation is physical device memory made by CreateExportable.
 type Allocation struct {
-	d *Driver
-	h C.CUmemGenericAllocationHandle
+	d    *Driver
+	h    C.CUmemGenericAllocationHandle
+	dev  C.CUdevice
+	size int
 }
 
 // CreateExportable allocates bytes (a multiple of Granularity) of device
@@ -74,7 +88,7 @@ func (v Device) CreateExportable(bytes int) (Allocation, error) {
 	if err := v.d.check("cuMemCreate", C.cc_create_exportable(v.d.t, &h, C.size_t(bytes), v.h)); err != nil {
 		return Allocation{}, fmt.Errorf("allocate %d exportable bytes on the device: %w", bytes, err)
 	}
-	return Allocation{d: v.d, h: h}, nil
+	return Allocation{d: v.d, h: h, dev: v.h, size: bytes}, nil
 }
 
 // ExportFD returns a new file descriptor for the allocation
@@ -94,4 +108,61 @@ func (a Allocation) Release() error {
 		return nil
 	}
 	return a.d.check("cuMemRelease", C.cc_release(a.d.t, a.h))
+}
+
+// Size is the allocation's size in bytes.
+func (a Allocation) Size() int { return a.size }
+
+// Mapping is an Allocation mapped into the current context's address
+// space (Map), readable and writable by its device: copies and kernels
+// reach it at Ptr.
+type Mapping struct {
+	d    *Driver
+	ptr  DevicePtr
+	size int
+}
+
+// Map makes the whole allocation reachable from CUDA: it reserves a range
+// of device addresses (cuMemAddressReserve), maps the allocation there
+// (cuMemMap) and grants the allocation's device read and write access
+// (cuMemSetAccess). What it did is undone when a step fails. Unmap the
+// mapping before the allocation's last user lets it go.
+func (a Allocation) Map() (Mapping, error) {
+	if a.d == nil {
+		return Mapping{}, fmt.Errorf("cuMemMap: no allocation to map")
+	}
+	var p C.CUdeviceptr
+	n := C.size_t(a.size)
+	if err := a.d.check("cuMemAddressReserve", C.cc_address_reserve(a.d.t, &p, n, 0)); err != nil {
+		return Mapping{}, fmt.Errorf("reserve %d bytes of device addresses: %w", a.size, err)
+	}
+	if err := a.d.check("cuMemMap", C.cc_map(a.d.t, p, n, a.h)); err != nil {
+		a.d.check("cuMemAddressFree", C.cc_address_free(a.d.t, p, n))
+		return Mapping{}, fmt.Errorf("map %d bytes of device memory: %w", a.size, err)
+	}
+	if err := a.d.check("cuMemSetAccess", C.cc_set_access(a.d.t, p, n, a.dev)); err != nil {
+		a.d.check("cuMemUnmap", C.cc_unmap(a.d.t, p, n))
+		a.d.check("cuMemAddressFree", C.cc_address_free(a.d.t, p, n))
+		return Mapping{}, fmt.Errorf("grant access to %d bytes of mapped device memory: %w", a.size, err)
+	}
+	return Mapping{d: a.d, ptr: DevicePtr(p), size: a.size}, nil
+}
+
+// Ptr is the mapping's first device address.
+func (m Mapping) Ptr() DevicePtr { return m.ptr }
+
+// Unmap unmaps the allocation (cuMemUnmap) and frees its address range
+// (cuMemAddressFree); the allocation itself lives on until released. Work
+// that uses the mapping must have finished. The zero Mapping does
+// nothing.
+func (m Mapping) Unmap() error {
+	if m.d == nil {
+		return nil
+	}
+	p, n := C.CUdeviceptr(m.ptr), C.size_t(m.size)
+	err := m.d.check("cuMemUnmap", C.cc_unmap(m.d.t, p, n))
+	if e := m.d.check("cuMemAddressFree", C.cc_address_free(m.d.t, p, n)); err == nil {
+		err = e
+	}
+	return err
 }
