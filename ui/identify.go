@@ -11,8 +11,6 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
-	"fyne.io/fyne/v2/dialog"
-	"fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
@@ -341,23 +339,11 @@ func (w *Window) ExportPins(path string) error {
 }
 
 func (w *Window) exportPinsDialog() {
-	d := dialog.NewFileSave(func(uc fyne.URIWriteCloser, err error) {
-		if err != nil {
-			w.showError(err) // the dialog could not create the file
-			return
-		}
-		if uc == nil {
-			return
-		}
-		path := uc.URI().Path()
-		uc.Close()
+	w.saveDialog("Export the pins as CSV", "pins.csv", []string{".csv"}, func(path string) {
 		if err := w.ExportPins(path); err != nil {
 			w.showError(err)
 			return
 		}
 		w.setStatus(fmt.Sprintf("Wrote %d pins to %s", len(w.identify.pins), path), true)
-	}, w.Win)
-	d.SetFileName("pins.csv")
-	d.SetFilter(storage.NewExtensionFileFilter([]string{".csv"}))
-	d.Show()
+	})
 }

@@ -735,21 +735,13 @@ func (w *Window) ExportStandChanges(path string) error {
 }
 
 func (w *Window) exportChangesDialog() {
-	d := dialog.NewFileSave(func(uc fyne.URIWriteCloser, err error) {
-		if err != nil || uc == nil {
-			return
-		}
-		path := uc.URI().Path()
-		uc.Close()
+	w.saveDialog("Export the stands' change as CSV", "stand-changes.csv", []string{".csv"}, func(path string) {
 		if err := w.ExportStandChanges(path); err != nil {
-			dialog.ShowError(err, w.Win)
+			w.showError(err)
 			return
 		}
 		w.setStatus(fmt.Sprintf("Wrote the change of %d stands to %s", len(w.standsP.change), path), true)
-	}, w.Win)
-	d.SetFileName("stand-changes.csv")
-	d.SetFilter(storage.NewExtensionFileFilter([]string{".csv"}))
-	d.Show()
+	})
 }
 
 func (w *Window) openStandsDialog() {
@@ -772,23 +764,11 @@ func (w *Window) openStandsDialog() {
 }
 
 func (w *Window) exportStandsDialog(ext string) {
-	d := dialog.NewFileSave(func(uc fyne.URIWriteCloser, err error) {
-		if err != nil {
-			w.showError(err) // the dialog could not create the file
-			return
-		}
-		if uc == nil {
-			return
-		}
-		path := uc.URI().Path()
-		uc.Close()
+	w.saveDialog("Export the stands", "stands"+ext, []string{ext}, func(path string) {
 		if err := w.ExportStands(path); err != nil {
 			w.showError(err)
 			return
 		}
 		w.setStatus(fmt.Sprintf("Wrote %d stands to %s", len(w.standsP.results), path), true)
-	}, w.Win)
-	d.SetFileName("stands" + ext)
-	d.SetFilter(storage.NewExtensionFileFilter([]string{ext}))
-	d.Show()
+	})
 }
