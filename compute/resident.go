@@ -345,3 +345,25 @@ func (m *StatsMerger) Result(q StatsRequest, hist []int, total int) ResidentStat
 	}
 	return r
 }
+
+// CheckResidentBands checks what a session is opened on: at least one
+// band, every plane well formed and of one size, and a mask of one byte a
+// pixel or none. It returns the size.
+func CheckResidentBands(bands []BandInput, mask []uint8) (w, h int, err error) {
+	if len(bands) == 0 {
+		return 0, 0, errors.New("no band given")
+	}
+	w, h = bands[0].Plane.Width, bands[0].Plane.Height
+	for _, b := range bands {
+		if err := b.Plane.Check(); err != nil {
+			return 0, 0, fmt.Errorf("%s band %s: %w", b.Role, b.Source, err)
+		}
+		if b.Plane.Width != w || b.Plane.Height != h {
+			return 0, 0, fmt.Errorf("band size mismatch: %s is %dx%d, %s is %dx%d", bands[0].Role, w, h, b.Role, b.Plane.Width, b.Plane.Height)
+		}
+	}
+	if mask != nil && len(mask) != w*h {
+		return 0, 0, fmt.Errorf("mask holds %d pixels, image has %d", len(mask), w*h)
+	}
+	return w, h, nil
+}

@@ -263,34 +263,6 @@ func TestGrid(t *testing.T) {
 	}
 }
 
-// Buffers that share a page are registered as one range.
-func TestPageSpans(t *testing.T) {
-	const page = 4096
-	big := make([]byte, 10<<20+page)
-	other := make([]byte, 3<<20)
-	off := page - int(uintptr(unsafe.Pointer(&big[0]))%page) + 100 // 100 bytes into a page
-	red := big[off : off+4<<20]
-	nir := big[off+4<<20 : off+8<<20] // starts in the page where red ends
-	ss := pageSpans([][]byte{red, nir, other}, []int{0, 1, 2}, page)
-	if len(ss) != 2 {
-		t.Fatalf("%d spans, want 2 (red+nir, out): %+v", len(ss), ss)
-	}
-	for _, s := range ss {
-		if s.lo%page != 0 || s.hi%page != 0 {
-			t.Errorf("span %+v not page-aligned", s)
-		}
-		a := uintptr(unsafe.Pointer(&red[0]))
-		if len(s.members) == 2 && (s.lo > a || s.hi < uintptr(unsafe.Pointer(&nir[len(nir)-1]))) {
-			t.Errorf("merged span %+v does not cover red and nir", s)
-		}
-	}
-	// Apart by a page or more: two spans.
-	nir2 := big[off+4<<20+2*page : off+8<<20]
-	if ss := pageSpans([][]byte{red, nir2, other}, []int{0, 1}, page); len(ss) != 2 {
-		t.Errorf("separate buffers merged: %+v", ss)
-	}
-}
-
 // Every mode and host memory strategy gives the Go kernel's bits on the
 // conformance cases and on awkward pixels, including chunk and vector
 // tails and buffers large enough to be page-locked in place.

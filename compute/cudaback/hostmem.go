@@ -32,29 +32,29 @@ var registry struct {
 
 // acquire returns the registered range w of host, registering it (and
 // pinning its Go objects) unless a backend already did. Context current.
-func acquire(d *cuda.Driver, host [][]byte, w span) (*pinnedRange, bool, error) {
+func acquire(d *cuda.Driver, host [][]byte, w cuda.PageSpan) (*pinnedRange, bool, error) {
 	registry.Lock()
 	defer registry.Unlock()
 	for _, p := range registry.ranges {
-		if p.drv == d && p.lo == w.lo && p.hi == w.hi {
+		if p.drv == d && p.lo == w.Lo && p.hi == w.Hi {
 			p.refs++
 			return p, false, nil
 		}
 	}
 	// The range starts at the page holding the lowest member's first
 	// byte: an offset back from a pointer into it.
-	first := w.members[0]
-	for _, m := range w.members {
+	first := w.Members[0]
+	for _, m := range w.Members {
 		if uintptr(unsafe.Pointer(unsafe.SliceData(host[m]))) < uintptr(unsafe.Pointer(unsafe.SliceData(host[first]))) {
 			first = m
 		}
 	}
 	fp := unsafe.Pointer(unsafe.SliceData(host[first]))
-	p := &pinnedRange{drv: d, lo: w.lo, hi: w.hi, base: unsafe.Add(fp, -int(uintptr(fp)-w.lo)), refs: 1}
-	for _, m := range w.members {
+	p := &pinnedRange{drv: d, lo: w.Lo, hi: w.Hi, base: unsafe.Add(fp, -int(uintptr(fp)-w.Lo)), refs: 1}
+	for _, m := range w.Members {
 		p.pin.Pin(unsafe.SliceData(host[m]))
 	}
-	if err := d.HostRegister(p.base, int(w.hi-w.lo), 0); err != nil {
+	if err := d.HostRegister(p.base, int(w.Hi-w.Lo), 0); err != nil {
 		p.pin.Unpin()
 		return nil, false, err
 	}
@@ -81,43 +81,6 @@ func releaseRange(p *pinnedRange) bool {
 	return true
 }
 
-// span is a candidate buffer's page-rounded range.
-type span struct {
-	lo, hi  uintptr
-	members []int
-}
-
-// pageSpans rounds the buffers idx of host out to whole pages and merges
-// those that share a page: the driver page-locks whole pages, and two
-// registrations may not overlap (red and nir may be halves of one slice).
-func pageSpans(host [][]byte, idx []int, page uintptr) []span {
-	var ss []span
-	for _, i := range idx {
-		b := host[i]
-		a := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-		ss = append(ss, span{lo: a &^ (page - 1), hi: (a + uintptr(len(b)) + page - 1) &^ (page - 1), members: []int{i}})
-	}
-	slices.SortFunc(ss, func(x, y span) int {
-		switch {
-		case x.lo < y.lo:
-			return -1
-		case x.lo > y.lo:
-			return 1
-		}
-		return 0
-	})
-	var out []span
-	for _, s := range ss {
-		if k := len(out) - 1; k >= 0 && s.lo < out[k].hi {
-			out[k].hi = max(out[k].hi, s.hi)
-			out[k].members = append(out[k].members, s.members...)
-			continue
-		}
-		out = append(out, s)
-	}
-	return out
-}
-
 // pinHost decides, for each buffer (red, nir and out for Run; bands, mask
 // and outputs for RunJob), whether the GPU can reach it in place: in HostRegister mode every buffer of RegisterMin bytes or
 // more is page-locked (kept from earlier runs when it is the same range).
@@ -135,12 +98,12 @@ func (s *state) pinHost(host [][]byte) (direct []bool, regErr string) {
 		}
 	}
 	page := uintptr(os.Getpagesize())
-	want := pageSpans(host, idx, page)
-	same := func(p *pinnedRange, w span) bool { return p.lo == w.lo && p.hi == w.hi }
+	want := cuda.PageSpans(host, idx, page)
+	same := func(p *pinnedRange, w cuda.PageSpan) bool { return p.lo == w.Lo && p.hi == w.Hi }
 	// Drop what the new buffers do not use exactly.
 	var kept []*pinnedRange
 	for _, p := range s.pins {
-		if slices.ContainsFunc(want, func(w span) bool { return same(p, w) }) {
+		if slices.ContainsFunc(want, func(w cuda.PageSpan) bool { return same(p, w) }) {
 			kept = append(kept, p)
 		} else if releaseRange(p) {
 			s.didSetup = true
@@ -159,7 +122,7 @@ func (s *state) pinHost(host [][]byte) (direct []bool, regErr string) {
 			}
 			s.pins = append(s.pins, p)
 		}
-		for _, m := range w.members {
+		for _, m := range w.Members {
 			direct[m] = true
 		}
 	}

@@ -129,24 +129,13 @@ type session struct {
 // openSession validates the bands, allocates their device memory and
 // uploads them (and the mask).
 func openSession(dev residentDev, bands []compute.BandInput, mask []uint8) (_ *session, t compute.Timings, err error) {
-	if len(bands) == 0 {
-		return nil, t, errors.New("resident session: no band given")
-	}
-	w, h := bands[0].Plane.Width, bands[0].Plane.Height
-	for _, b := range bands {
-		if err := b.Plane.Check(); err != nil {
-			return nil, t, fmt.Errorf("resident session: %s band %s: %w", b.Role, b.Source, err)
-		}
-		if b.Plane.Width != w || b.Plane.Height != h {
-			return nil, t, fmt.Errorf("resident session: band size mismatch: %s is %dx%d, %s is %dx%d", bands[0].Role, w, h, b.Role, b.Plane.Width, b.Plane.Height)
-		}
+	w, h, err := compute.CheckResidentBands(bands, mask)
+	if err != nil {
+		return nil, t, fmt.Errorf("resident session: %w", err)
 	}
 	n := w * h
-	if n > math.MaxUint32 {
+	if n > math.MaxUint32 { // the shaders index pixels with 32 bits
 		return nil, t, fmt.Errorf("resident session: %dx%d is more than %d pixels", w, h, uint64(math.MaxUint32))
-	}
-	if mask != nil && len(mask) != n {
-		return nil, t, fmt.Errorf("resident session: mask holds %d pixels, image has %d", len(mask), n)
 	}
 	leave, err := dev.enter()
 	if err != nil {

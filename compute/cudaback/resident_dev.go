@@ -139,7 +139,7 @@ func (d *cudaDev) pin(b []byte) bool {
 	if len(b) < RegisterMin || d.reachable(b) {
 		return d.reachable(b)
 	}
-	w := pageSpans([][]byte{b}, []int{0}, uintptr(os.Getpagesize()))[0]
+	w := cuda.PageSpans([][]byte{b}, []int{0}, uintptr(os.Getpagesize()))[0]
 	p, _, err := acquire(d.s.drv, [][]byte{b}, w)
 	if err != nil {
 		return false

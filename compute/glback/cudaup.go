@@ -104,9 +104,9 @@ func (m *cudaMem) prepareUpload(dst []*devPlane, src [][]byte, forceStage bool) 
 		}
 		u.refused = "staging forced"
 	} else {
-		for _, w := range pageSpans(src, big, uintptr(os.Getpagesize())) {
+		for _, w := range cuda.PageSpans(src, big, uintptr(os.Getpagesize())) {
 			if err := u.register(src, w); err != nil {
-				for _, i := range w.members {
+				for _, i := range w.Members {
 					u.staged[i] = true
 				}
 				u.refused = err.Error()
@@ -137,19 +137,19 @@ func (m *cudaMem) prepareUpload(dst []*devPlane, src [][]byte, forceStage bool) 
 // one registered already (by the cuda backend of this process:
 // CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED) is refused like any other and
 // staged: whether the other registration covers it all is unknown.
-func (u *cudaUpload) register(src [][]byte, w span) error {
-	first := w.members[0]
-	for _, m := range w.members {
+func (u *cudaUpload) register(src [][]byte, w cuda.PageSpan) error {
+	first := w.Members[0]
+	for _, m := range w.Members {
 		if uintptr(unsafe.Pointer(unsafe.SliceData(src[m]))) < uintptr(unsafe.Pointer(unsafe.SliceData(src[first]))) {
 			first = m
 		}
 	}
 	fp := unsafe.Pointer(unsafe.SliceData(src[first]))
-	h := &hostPin{base: unsafe.Add(fp, -int(uintptr(fp)-w.lo)), lo: w.lo, hi: w.hi}
-	for _, m := range w.members {
+	h := &hostPin{base: unsafe.Add(fp, -int(uintptr(fp)-w.Lo)), lo: w.Lo, hi: w.Hi}
+	for _, m := range w.Members {
 		h.pin.Pin(unsafe.SliceData(src[m]))
 	}
-	if err := u.m.drv.HostRegister(h.base, int(w.hi-w.lo), 0); err != nil {
+	if err := u.m.drv.HostRegister(h.base, int(w.Hi-w.Lo), 0); err != nil {
 		h.pin.Unpin()
 		return err
 	}
@@ -268,41 +268,4 @@ func (m *cudaMem) devicePtr(buf uint32) (cuda.DevicePtr, error) {
 		m.parts[buf] = p
 	}
 	return p.mapping.Ptr(), nil
-}
-
-// span is a page-rounded host range and the sources it holds.
-type span struct {
-	lo, hi  uintptr
-	members []int
-}
-
-// pageSpans rounds the sources idx of host out to whole pages and merges
-// those that share a page: the driver page-locks whole pages, and two
-// registrations may not overlap (two bands may be halves of one slice).
-func pageSpans(host [][]byte, idx []int, page uintptr) []span {
-	var ss []span
-	for _, i := range idx {
-		b := host[i]
-		a := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-		ss = append(ss, span{lo: a &^ (page - 1), hi: (a + uintptr(len(b)) + page - 1) &^ (page - 1), members: []int{i}})
-	}
-	slices.SortFunc(ss, func(x, y span) int {
-		switch {
-		case x.lo < y.lo:
-			return -1
-		case x.lo > y.lo:
-			return 1
-		}
-		return 0
-	})
-	var out []span
-	for _, s := range ss {
-		if k := len(out) - 1; k >= 0 && s.lo < out[k].hi {
-			out[k].hi = max(out[k].hi, s.hi)
-			out[k].members = append(out[k].members, s.members...)
-			continue
-		}
-		out = append(out, s)
-	}
-	return out
 }

@@ -3,10 +3,8 @@ package glback
 import (
 	"bytes"
 	"math/rand/v2"
-	"slices"
 	"strings"
 	"testing"
-	"unsafe"
 
 	"canopy/compute"
 	"canopy/compute/computetest"
@@ -136,46 +134,6 @@ func TestResidentCUDAUpload(t *testing.T) {
 	for i := range staged {
 		if !bytes.Equal(staged[i], viaGL[i]) {
 			t.Errorf("the %s plane uploaded through CUDA's staging differs from GL's upload", names[i])
-		}
-	}
-}
-
-// Bands that share a page are registered as one range, bands apart as
-// ranges of their own, each rounded out to whole pages.
-func TestPageSpans(t *testing.T) {
-	const page = 4096
-	buf := make([]byte, 10*page)
-	base := uintptr(unsafe.Pointer(&buf[0]))
-	off := int((page - base%page) % page) // buf[off] starts a page
-	host := [][]byte{
-		buf[off+100 : off+page+50],          // pages 0-1
-		buf[off+page+50 : off+2*page+10],    // pages 1-2: shares page 1
-		buf[off+5*page+1 : off+6*page],      // page 5
-		buf[off+3*page : off+4*page],        // page 3
-		buf[off+6*page-100 : off+6*page-10], // page 5 again
-	}
-	got := pageSpans(host, []int{0, 1, 2, 3, 4}, page)
-	lo := base + uintptr(off)
-	want := []span{
-		{lo: lo, hi: lo + 3*page, members: []int{0, 1}},
-		{lo: lo + 3*page, hi: lo + 4*page, members: []int{3}},
-		{lo: lo + 5*page, hi: lo + 6*page, members: []int{2, 4}},
-	}
-	if len(got) != len(want) {
-		t.Fatalf("%d spans, want %d: %+v", len(got), len(want), got)
-	}
-	for i := range want {
-		g, w := got[i], want[i]
-		slices.Sort(g.members) // bands at one address come in any order
-		if g.lo != w.lo || g.hi != w.hi || len(g.members) != len(w.members) {
-			t.Errorf("span %d: [%#x, %#x) of %v, want [%#x, %#x) of %v", i, g.lo, g.hi, g.members, w.lo, w.hi, w.members)
-			continue
-		}
-		for k := range w.members {
-			if g.members[k] != w.members[k] {
-				t.Errorf("span %d: members %v, want %v", i, g.members, w.members)
-				break
-			}
 		}
 	}
 }

@@ -95,24 +95,13 @@ type session struct {
 // their Close does nothing).
 func (b *Backend) OpenResident(bands []compute.BandInput, mask []uint8) (compute.ResidentSession, compute.Timings, error) {
 	var t compute.Timings
-	if len(bands) == 0 {
-		return nil, t, errors.New("gl: resident session: no band given")
-	}
-	w, h := bands[0].Plane.Width, bands[0].Plane.Height
-	for _, band := range bands {
-		if err := band.Plane.Check(); err != nil {
-			return nil, t, fmt.Errorf("gl: resident session: %s band %s: %w", band.Role, band.Source, err)
-		}
-		if band.Plane.Width != w || band.Plane.Height != h {
-			return nil, t, fmt.Errorf("gl: resident session: band size mismatch: %s is %dx%d, %s is %dx%d", bands[0].Role, w, h, band.Role, band.Plane.Width, band.Plane.Height)
-		}
+	w, h, err := compute.CheckResidentBands(bands, mask)
+	if err != nil {
+		return nil, t, fmt.Errorf("gl: resident session: %w", err)
 	}
 	n := w * h
-	if n > math.MaxUint32 {
+	if n > math.MaxUint32 { // the shaders index pixels with 32 bits
 		return nil, t, fmt.Errorf("gl: resident session: %dx%d is more than %d pixels", w, h, uint64(math.MaxUint32))
-	}
-	if mask != nil && len(mask) != n {
-		return nil, t, fmt.Errorf("gl: resident session: mask holds %d pixels, image has %d", len(mask), n)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -126,7 +115,7 @@ func (b *Backend) OpenResident(bands []compute.BandInput, mask []uint8) (compute
 		band.Plane.Data = nil
 		s.bands = append(s.bands, band)
 	}
-	err := b.w.do(func(st *glState) error {
+	err = b.w.do(func(st *glState) error {
 		t0 := time.Now()
 		s.part = st.jobPart(1)
 		for 1<<s.shift < s.part {

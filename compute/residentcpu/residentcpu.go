@@ -37,21 +37,9 @@ func Open(e compute.Engine, bands []compute.BandInput, mask []uint8) (*Session, 
 	if e == nil {
 		return nil, compute.Timings{}, fmt.Errorf("resident session: no engine")
 	}
-	if len(bands) == 0 {
-		return nil, compute.Timings{}, fmt.Errorf("resident session: no band given")
-	}
-	w, h := bands[0].Plane.Width, bands[0].Plane.Height
-	for _, b := range bands {
-		if err := b.Plane.Check(); err != nil {
-			return nil, compute.Timings{}, fmt.Errorf("resident session: %s band %s: %w", b.Role, b.Source, err)
-		}
-		if b.Plane.Width != w || b.Plane.Height != h {
-			return nil, compute.Timings{}, fmt.Errorf("resident session: band size mismatch: %s is %dx%d, %s is %dx%d",
-				bands[0].Role, w, h, b.Role, b.Plane.Width, b.Plane.Height)
-		}
-	}
-	if mask != nil && len(mask) != w*h {
-		return nil, compute.Timings{}, fmt.Errorf("resident session: mask holds %d pixels, image has %d", len(mask), w*h)
+	w, h, err := compute.CheckResidentBands(bands, mask)
+	if err != nil {
+		return nil, compute.Timings{}, fmt.Errorf("resident session: %w", err)
 	}
 	return &Session{eng: e, bands: bands, mask: mask, w: w, h: h}, compute.Timings{}, nil
 }
