@@ -358,3 +358,26 @@ func SizeMismatch(roleA, srcA string, wa, ha int, roleB, srcB string, wb, hb int
 	return fmt.Errorf("the bands are not the same size: %s %s is %d×%d pixels, %s %s is %d×%d; the bands of one computation must share a grid",
 		roleA, srcA, wa, ha, roleB, srcB, wb, hb)
 }
+
+// JobStreamer is an engine that overlaps consecutive jobs, such as the
+// blocks of an image in compute/pipeline: the upload of one job, the
+// kernel of the one before and the download of the one before that at
+// once, on several buffers and streams (the cuda backend).
+type JobStreamer interface {
+	// StreamJobs opens a stream in which up to depth jobs are in flight.
+	StreamJobs(depth int) (JobStream, error)
+}
+
+// JobStream is an open stream of jobs; its calls come from one goroutine.
+// Jobs complete in the order they were submitted.
+type JobStream interface {
+	// Submit queues j behind the jobs in flight and returns without
+	// waiting for it. j's bands, mask and outputs must be left alone until
+	// Wait has returned it. With depth jobs in flight it is an error: Wait
+	// first.
+	Submit(j *Job) error
+	// Wait waits for the oldest job in flight and returns its phases.
+	Wait() (Timings, error)
+	// Close waits for the jobs in flight and releases the stream.
+	Close() error
+}

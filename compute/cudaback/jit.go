@@ -24,6 +24,9 @@ type jitKernel struct {
 	compile, wall time.Duration
 	registers     int
 	used          uint64 // the run that used it last, for eviction
+	// busy counts the jobs of open streams (stream.go) queued on it: a
+	// busy kernel is not evicted.
+	busy int
 }
 
 // JITError is generated PTX that the driver's JIT compiler refused: a bug
@@ -103,12 +106,14 @@ func (s *state) kernel(spec *kernelSpec) (k *jitKernel, jitted bool, err error) 
 	if len(s.kernels) >= KernelCacheSize {
 		var old string
 		for key, c := range s.kernels {
-			if old == "" || c.used < s.kernels[old].used {
+			if c.busy == 0 && (old == "" || c.used < s.kernels[old].used) {
 				old = key
 			}
 		}
-		s.kernels[old].mod.Unload()
-		delete(s.kernels, old)
+		if old != "" {
+			s.kernels[old].mod.Unload()
+			delete(s.kernels, old)
+		}
 	}
 	k.used = s.runs
 	s.kernels[spec.PTX] = k

@@ -327,15 +327,22 @@ func (s *state) jobGrid(cnt int) int {
 	return min(g, 1<<31-1)
 }
 
-// jobArgs are the kernel's parameters for chunk c.
+// jobArgs are the kernel's parameters for chunk c of the job's device
+// buffers (s.jobDev).
 func (s *state) jobArgs(j *compute.Job, spec *kernelSpec, jb *jobBufs, c chunk) []any {
+	return jobArgsOn(s.jobDev, j, spec, jb, c)
+}
+
+// jobArgsOn are the kernel's parameters for chunk c of the job whose
+// bands, mask and outputs are in dev, in jb's order.
+func jobArgsOn(dev []cuda.DevicePtr, j *compute.Job, spec *kernelSpec, jb *jobBufs, c chunk) []any {
 	args := make([]any, 0, len(spec.Params))
 	for _, p := range spec.Params {
 		switch p.Kind {
 		case parN:
 			args = append(args, uint64(c.hi-c.lo))
 		case parBand:
-			args = append(args, s.jobDev[p.Index].Add(c.lo*jb.elem[p.Index]))
+			args = append(args, dev[p.Index].Add(c.lo*jb.elem[p.Index]))
 		case parNoData:
 			_, v := nodataValue(j.Bands[p.Index])
 			args = append(args, v)
@@ -346,9 +353,9 @@ func (s *state) jobArgs(j *compute.Job, spec *kernelSpec, jb *jobBufs, c chunk) 
 		case parOffset:
 			args = append(args, float32(j.Bands[p.Index].Radiometry.Offset))
 		case parMask:
-			args = append(args, s.jobDev[len(j.Bands)].Add(c.lo))
+			args = append(args, dev[len(j.Bands)].Add(c.lo))
 		case parOut:
-			args = append(args, s.jobDev[jb.up+p.Index].Add(c.lo*4))
+			args = append(args, dev[jb.up+p.Index].Add(c.lo*4))
 		}
 	}
 	return args

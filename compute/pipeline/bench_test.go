@@ -2,11 +2,13 @@ package pipeline_test
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"canopy/compute"
 	"canopy/compute/geotiff"
@@ -130,4 +132,133 @@ func BenchmarkPipeline(b *testing.B) {
 			}
 		})
 	}
+}
+
+var benchBackend = flag.String("pipeline-backend", compute.NameCUDA, "backend of BenchmarkStreamedBlocks")
+
+// poolReader fills each block plane it is given once, with a uint16
+// band of the fake landscape, and leaves it alone afterwards (the pipeline
+// recycles a few blocks' planes): reading costs nothing, so the run's
+// throughput is the backend's.
+type poolReader struct {
+	red, nir []uint16
+	w        int
+	seen     map[*byte]bool
+}
+
+func (r *poolReader) BlockRows() int { return 1 }
+
+func (r *poolReader) ReadRows(y0, y1 int, dst []compute.Plane) error {
+	for k, p := range dst {
+		key := &p.Data[0]
+		if r.seen[key] {
+			continue
+		}
+		r.seen[key] = true
+		src := [][]uint16{r.red, r.nir}[k][y0*r.w : y1*r.w]
+		for i, v := range src {
+			p.Data[2*i], p.Data[2*i+1] = byte(v), byte(v>>8)
+		}
+	}
+	return nil
+}
+
+// BenchmarkStreamedBlocks runs NDVI over a -pipeline-size² Sentinel-2
+// uint16 pair (digital numbers, nodata 0) through the pipeline on a GPU
+// backend (-pipeline-backend, cuda by default), with nothing to decode or
+// write, one block of about a million pixels waited for at a time
+// ("depth1") and streamed with 2, 3 and 4 blocks in flight; beside it, the
+// ceiling measured in the same run: the whole image as one overlapped job
+// ("whole", its transfers pipelined in chunks). It reports megapixels per
+// second, GB/s over the bus (4 bytes up and 4 down a pixel) and each
+// run's throughput as a share of the whole image's ("of-whole").
+//
+//	go test ./compute/pipeline -run '^$' -bench StreamedBlocks -benchtime 10x -args -pipeline-size 10980
+func BenchmarkStreamedBlocks(b *testing.B) {
+	be, err := compute.New(*benchBackend)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer be.Close()
+	if info := be.Info(); !info.Available {
+		b.Skipf("%s cannot run here: %s", *benchBackend, info.Reason)
+	}
+	n := *benchSize
+	s, _ := compute.NewFakeScene(compute.SceneLandscape, n, n, 1)
+	redF, nirF := make([]float32, n*n), make([]float32, n*n)
+	s.Rows(0, n, redF, nirF)
+	red, nir := make([]uint16, n*n), make([]uint16, n*n)
+	for i := range redF {
+		red[i] = uint16(min(redF[i], 5.5)*10000) + 1000
+		nir[i] = uint16(min(nirF[i], 5.5)*10000) + 1000
+	}
+	redF, nirF = nil, nil
+	ndvi, _ := index.Lookup("ndvi")
+	band := func(role string) compute.BandInput {
+		return compute.BandInput{Role: role, Plane: compute.Plane{Type: compute.U16, Width: n, Height: n},
+			Radiometry: compute.Radiometry{Add: -1000, Scale: 1e-4}, NoData: 0, HasNoData: true, Source: role}
+	}
+	r := &poolReader{red: red, nir: nir, w: n, seen: map[*byte]bool{}}
+	in := &pipeline.Input{Width: n, Height: n, Bands: []pipeline.Band{{BandInput: band("red"), Reader: r, Index: 0}, {BandInput: band("nir"), Reader: r, Index: 1}}}
+
+	// The ceiling: the whole image in one job, its chunks overlapped.
+	whole := func() (*compute.Job, error) {
+		bands := []compute.BandInput{band("red"), band("nir")}
+		bands[0].Plane = compute.Plane{Type: compute.U16, Width: n, Height: n, Data: u16bytes(red)}
+		bands[1].Plane = compute.Plane{Type: compute.U16, Width: n, Height: n, Data: u16bytes(nir)}
+		return compute.NewJob(bands, nil, []string{"ndvi"}, []*index.Expr{ndvi.Expr})
+	}
+	wj, err := whole()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var wholeRate float64
+	report := func(b *testing.B, px int64, wall float64) float64 {
+		rate := float64(px) / 1e6 / wall
+		b.ReportMetric(rate, "Mpx/s")
+		b.ReportMetric(float64(px)*8/1e9/wall, "GB/s")
+		if wholeRate > 0 {
+			b.ReportMetric(rate/wholeRate, "of-whole")
+		}
+		return rate
+	}
+	b.Run("whole", func(b *testing.B) {
+		if _, err := compute.RunJob(be, wj); err != nil { // set-up, JIT
+			b.Fatal(err)
+		}
+		var px int64
+		var busy time.Duration
+		for b.Loop() {
+			t := time.Now()
+			if _, err := compute.RunJob(be, wj); err != nil {
+				b.Fatal(err)
+			}
+			busy += time.Since(t)
+			px += int64(n) * int64(n)
+		}
+		wholeRate = report(b, px, busy.Seconds())
+	})
+	for _, depth := range []int{1, 2, 3, 4} {
+		b.Run(fmt.Sprintf("depth%d", depth), func(b *testing.B) {
+			opt := pipeline.Options{Backend: be, Names: []string{"ndvi"}, Exprs: []*index.Expr{ndvi.Expr}, StreamDepth: depth}
+			if _, err := pipeline.Run(in, opt); err != nil { // set-up, JIT, page-locking the pool
+				b.Fatal(err)
+			}
+			var px int64
+			var busy time.Duration
+			for b.Loop() {
+				t := time.Now()
+				if _, err := pipeline.Run(in, opt); err != nil {
+					b.Fatal(err)
+				}
+				busy += time.Since(t)
+				px += int64(n) * int64(n)
+			}
+			report(b, px, busy.Seconds())
+		})
+	}
+}
+
+func u16bytes(v []uint16) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), 2*len(v))
 }

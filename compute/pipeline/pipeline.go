@@ -129,6 +129,11 @@ type Options struct {
 	InFlight int
 	// BlockRows is the block height (0: BlockRowsFor the input).
 	BlockRows int
+	// StreamDepth is how many blocks a backend that streams jobs
+	// (compute.JobStreamer: the cuda backend) has in flight at once, so
+	// that block k+1 uploads while k computes and k-1 downloads: 0 for
+	// DefaultStreamDepth, 1 for one job per block, each waited for.
+	StreamDepth int
 	// DecodeOnly runs the decode stage alone (no job, no sinks): the
 	// reading throughput the other stages should hide behind.
 	DecodeOnly bool
@@ -148,6 +153,10 @@ type Result struct {
 	// Bytes is the memory the blocks in flight take.
 	Bytes int64
 }
+
+// DefaultStreamDepth is the blocks in flight on a backend that streams
+// jobs: one uploading, one computing, one downloading.
+const DefaultStreamDepth = 3
 
 // Block sizing: at least minBlockPixels per block (fewer blocks, less
 // overhead per block), at most maxBlockBytes of bands and outputs per block
@@ -248,8 +257,26 @@ func Run(in *Input, opt Options, sinks ...Sink) (*Result, error) {
 			k = 3
 		}
 	}
+	depth := 1
+	streamer, streams := opt.Backend.(compute.JobStreamer)
+	if streams && !opt.DecodeOnly && outputs > 0 {
+		depth = opt.StreamDepth
+		if depth <= 0 {
+			depth = DefaultStreamDepth
+		}
+	}
+	if opt.InFlight <= 0 {
+		k += depth - 1 // the blocks the stream holds besides the one computing
+	}
 	nBlocks := (in.Height + rows - 1) / rows
-	k = min(k, nBlocks)
+	// The stream may hold every block when it sees them all; otherwise one
+	// must stay free for the decoder or the run would wait on itself.
+	if k >= nBlocks {
+		k = nBlocks
+		depth = min(depth, k)
+	} else {
+		depth = min(depth, max(1, k-1))
+	}
 	res := &Result{Width: in.Width, Height: in.Height, Blocks: nBlocks, BlockRows: rows}
 
 	// The pool.
@@ -387,7 +414,8 @@ func Run(in *Input, opt Options, sinks ...Sink) (*Result, error) {
 		}
 	}()
 
-	// Compute.
+	// Compute: one job per block, waited for, or up to depth blocks in
+	// flight on a streaming backend (handed on in order as each is done).
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -395,38 +423,96 @@ func Run(in *Input, opt Options, sinks ...Sink) (*Result, error) {
 		var busy time.Duration
 		var tm compute.Timings
 		defer func() { mu.Lock(); res.Compute, res.Timings = busy, tm; mu.Unlock() }()
+		add := func(bt compute.Timings) {
+			tm.Setup += bt.Setup
+			tm.Upload += bt.Upload
+			tm.Kernel += bt.Kernel
+			tm.Download += bt.Download
+			tm.Total += bt.Total
+		}
+		pass := func(b *block) bool {
+			select {
+			case toVerify <- b:
+				return true
+			case <-done:
+				return false
+			}
+		}
+		var js compute.JobStream
+		var queued []*block
+		defer func() {
+			if js != nil {
+				if err := js.Close(); err != nil {
+					fail(err)
+				}
+			}
+		}()
 		for b := range toCompute {
 			if opt.DecodeOnly || runErrSet(done) {
 				release(b)
 				continue
 			}
 			if tmpl == nil { // no job: the bands go to the sinks
-				select {
-				case toVerify <- b:
-				case <-done:
+				if !pass(b) {
 					return
 				}
 				continue
 			}
 			t := time.Now()
 			j := blockJob(tmpl, in, &b.Block)
-			bt, err := compute.RunJob(opt.Backend, j)
-			if err != nil {
-				fail(fmt.Errorf("%s: %w", rowsOf(b), err))
-				return
-			}
-			tm.Setup += bt.Setup
-			tm.Upload += bt.Upload
-			tm.Kernel += bt.Kernel
-			tm.Download += bt.Download
-			tm.Total += bt.Total
 			b.job = j
-			busy += time.Since(t)
-			select {
-			case toVerify <- b:
-			case <-done:
+			if depth <= 1 {
+				bt, err := compute.RunJob(opt.Backend, j)
+				if err != nil {
+					fail(fmt.Errorf("%s: %w", rowsOf(b), err))
+					return
+				}
+				add(bt)
+				busy += time.Since(t)
+				if !pass(b) {
+					return
+				}
+				continue
+			}
+			if js == nil {
+				var err error
+				if js, err = streamer.StreamJobs(depth); err != nil {
+					fail(fmt.Errorf("%s: %s: %w", rowsOf(b), opt.Backend.Name(), err))
+					return
+				}
+			}
+			if len(queued) == depth {
+				bt, err := js.Wait()
+				if err != nil {
+					fail(fmt.Errorf("%s: %s: %w", rowsOf(queued[0]), opt.Backend.Name(), err))
+					return
+				}
+				add(bt)
+				if !pass(queued[0]) {
+					return
+				}
+				queued = queued[1:]
+			}
+			if err := js.Submit(j); err != nil {
+				fail(fmt.Errorf("%s: %s: %w", rowsOf(b), opt.Backend.Name(), err))
 				return
 			}
+			queued = append(queued, b)
+			busy += time.Since(t)
+		}
+		for len(queued) > 0 && !runErrSet(done) {
+			t := time.Now()
+			bt, err := js.Wait()
+			if err != nil {
+				fail(fmt.Errorf("%s: %s: %w", rowsOf(queued[0]), opt.Backend.Name(), err))
+				return
+			}
+			add(bt)
+			busy += time.Since(t)
+			if !pass(queued[0]) {
+				return
+			}
+			queued = queued[1:]
 		}
 	}()
 
