@@ -59,6 +59,12 @@ type Input struct {
 	Width, Height int
 	Bands         []Band
 	Mask          []uint8
+	// MaskRows, when set (and Mask nil), makes each block's mask as it is
+	// decoded: mask is rows [y0, y1) of it (zeroed, Width bytes a row),
+	// bands the block's bands as decoded (in.Bands' order). It is called
+	// on the decode goroutine, block after block, so an image's mask never
+	// has to be held whole.
+	MaskRows func(y0, y1 int, bands []compute.BandInput, mask []uint8) error
 }
 
 // Memory is an input whose bands are already in memory: each band's rows
@@ -213,6 +219,7 @@ type block struct {
 	Block
 	planes []compute.Plane // full-height planes, one per band
 	out    [][]float32     // full-height outputs
+	mask   []uint8         // the block's mask (MaskRows)
 	job    *compute.Job
 	left   sync.WaitGroup // sinks still writing it
 }
@@ -292,6 +299,10 @@ func Run(in *Input, opt Options, sinks ...Sink) (*Result, error) {
 			b.out = append(b.out, make([]float32, in.Width*rows))
 			res.Bytes += int64(in.Width) * int64(rows) * 4
 		}
+		if in.Mask == nil && in.MaskRows != nil {
+			b.mask = make([]uint8, in.Width*rows)
+			res.Bytes += int64(in.Width) * int64(rows)
+		}
 		if first == nil {
 			first = b
 		}
@@ -310,6 +321,8 @@ func Run(in *Input, opt Options, sinks ...Sink) (*Result, error) {
 		var mask []uint8
 		if in.Mask != nil {
 			mask = in.Mask[:in.Width*rows]
+		} else if first.mask != nil {
+			mask = first.mask
 		}
 		var err error
 		if tmpl, err = compute.PlanJob(probe, mask, opt.Names, opt.Exprs); err != nil {
@@ -402,6 +415,14 @@ func Run(in *Input, opt Options, sinks ...Sink) (*Result, error) {
 				}
 				if err := rb.r.ReadRows(b.Y0, b.Y0+b.Rows, dst); err != nil {
 					fail(err)
+					return
+				}
+			}
+			if b.mask != nil {
+				b.Mask = b.mask[:b.Rows*in.Width]
+				clear(b.Mask)
+				if err := in.MaskRows(b.Y0, b.Y0+b.Rows, b.Bands, b.Mask); err != nil {
+					fail(fmt.Errorf("%s: mask: %w", rowsOf(b), err))
 					return
 				}
 			}

@@ -19,6 +19,13 @@
 // The whole image is never held: ReadPixel reads one pixel at full
 // resolution (identify), and Run streams the whole image through the block
 // pipeline (statistics, Compare all) from handles of its own.
+//
+// OpenSources opens a product's bands instead of plain files (compute/scene
+// describes them: an orthomosaic, Landsat or STAC GeoTIFFs, members of a
+// tar read in place), with the product's radiometry and nodata and its
+// mask (an alpha band, QA bits) made from stored samples pixel by pixel:
+// views, pixels and the pipeline's blocks are masked as the product loaded
+// whole is.
 package pyramid
 
 import (
@@ -56,6 +63,14 @@ type Image struct {
 	groups       []*group
 	pointMu      sync.Mutex
 	points       []*pointFile // handles for ReadPixel, opened on first use
+
+	// An image of Sources: all is Bands then the bands read for the mask
+	// alone; mask makes the mask from their samples (nil: none); done is
+	// called after the files close.
+	sources bool
+	all     []compute.BandInput
+	mask    func(bands, masks []compute.Plane, mask []uint8)
+	done    func()
 }
 
 // group is the bands of one file: its levels (level 0 the file itself),
@@ -63,6 +78,7 @@ type Image struct {
 // 1-based bands and where each goes in Image.Bands.
 type group struct {
 	path   string
+	open   func() (*geotiff.File, error) // a handle of its own on the file
 	levels []*geotiff.File
 	mu     []sync.Mutex
 	bands  []int
@@ -102,18 +118,29 @@ func Open(roles, specs []string) (*Image, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s band: %w (a large image is read from GeoTIFF files)", roles[i], err)
 			}
-			g = &group{path: path, levels: []*geotiff.File{f}}
+			g = &group{path: path, open: func() (*geotiff.File, error) { return geotiff.Open(path) }, levels: []*geotiff.File{f}}
 			byPath[path] = g
 			im.groups = append(im.groups, g)
 		}
 		g.bands = append(g.bands, band)
 		g.slots = append(g.slots, i)
 	}
-	// The overview levels every file has at the same size and type.
+	im.all = im.Bands
+	if err := im.levels(); err != nil {
+		return nil, err
+	}
+	ok = true
+	return im, nil
+}
+
+// levels finds the overview levels every file has at the same size and
+// type (im.groups opened at level 0).
+func (im *Image) levels() error {
+	var err error
 	ovs := make([][]*geotiff.File, len(im.groups))
 	for k, g := range im.groups {
 		if ovs[k], err = g.levels[0].Overviews(); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	im.Levels = []Level{{im.Width, im.Height}}
@@ -144,8 +171,7 @@ func Open(roles, specs []string) (*Image, error) {
 	for _, g := range im.groups {
 		g.mu = make([]sync.Mutex, len(g.levels))
 	}
-	ok = true
-	return im, nil
+	return nil
 }
 
 // Close closes the files.
@@ -162,6 +188,10 @@ func (im *Image) Close() {
 	}
 	im.points = nil
 	im.pointMu.Unlock()
+	if im.done != nil {
+		im.done()
+		im.done = nil
+	}
 }
 
 // Plan is which samples a view reads: level Level's pixels (X0 + i*Step,
@@ -249,10 +279,10 @@ func (im *Image) Read(ctx context.Context, p Plan, rows func(j0, j1 int)) ([]com
 		return nil, err
 	}
 	out := im.newBands(p)
-	if err := im.readInto(ctx, p, out, rows); err != nil {
+	if err := im.readInto(ctx, p, out, nil, rows); err != nil {
 		return nil, err
 	}
-	return out, nil
+	return out[:len(im.Bands)], nil
 }
 
 // check refuses a plan that reads nothing or lies outside its level.
@@ -267,18 +297,20 @@ func (im *Image) check(p Plan) error {
 	return nil
 }
 
-// newBands are the bands with planes of p's size.
+// newBands are the bands, then those read for the mask, with planes of
+// p's size.
 func (im *Image) newBands(p Plan) []compute.BandInput {
-	out := make([]compute.BandInput, len(im.Bands))
-	for i, b := range im.Bands {
+	out := make([]compute.BandInput, len(im.all))
+	for i, b := range im.all {
 		b.Plane = compute.NewPlane(b.Plane.Type, p.Width, p.Height)
 		out[i] = b
 	}
 	return out
 }
 
-// readInto is Read into out (newBands(p)), p checked.
-func (im *Image) readInto(ctx context.Context, p Plan, out []compute.BandInput, rows func(j0, j1 int)) error {
+// readInto is Read into out (newBands(p)), p checked, and when mask is
+// not nil (p.Width × p.Height, zeroed) the mask of the rows read.
+func (im *Image) readInto(ctx context.Context, p Plan, out []compute.BandInput, mask []uint8, rows func(j0, j1 int)) error {
 	lv := im.Levels[p.Level]
 	lx1 := p.X0 + (p.Width-1)*p.Step + 1
 	cols := lx1 - p.X0
@@ -288,7 +320,7 @@ func (im *Image) readInto(ctx context.Context, p Plan, out []compute.BandInput, 
 	for _, g := range im.groups {
 		unit = max(unit, g.levels[p.Level].BlockRows())
 	}
-	for _, b := range im.Bands {
+	for _, b := range im.all {
 		size = max(size, b.Plane.Type.Size())
 	}
 	perBlock := max(1, maxBlockBytes/max(1, cols*size*unit))
@@ -342,12 +374,31 @@ func (im *Image) readInto(ctx context.Context, p Plan, out []compute.BandInput, 
 		if err := errors.Join(errs...); err != nil {
 			return err
 		}
+		if mask != nil {
+			im.maskRows(out, j*p.Width, jn*p.Width, mask[j*p.Width:jn*p.Width])
+		}
 		if rows != nil {
 			rows(j, jn)
 		}
 		j = jn
 	}
 	return nil
+}
+
+// maskRows makes mask, samples [i0, i1) of the planes of bands (im.all's
+// order), with im.mask.
+func (im *Image) maskRows(bands []compute.BandInput, i0, i1 int, mask []uint8) {
+	var planes, masks []compute.Plane
+	for k, b := range bands {
+		sz := b.Plane.Type.Size()
+		q := compute.Plane{Type: b.Plane.Type, Width: i1 - i0, Height: 1, Data: b.Plane.Data[i0*sz : i1*sz]}
+		if k < len(im.Bands) {
+			planes = append(planes, q)
+		} else {
+			masks = append(masks, q)
+		}
+	}
+	im.mask(planes, masks, mask)
 }
 
 // subsample copies sample rows [j0, j1) of plan p from src, the level's
@@ -386,25 +437,32 @@ func subsample(dst, src compute.Plane, p Plan, j0, j1, by0 int) {
 // keeps it, so that the pixels around it (a pointer moving over the map)
 // are read from memory.
 func (im *Image) ReadPixel(col, row int) ([]compute.BandInput, error) {
+	bands, _, err := im.Pixel(col, row)
+	return bands, err
+}
+
+// Pixel is ReadPixel that also says whether the image's mask masks the
+// pixel (always false for an image without one).
+func (im *Image) Pixel(col, row int) ([]compute.BandInput, bool, error) {
 	if col < 0 || row < 0 || col >= im.Width || row >= im.Height {
-		return nil, fmt.Errorf("pixel (%d, %d) is outside the %dx%d image", col, row, im.Width, im.Height)
+		return nil, false, fmt.Errorf("pixel (%d, %d) is outside the %dx%d image", col, row, im.Width, im.Height)
 	}
 	im.pointMu.Lock()
 	defer im.pointMu.Unlock()
 	if im.points == nil {
 		for _, g := range im.groups {
-			f, err := geotiff.Open(g.path)
+			f, err := g.open()
 			if err != nil {
 				for _, p := range im.points {
 					p.f.Close()
 				}
 				im.points = nil
-				return nil, err
+				return nil, false, err
 			}
 			im.points = append(im.points, &pointFile{f: f})
 		}
 	}
-	out := make([]compute.BandInput, len(im.Bands))
+	out := make([]compute.BandInput, len(im.all))
 	for k, g := range im.groups {
 		pf := im.points[k]
 		if !pf.ok || col < pf.x0 || col >= pf.x0+pf.w || row < pf.y0 || row >= pf.y0+pf.h {
@@ -421,20 +479,26 @@ func (im *Image) ReadPixel(col, row int) ([]compute.BandInput, error) {
 				}
 			}
 			if err := f.ReadWindowBandsInto(x0, y0, x0+w, y0+h, g.bands, pf.planes); err != nil {
-				return nil, err
+				return nil, false, err
 			}
 			pf.x0, pf.y0, pf.w, pf.h, pf.ok = x0, y0, w, h, true
 		}
 		i := (row-pf.y0)*pf.w + col - pf.x0
 		for n, slot := range g.slots {
-			b := im.Bands[slot]
+			b := im.all[slot]
 			src := pf.planes[n]
 			sz := src.Type.Size()
 			b.Plane = compute.Plane{Type: src.Type, Width: 1, Height: 1, Data: append([]byte(nil), src.Data[i*sz:(i+1)*sz]...)}
 			out[slot] = b
 		}
 	}
-	return out, nil
+	masked := false
+	if im.mask != nil {
+		var m [1]uint8
+		im.maskRows(out, 0, 1, m[:])
+		masked = m[0] != 0
+	}
+	return out[:len(im.Bands)], masked, nil
 }
 
 // pointFile is a file's handle for ReadPixel and the tile it read last:
@@ -451,6 +515,9 @@ type View struct {
 	Plan
 	// Bands are the samples read (Read's planes).
 	Bands []compute.BandInput
+	// Mask is the image's mask of the samples (1: masked), nil when the
+	// image has none.
+	Mask []uint8
 	// Out holds one Width × Height plane per index; rows not yet
 	// computed are NaN.
 	Out [][]float32
@@ -471,7 +538,11 @@ func (im *Image) Compute(ctx context.Context, p Plan, be compute.Backend, mode s
 	if err := im.check(p); err != nil {
 		return nil, err
 	}
-	v := &View{Plan: p, Out: make([][]float32, len(exprs)), Bands: im.newBands(p)}
+	all := im.newBands(p)
+	v := &View{Plan: p, Out: make([][]float32, len(exprs)), Bands: all[:len(im.Bands)]}
+	if im.mask != nil {
+		v.Mask = make([]uint8, p.Width*p.Height)
+	}
 	for i := range v.Out {
 		v.Out[i] = compute.NewOutput(max(0, p.Width*p.Height))
 		for k := range v.Out[i] {
@@ -479,7 +550,7 @@ func (im *Image) Compute(ctx context.Context, p Plan, be compute.Backend, mode s
 		}
 	}
 	var runErr error
-	err := im.readInto(ctx, p, v.Bands, func(j0, j1 int) {
+	err := im.readInto(ctx, p, all, v.Mask, func(j0, j1 int) {
 		if runErr != nil {
 			return
 		}
@@ -489,7 +560,11 @@ func (im *Image) Compute(ctx context.Context, p Plan, be compute.Backend, mode s
 			b.Plane = compute.Plane{Type: b.Plane.Type, Width: p.Width, Height: j1 - j0, Data: b.Plane.Data[j0*p.Width*sz : j1*p.Width*sz]}
 			blk[i] = b
 		}
-		j, err := compute.PlanJob(blk, nil, names, exprs)
+		var mask []uint8
+		if v.Mask != nil {
+			mask = v.Mask[j0*p.Width : j1*p.Width]
+		}
+		j, err := compute.PlanJob(blk, mask, names, exprs)
 		if err != nil {
 			runErr = err
 			return
@@ -522,10 +597,14 @@ func (im *Image) Compute(ctx context.Context, p Plan, be compute.Backend, mode s
 	return v, nil
 }
 
-// Input opens the image for the block pipeline (raster.OpenStored): handles
+// Input opens an image of files (Open) for the block pipeline
+// (raster.OpenStored): handles
 // of its own, so that a run never shares a file's reader with a view or
 // with another run. Close it when done.
 func (im *Image) Input() (*raster.StoredInput, error) {
+	if im.sources {
+		return nil, errors.New("pyramid: an image of a product's bands runs through Run")
+	}
 	return raster.OpenStored(im.roles, im.specs)
 }
 
@@ -535,13 +614,24 @@ func (im *Image) Input() (*raster.StoredInput, error) {
 // ctx.Err(). Memory is the pipeline's blocks in flight whatever the image
 // size.
 func (im *Image) Run(ctx context.Context, opt pipeline.Options, sinks ...pipeline.Sink) (*pipeline.Result, error) {
-	in, err := im.Input()
-	if err != nil {
-		return nil, err
+	var in *pipeline.Input
+	if im.sources {
+		si, closeAll, err := im.sourcesInput()
+		if err != nil {
+			return nil, err
+		}
+		defer closeAll()
+		in = si
+	} else {
+		st, err := im.Input()
+		if err != nil {
+			return nil, err
+		}
+		defer st.Close()
+		in = st.Input
 	}
-	defer in.Close()
 	stop := pipeline.SinkFunc(func(*pipeline.Block) error { return ctx.Err() })
-	res, err := pipeline.Run(in.Input, opt, append([]pipeline.Sink{stop}, sinks...)...)
+	res, err := pipeline.Run(in, opt, append([]pipeline.Sink{stop}, sinks...)...)
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}

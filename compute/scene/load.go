@@ -104,93 +104,27 @@ func (s *Scene) Load(roles []string, opt LoadOptions) ([]compute.BandInput, []ui
 	if opt.MaskBuffer > 0 {
 		grow = make([]uint8, n)
 	}
-	// Saturated values of the bands loaded.
-	for i, src := range srcs {
-		if !src.HasSaturated {
-			continue
-		}
-		p := out[i].Plane
-		for j := range n {
-			if p.At(j) == src.Saturated {
-				mask[j] = 1
-			}
-		}
+	rule := s.maskRule(srcs, grow != nil)
+	planes := make([]compute.Plane, len(out))
+	for i := range out {
+		planes[i] = out[i].Plane
 	}
-	if m := s.Mask; m.Source != nil {
-		p, err := rd.onGrid(m.Source, win)
+	var src, sat compute.Plane
+	if rule.source != nil {
+		p, err := rd.onGrid(rule.source, win)
 		if err != nil {
 			return nil, nil, err
 		}
-		switch m.Kind {
-		case "scl":
-			var cls, buf [256]bool
-			for _, c := range m.Classes {
-				cls[c&255] = true
-			}
-			for _, c := range m.Buffered {
-				buf[c&255] = true
-			}
-			for j := range n {
-				v := p.At(j)
-				if v < 0 || v > 255 {
-					continue
-				}
-				c := int(v)
-				if cls[c] {
-					if grow != nil && buf[c] {
-						grow[j] = 1
-					} else {
-						mask[j] = 1
-					}
-				}
-			}
-		case "qa_pixel":
-			var bits, buf uint64
-			for _, b := range m.Bits {
-				bits |= 1 << b
-			}
-			for _, b := range m.Buffered {
-				buf |= 1 << b
-			}
-			if grow == nil {
-				buf = 0
-			}
-			for j := range n {
-				v := uint64(p.At(j))
-				if v&bits&^buf != 0 {
-					mask[j] = 1
-				}
-				if v&bits&buf != 0 {
-					grow[j] = 1
-				}
-			}
-		case "alpha":
-			for j := range n {
-				if p.At(j) == 0 {
-					mask[j] = 1
-				}
-			}
-		}
+		src = p
 	}
-	if m := s.Mask; m.Saturation != nil {
-		var bits uint64
-		for _, src := range srcs {
-			if src.QABit >= 0 {
-				bits |= 1 << src.QABit
-			}
+	if rule.saturation != nil {
+		p, err := rd.onGrid(rule.saturation, win)
+		if err != nil {
+			return nil, nil, err
 		}
-		if bits != 0 {
-			p, err := rd.onGrid(m.Saturation, win)
-			if err != nil {
-				return nil, nil, err
-			}
-			for j := range n {
-				if uint64(p.At(j))&bits != 0 {
-					mask[j] = 1
-				}
-			}
-		}
+		sat = p
 	}
+	rule.apply(planes, src, sat, mask, grow)
 	if grow != nil {
 		dilate(grow, win.Dx(), win.Dy(), opt.MaskBuffer)
 		for j, g := range grow {
