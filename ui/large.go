@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"image"
+	"maps"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -38,9 +40,13 @@ func errLarge(what string) error {
 }
 
 // largeFor reports whether the bands of roles that src gives are too
-// large to load: only bands of GeoTIFF files are read by views (any other
-// source loads as before, and says what is wrong if it cannot).
+// large to load: only bands of GeoTIFF files, and products whose bands and
+// mask are GeoTIFFs on the grid (largeProduct), are read by views (any
+// other source loads as before, and says what is wrong if it cannot).
 func largeFor(src bandSource, roles []string) bool {
+	if src.kind == srcProduct && len(roles) > 0 {
+		return largeProduct(src, roles)
+	}
 	if src.kind != srcFiles || len(roles) == 0 {
 		return false
 	}
@@ -60,12 +66,84 @@ func largeFor(src bandSource, roles []string) bool {
 		f.Close()
 		per += int64(t.Size())
 	}
-	bytes := int64(w) * int64(h) * per
+	return tooLarge(int64(w) * int64(h) * per)
+}
+
+// tooLarge applies the rule to what loading takes: past largeBytes, or
+// past half the memory the system has free.
+func tooLarge(bytes int64) bool {
 	if bytes > largeBytes {
 		return true
 	}
 	free, ok := freeMemory()
 	return ok && uint64(bytes) > free/2
+}
+
+// productViews opens the product src gives (its metadata, and the bands
+// the user gave roles) and describes the bands of roles and its mask for
+// reading by views (scene.Views: it fails where the product is not read
+// by views). Close the scene when done.
+func productViews(src bandSource, roles []string) (*scene.Scene, *scene.Views, error) {
+	sc, err := scene.Open(src.info.Path)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, r := range slices.Sorted(maps.Keys(src.assign)) {
+		if err := sc.AssignBand(r, src.assign[r]); err != nil {
+			sc.Close()
+			return nil, nil, err
+		}
+	}
+	v, err := sc.Views(roles, scene.LoadOptions{Mask: src.mask, MaskBuffer: src.buffer})
+	if err != nil {
+		sc.Close()
+		return nil, nil, err
+	}
+	return sc, v, nil
+}
+
+// largeProduct is largeFor of a product: what loading it takes is its
+// bands and the bands its mask reads as stored, the mask and the float32
+// index. Products whose bands or mask are not GeoTIFFs on the grid load
+// whole: Sentinel-2's SAFE (JPEG 2000, SCL at 20 m) tiles are at most
+// 10980² and take about 1 GB; so does a mask buffer, which reaches across
+// pixels.
+func largeProduct(src bandSource, roles []string) bool {
+	sc, v, err := productViews(src, roles)
+	if err != nil {
+		return false
+	}
+	sc.Close()
+	per := int64(4)
+	for _, b := range append(slices.Clone(v.Bands), v.Masks...) {
+		per += int64(b.Plane.Type.Size())
+	}
+	if v.HasMask() {
+		per++
+	}
+	return tooLarge(int64(sc.Grid.Width) * int64(sc.Grid.Height) * per)
+}
+
+// openProductLarge opens the bands of roles of the product src gives for
+// viewing (pyramid.OpenSources): its radiometry, nodata and mask as
+// scene.Load applies them, its files read in place (a tar's members too).
+func openProductLarge(src bandSource, roles []string) (*pyramid.Image, error) {
+	sc, v, err := productViews(src, roles)
+	if err != nil {
+		return nil, err
+	}
+	conv := func(bs []scene.ViewBand) []pyramid.Source {
+		var out []pyramid.Source
+		for _, b := range bs {
+			out = append(out, pyramid.Source{BandInput: b.BandInput, File: b.File, Band: b.Band})
+		}
+		return out
+	}
+	s := pyramid.Sources{Bands: conv(v.Bands), Masks: conv(v.Masks), Open: sc.OpenFile, Geo: sc.Grid.Geo, Close: func() { sc.Close() }}
+	if v.HasMask() {
+		s.Mask = v.Mask
+	}
+	return pyramid.OpenSources(s)
 }
 
 // largeImage is an image the window reads by views: the files stay open
@@ -111,15 +189,23 @@ type largeImage struct {
 	// active counts the views and statistics running: the files close
 	// when they have stopped.
 	active sync.WaitGroup
+	// masked is the pixels the mask masks, counted by statistics.
+	masked int
 }
 
 // openLarge opens the bands of roles that src gives for viewing.
 func openLarge(src bandSource, roles []string, idx indexChoice, run runSpec) (*largeImage, error) {
-	var specs []string
-	for _, r := range roles {
-		specs = append(specs, src.files[r].spec())
+	var im *pyramid.Image
+	var err error
+	if src.kind == srcProduct {
+		im, err = openProductLarge(src, roles)
+	} else {
+		var specs []string
+		for _, r := range roles {
+			specs = append(specs, src.files[r].spec())
+		}
+		im, err = pyramid.Open(roles, specs)
 	}
-	im, err := pyramid.Open(roles, specs)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +228,9 @@ func computeLarge(progress progressFunc, src bandSource, idx indexChoice, run *r
 		return nil, nil, err
 	}
 	im := lg.im
-	set := &bandSet{key: "large " + src.key(), bands: im.Bands, geo: im.Geo, w: im.Width, h: im.Height, raw: true}
+	// Integer bands of plain files are digital numbers; a product's have
+	// its radiometry.
+	set := &bandSet{key: "large " + src.key(), bands: im.Bands, geo: im.Geo, w: im.Width, h: im.Height, raw: src.kind == srcFiles}
 	for _, b := range im.Bands {
 		if b.Plane.Type == compute.F32 {
 			set.raw = false
@@ -312,7 +400,7 @@ func drawView(dst *image.NRGBA, lut *colormap.LUT, v *pyramid.View, rows int, x0
 // the files, its index computed on the pure-Go backend).
 func (lg *largeImage) readPixel(r *reading, col, row int) {
 	r.value = math.NaN()
-	bands, err := lg.im.ReadPixel(col, row)
+	bands, masked, err := lg.im.Pixel(col, row)
 	if err != nil {
 		r.state = "unreadable"
 		return
@@ -320,6 +408,10 @@ func (lg *largeImage) readPixel(r *reading, col, row int) {
 	for _, b := range bands {
 		r.roles = append(r.roles, b.Role)
 		r.values = append(r.values, scene.Value(b, 0))
+	}
+	if masked {
+		r.state = "masked" // as the whole image's mask says
+		return
 	}
 	j, err := compute.NewJob(bands, nil, lg.names, lg.exprs)
 	if err == nil {
@@ -342,8 +434,15 @@ func (lg *largeImage) readPixel(r *reading, col, row int) {
 func (lg *largeImage) statistics(area float64, areaKnown bool, progress func(float64)) (*sceneStats, error) {
 	opt := pipeline.Options{Backend: lg.run.b, Mode: lg.run.mode, Names: lg.names, Exprs: lg.exprs}
 	H := float64(lg.im.Height)
+	masked := 0
 	pass := func(st *stats.Stream, from, share float64) error {
+		masked = 0
 		_, err := lg.im.Run(lg.ctx, opt, pipeline.SinkFunc(func(b *pipeline.Block) error {
+			for _, m := range b.Mask {
+				if m != 0 {
+					masked++
+				}
+			}
 			st.Add(b.Out[0])
 			progress(from + share*float64(b.Y0+b.Rows)/H)
 			return nil
@@ -372,6 +471,9 @@ func (lg *largeImage) statistics(area float64, areaKnown bool, progress func(flo
 	if err := pass(st, from, share); err != nil {
 		return nil, err
 	}
+	lg.mu.Lock()
+	lg.masked = masked
+	lg.mu.Unlock()
 	return &sceneStats{summary: st.Summary(), hist: st.Histogram(), lo: r.Lo, hi: r.Hi, classes: st.Classes(), areaKnown: areaKnown}, nil
 }
 
@@ -502,6 +604,9 @@ func (w *Window) streamStatistics(s *shown) {
 				return
 			}
 			s.summary = st
+			lg.mu.Lock()
+			s.masked = lg.masked
+			lg.mu.Unlock()
 			if w.shown == s {
 				w.stats.show(st, s.idx, s.set.raw)
 				w.stats.recolour(w.lut)
