@@ -109,6 +109,11 @@ func productViews(src bandSource, roles []string) (*scene.Scene, *scene.Views, e
 // 10980² and take about 1 GB; so does a mask buffer, which reaches across
 // pixels.
 func largeProduct(src bandSource, roles []string) bool {
+	// Not opened again when even 4-byte bands and masks would load.
+	g := src.info.Grid
+	if !tooLarge(int64(g.Width) * int64(g.Height) * int64(4+4*(len(roles)+2)+1)) {
+		return false
+	}
 	sc, v, err := productViews(src, roles)
 	if err != nil {
 		return false

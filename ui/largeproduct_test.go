@@ -3,11 +3,16 @@ package ui
 import (
 	"image"
 	"math"
+	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
 
 	"fyne.io/fyne/v2/test"
+
+	"canopy/compute"
+	"canopy/compute/geotiff"
 )
 
 // screenAt is the map's screen pixel at the centre of image pixel (col,
@@ -194,5 +199,53 @@ func TestLargeProductKeepsWhole(t *testing.T) {
 	w := newTestWindow(t, Options{Product: path})
 	if s := w.shown; s == nil || s.large != nil || s.plane == nil || w.Masked() == 0 {
 		t.Fatalf("the SAFE did not load whole with its mask: status %q", w.Status.Text)
+	}
+}
+
+// TestLargeOrthomosaicMemory: a 6000² uint8 orthomosaic (red, NIR, alpha)
+// past the (lowered) size limit opens by views, its statistics stream,
+// and the heap stays below half the 288 MB its planes, mask and index
+// would take loaded whole; a pin on the alpha-0 stripe says masked.
+func TestLargeOrthomosaicMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes and reads a 6000² orthomosaic")
+	}
+	const n, cols = 6000, 700
+	red, nir, alpha := make([]uint8, n*n), make([]uint8, n*n), make([]uint8, n*n)
+	for i := range red {
+		x, y := i%n, i/n
+		red[i], nir[i], alpha[i] = uint8(40+(x/50+y/70)%60), uint8(120+(x/30+y/90)%100), 255
+		if x < cols {
+			alpha[i] = 0
+		}
+	}
+	path := filepath.Join(t.TempDir(), "drone.tif")
+	if err := geotiff.WriteBands(path, n, n, [][]uint8{red, nir, alpha}, compute.FakeGeoRef(), geotiff.WriteOptions{Descriptions: []string{"red", "nir", "alpha"}}); err != nil {
+		t.Fatal(err)
+	}
+	red, nir, alpha = nil, nil, nil
+	defer func(b int64) { largeBytes = b }(largeBytes)
+	largeBytes = 64 << 20
+	defer debug.SetGCPercent(debug.SetGCPercent(10))
+	base := heapInuse()
+	hs := sampleHeap()
+	w := newTestWindow(t, Options{Product: path})
+	peak := hs.end()
+	s := w.shown
+	if s == nil || s.large == nil || s.large.current() == nil || s.summary == nil {
+		t.Fatalf("not shown by views with statistics: status %q, dialog %q", w.Status.Text, dialogText(w))
+	}
+	grew := int64(peak) - int64(base)
+	t.Logf("heap grew by at most %d MiB", grew>>20)
+	if grew > 140<<20 {
+		t.Errorf("the heap grew by %d MiB opening and streaming a 6000² orthomosaic (loaded whole it takes 288 MB)", grew>>20)
+	}
+	if w.Masked() != cols*n || s.summary.summary.Valid != (n-cols)*n {
+		t.Errorf("masked %d, valid %d: want the alpha stripe's %d masked, the rest valid", w.Masked(), s.summary.summary.Valid, cols*n)
+	}
+	test.TapCanvas(w.Win.Canvas(), mapPos(w, 300, 2000))
+	test.TapCanvas(w.Win.Canvas(), mapPos(w, 3000, 2000))
+	if p := w.Pins(); len(p) != 2 || !strings.Contains(p[0], "NDVI masked") || strings.Contains(p[1], "masked") {
+		t.Errorf("pins %q", p)
 	}
 }
