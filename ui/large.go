@@ -144,7 +144,10 @@ func openProductLarge(src bandSource, roles []string) (*pyramid.Image, error) {
 		}
 		return out
 	}
-	s := pyramid.Sources{Bands: conv(v.Bands), Masks: conv(v.Masks), Open: sc.OpenFile, Geo: sc.Grid.Geo, Close: func() { sc.Close() }}
+	// A mask of QA bits or classes is made from full-resolution samples
+	// only; an alpha band's also from overviews.
+	s := pyramid.Sources{Bands: conv(v.Bands), Masks: conv(v.Masks), Open: sc.OpenFile, Geo: sc.Grid.Geo, Close: func() { sc.Close() },
+		FullResolution: !v.MaskFromOverviews()}
 	if v.HasMask() {
 		s.Mask = v.Mask
 	}

@@ -40,6 +40,10 @@ type Sources struct {
 	Open func(file string) (io.ReaderAt, int64, string, error)
 	// Geo is the grid's georeferencing (nil when none).
 	Geo *compute.GeoRef
+	// FullResolution reads views from the full resolution alone
+	// (decimated), never from the files' overviews: for a mask whose
+	// resampled values mean nothing (QA bits, classes).
+	FullResolution bool
 	// Close, if not nil, is called when the image closes, after its files
 	// (it closes what Open opened).
 	Close func()
@@ -103,6 +107,12 @@ func OpenSources(s Sources) (*Image, error) {
 	im.Bands = im.all[:len(s.Bands):len(s.Bands)]
 	if err := im.levels(); err != nil {
 		return nil, err
+	}
+	if s.FullResolution {
+		im.Levels = im.Levels[:1]
+		for _, g := range im.groups {
+			g.levels, g.mu = g.levels[:1], g.mu[:1]
+		}
 	}
 	ok = true
 	return im, nil

@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -205,5 +206,51 @@ func TestSourcesMaskedLikeWhole(t *testing.T) {
 	}
 	if _, m, err := im2.Pixel(5, 5); err != nil || m {
 		t.Errorf("no mask: pixel masked %v, %v", m, err)
+	}
+}
+
+// TestSourcesFullResolution: a product's files with internal overviews
+// give views from them, unless the mask must be made from the full
+// resolution (FullResolution): then the image has that level alone, and
+// a view of the whole image is decimated from it.
+func TestSourcesFullResolution(t *testing.T) {
+	if _, err := exec.LookPath("gdaladdo"); err != nil {
+		t.Skip("gdaladdo not installed")
+	}
+	src, _, _ := product(t, 640, 480, 64)
+	for _, f := range []string{src.Bands[0].File, src.Masks[1].File} {
+		if out, err := exec.Command("gdaladdo", "-q", "-r", "nearest", f, "2", "4").CombinedOutput(); err != nil {
+			t.Fatalf("gdaladdo: %v %s", err, out)
+		}
+	}
+	im, err := OpenSources(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer im.Close()
+	if len(im.Levels) != 3 {
+		t.Fatalf("%d levels, want the full resolution and 2 overviews", len(im.Levels))
+	}
+	src2, _, _ := product(t, 640, 480, 64)
+	for _, f := range []string{src2.Bands[0].File, src2.Masks[1].File} {
+		if out, err := exec.Command("gdaladdo", "-q", "-r", "nearest", f, "2", "4").CombinedOutput(); err != nil {
+			t.Fatalf("gdaladdo: %v %s", err, out)
+		}
+	}
+	src2.FullResolution = true
+	im2, err := OpenSources(src2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer im2.Close()
+	p := im2.PlanView(0, 0, 640, 480, 160, 120)
+	if len(im2.Levels) != 1 || p.Level != 0 || p.Step != 4 {
+		t.Fatalf("full resolution only: %d levels, plan %+v", len(im2.Levels), p)
+	}
+	be, _ := compute.New(compute.NameGo)
+	defer be.Close()
+	e, _ := index.Lookup("ndvi")
+	if v, err := im2.Compute(context.Background(), p, be, "", []string{"ndvi"}, []*index.Expr{e.Expr}, nil); err != nil || v.Mask == nil {
+		t.Fatalf("decimated view: %v", err)
 	}
 }

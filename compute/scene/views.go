@@ -242,6 +242,24 @@ func (s *Scene) Views(roles []string, opt LoadOptions) (*Views, error) {
 // HasMask reports whether Mask can mask a pixel.
 func (v *Views) HasMask() bool { return v.rule != nil }
 
+// MaskFromOverviews reports whether the mask may be made from the files'
+// overviews as well as from the full resolution: only when it is an alpha
+// band alone (an overview's alpha is 0 where the pixels it stands for are
+// transparent, whether it was averaged or picked). QA bits, classes and
+// saturated values mean nothing once resampled: such a mask is made from
+// full-resolution samples only. True when there is no mask.
+func (v *Views) MaskFromOverviews() bool {
+	if v.rule == nil {
+		return true
+	}
+	for _, h := range v.rule.hasSat {
+		if h {
+			return false
+		}
+	}
+	return v.rule.saturation == nil && (v.rule.source == nil || v.rule.kind == "alpha")
+}
+
 // Mask sets mask[j] to 1 for every pixel j that Load masks, from the
 // stored samples at j of Bands (bands[i], of len(mask) pixels each) and of
 // Masks (masks[i]); it leaves the other bytes as they are.

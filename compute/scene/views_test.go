@@ -1,6 +1,7 @@
 package scene
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -61,6 +62,10 @@ func TestViewsMatchLoad(t *testing.T) {
 			}
 			if (mode == "none") == v.HasMask() || (mode == "none") != (v.Masks == nil) {
 				t.Errorf("%s mask %s: HasMask %v, %d mask bands", c.path, mode, v.HasMask(), len(v.Masks))
+			}
+			// Only an alpha band may be read from overviews.
+			if want := mode == "none" || strings.HasPrefix(filepath.Base(c.path), "ortho"); v.MaskFromOverviews() != want {
+				t.Errorf("%s mask %s: MaskFromOverviews %v", c.path, mode, !want)
 			}
 			var planes, masks []compute.Plane
 			for i, b := range v.Bands {
