@@ -23,6 +23,14 @@
 #    upsamples the small pair; several minutes) and one canopy compute
 #    --no-verify on it, its peak memory against the 1 GiB target.
 #
+# GDAL and GNU time from elsewhere (a host without them: the GPU machine),
+# each a command line, split at spaces:
+#   GDAL_RUNNER=scripts/debian-gdal   all four below through that runner
+#                                     (Debian 12's GDAL from scripts/gdal-bundle)
+#   GDAL_TRANSLATE, GDALINFO          default gdal_translate, gdalinfo
+#   GDAL_CALC                         default /usr/bin/python3 /usr/bin/gdal_calc.py
+#   TIME_CMD                          default /usr/bin/time
+#
 # The machine may be shared: say so next to the numbers.
 set -euo pipefail
 canopy=${1:-./canopy}
@@ -34,16 +42,22 @@ trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
 export GDAL_CACHEMAX=${GDAL_CACHEMAX:-512}
 py=/usr/bin/python3
 [ -x "$py" ] || py=python3
+r=${GDAL_RUNNER:+$GDAL_RUNNER }
+read -ra gdal_translate <<<"${GDAL_TRANSLATE:-${r}gdal_translate}"
+read -ra gdalinfo <<<"${GDALINFO:-${r}gdalinfo}"
+if [ -n "$r" ]; then calc_default="${r}gdal_calc.py"; else calc_default="$py /usr/bin/gdal_calc.py"; fi
+read -ra gdal_calc <<<"${GDAL_CALC:-$calc_default}"
+read -ra time_cmd <<<"${TIME_CMD:-${r:-/usr/bin/}time}"
 
 echo "# $(date -u +%F) $(uname -m), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); $("$canopy" backends | head -3 | tr -s ' ' | paste -sd';')" >&2
-echo "# $(gdalinfo --version)" >&2
+echo "# $("${gdalinfo[@]}" --version); gdal_calc: ${gdal_calc[*]}" >&2
 
 mkpair() { # size dir
   local n=$1 d=$2
   [ -f "$d/nir.tif" ] && return
   "$canopy" fake --scene landscape --seed 1 --size "$n" --red "$d/red32.tif" --nir "$d/nir32.tif" >&2
   for b in red nir; do
-    gdal_translate -q -ot UInt16 -scale 0 1 0 10000 -co COMPRESS=DEFLATE -co PREDICTOR=2 -co TILED=YES "$d/${b}32.tif" "$d/$b.tif"
+    "${gdal_translate[@]}" -q -ot UInt16 -scale 0 1 0 10000 -co COMPRESS=DEFLATE -co PREDICTOR=2 -co TILED=YES "$d/${b}32.tif" "$d/$b.tif"
   done
   rm -f "$d/red32.tif" "$d/nir32.tif"
 }
@@ -54,7 +68,7 @@ ls -l "$T/red.tif" "$T/nir.tif" >&2
 timed() {
   local name=$1; shift
   rm -f "$T/out.tif"
-  /usr/bin/time -v -o "$T/time.txt" "$@" >/dev/null 2>"$T/err.txt" || { cat "$T/err.txt" >&2; exit 1; }
+  "${time_cmd[@]}" -v -o "$T/time.txt" "$@" >/dev/null 2>"$T/err.txt" || { cat "$T/err.txt" >&2; exit 1; }
   local wall peak cpu
   wall=$(awk -F': ' '/Elapsed/ {n=split($2,a,":"); s=0; for(i=1;i<=n;i++) s=s*60+a[i]; print s}' "$T/time.txt")
   peak=$(awk -F': ' '/Maximum resident/ {print $2}' "$T/time.txt")
@@ -67,7 +81,7 @@ for r in $(seq "$runs"); do
   echo "round $r" >&2
   timed canopy "$canopy" compute --red "$T/red.tif" --nir "$T/nir.tif" --tif "$T/out.tif"
   timed canopy-nv "$canopy" compute --red "$T/red.tif" --nir "$T/nir.tif" --tif "$T/out.tif" --no-verify
-  timed gdal_calc "$py" /usr/bin/gdal_calc.py --quiet --overwrite -A "$T/red.tif" -B "$T/nir.tif" --outfile="$T/out.tif" \
+  timed gdal_calc "${gdal_calc[@]}" --quiet --overwrite -A "$T/red.tif" -B "$T/nir.tif" --outfile="$T/out.tif" \
     --calc="(B.astype(numpy.float32)-A)/(B.astype(numpy.float32)+A)" --type=Float32 --NoDataValue=-9999 \
     --co=COMPRESS=DEFLATE --co=PREDICTOR=3 --co=TILED=YES --co=NUM_THREADS=ALL_CPUS
 done
@@ -91,7 +105,7 @@ if [ -n "${BIG:-}" ]; then
   mkdir -p "$T/big"
   if [ ! -f "$T/big/nir.tif" ]; then
     for b in red nir; do
-      gdal_translate -q -outsize "$BIG" "$BIG" -r bilinear -co COMPRESS=DEFLATE -co PREDICTOR=2 -co TILED=YES -co BIGTIFF=YES "$T/$b.tif" "$T/big/$b.tif"
+      "${gdal_translate[@]}" -q -outsize "$BIG" "$BIG" -r bilinear -co COMPRESS=DEFLATE -co PREDICTOR=2 -co TILED=YES -co BIGTIFF=YES "$T/$b.tif" "$T/big/$b.tif"
     done
   fi
   ls -l "$T/big" >&2
