@@ -38,6 +38,7 @@ size=${2:-10980}
 runs=${3:-5}
 here=$(cd "$(dirname "$0")/../.." && pwd)
 T=${TMPDIR_BENCH:-$(mktemp -d)}
+mkdir -p "$T"
 trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
 export GDAL_CACHEMAX=${GDAL_CACHEMAX:-512}
 py=/usr/bin/python3
