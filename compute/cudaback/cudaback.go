@@ -127,6 +127,10 @@ type state struct {
 	stage [3]unsafe.Pointer // pinned staging for red, nir, out: 4n bytes each
 
 	pins []*pinnedRange
+	// kept are the ranges closed job streams page-locked, kept for the
+	// next stream (the block pipeline reuses its blocks from run to run),
+	// oldest first, up to keptMax bytes.
+	kept []*pinnedRange
 	last RunStats
 
 	// Index jobs (RunJob): the generated kernels, the run counter their
@@ -567,7 +571,7 @@ func (s *state) release() {
 func (s *state) close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.live && len(s.pins) == 0 {
+	if !s.live && len(s.pins) == 0 && len(s.kept) == 0 {
 		return nil
 	}
 	runtime.LockOSThread()

@@ -135,6 +135,10 @@ func (s *state) unpinAll() {
 		releaseRange(p)
 	}
 	s.pins = nil
+	for _, p := range s.kept {
+		releaseRange(p)
+	}
+	s.kept = nil
 }
 
 // copyWorkers is how many goroutines one staging copy uses.

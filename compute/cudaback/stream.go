@@ -302,6 +302,14 @@ func (js *jobStream) pin(h []byte) (ok, registered bool) {
 	}
 	lo := uintptr(unsafe.Pointer(unsafe.SliceData(h)))
 	hi := lo + uintptr(len(h))
+	for i, p := range js.s.kept {
+		if lo >= p.lo && hi <= p.hi {
+			// Kept from an earlier stream: this one's now.
+			js.s.kept = append(js.s.kept[:i], js.s.kept[i+1:]...)
+			js.pins[p.lo] = p
+			return true, false
+		}
+	}
 	registry.Lock()
 	for _, p := range registry.ranges {
 		if p.drv == js.s.drv && lo >= p.lo && hi <= p.hi {
@@ -416,14 +424,36 @@ func (js *jobStream) Close() error {
 		js.head = (js.head + 1) % len(js.slots)
 	}
 	js.freeSlots()
-	for _, p := range js.pins {
-		releaseRange(p)
-	}
-	js.pins = nil
+	js.keepPins()
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("cuda: closing the job stream: %w", err)
 	}
 	return nil
+}
+
+// keptMax is the most bytes of page-locked ranges a backend keeps from
+// closed streams.
+const keptMax = 512 << 20
+
+// keepPins hands the stream's page-locked ranges to the backend, so that
+// the next stream over the same memory (the pipeline's next run, which
+// reuses its blocks) locks nothing, and releases the oldest kept ranges
+// past keptMax bytes (context current, s.mu held).
+func (js *jobStream) keepPins() {
+	s := js.s
+	for _, p := range js.pins {
+		s.kept = append(s.kept, p)
+	}
+	js.pins = nil
+	total := 0
+	for _, p := range s.kept {
+		total += int(p.hi - p.lo)
+	}
+	for len(s.kept) > 0 && total > keptMax {
+		total -= int(s.kept[0].hi - s.kept[0].lo)
+		releaseRange(s.kept[0])
+		s.kept = s.kept[1:]
+	}
 }
 
 // freeDev frees a slot's device buffers (context current).

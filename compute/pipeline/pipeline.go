@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -286,21 +287,39 @@ func Run(in *Input, opt Options, sinks ...Sink) (*Result, error) {
 	}
 	res := &Result{Width: in.Width, Height: in.Height, Blocks: nBlocks, BlockRows: rows}
 
-	// The pool.
+	// The pool: a streaming backend's blocks come from the last run of the
+	// same shape when there was one (their memory is page-locked already).
 	free := make(chan *block, k)
 	var first *block
-	for range k {
-		b := &block{}
+	key := poolKey{width: in.Width, rows: rows, outputs: outputs, mask: in.Mask == nil && in.MaskRows != nil}
+	for _, band := range in.Bands {
+		key.types = append(key.types, band.Plane.Type)
+	}
+	var reused []*block
+	if streams {
+		reused = blockCache.take(key, k)
+	}
+	for i := range k {
+		var b *block
+		if i < len(reused) {
+			b = reused[i]
+		} else {
+			b = &block{}
+			for _, band := range in.Bands {
+				b.planes = append(b.planes, compute.NewPlane(band.Plane.Type, in.Width, rows))
+			}
+			for range outputs {
+				b.out = append(b.out, make([]float32, in.Width*rows))
+			}
+			if key.mask {
+				b.mask = make([]uint8, in.Width*rows)
+			}
+		}
 		for _, band := range in.Bands {
-			b.planes = append(b.planes, compute.NewPlane(band.Plane.Type, in.Width, rows))
 			res.Bytes += int64(in.Width) * int64(rows) * int64(band.Plane.Type.Size())
 		}
-		for range outputs {
-			b.out = append(b.out, make([]float32, in.Width*rows))
-			res.Bytes += int64(in.Width) * int64(rows) * 4
-		}
-		if in.Mask == nil && in.MaskRows != nil {
-			b.mask = make([]uint8, in.Width*rows)
+		res.Bytes += int64(outputs) * int64(in.Width) * int64(rows) * 4
+		if key.mask {
 			res.Bytes += int64(in.Width) * int64(rows)
 		}
 		if first == nil {
@@ -608,11 +627,68 @@ func Run(in *Input, opt Options, sinks ...Sink) (*Result, error) {
 	if runErr != nil {
 		return nil, runErr
 	}
+	if streams {
+		// Every block comes back to the pool once its sinks are done.
+		pool := make([]*block, 0, k)
+		for range k {
+			pool = append(pool, <-free)
+		}
+		blockCache.put(key, pool)
+	}
 	for _, d := range busySinks {
 		res.Encode = max(res.Encode, d)
 	}
 	res.Wall = time.Since(t0)
 	return res, nil
+}
+
+// poolKey is the shape of a run's blocks.
+type poolKey struct {
+	width, rows, outputs int
+	mask                 bool
+	types                []compute.DataType
+}
+
+func (a poolKey) same(b poolKey) bool {
+	return a.width == b.width && a.rows == b.rows && a.outputs == b.outputs && a.mask == b.mask && slices.Equal(a.types, b.types)
+}
+
+// blockCache keeps the blocks of the last run on a streaming backend, so
+// that the next run of the same shape (the next scene of a batch, the
+// next index over the same image) reuses memory the backend page-locked
+// once instead of allocating and locking it again. It holds one run's
+// pool at most.
+var blockCache blockPool
+
+type blockPool struct {
+	mu     sync.Mutex
+	key    poolKey
+	blocks []*block
+}
+
+// take returns up to k cached blocks of shape key, which the cache gives
+// up; none when it holds another shape.
+func (c *blockPool) take(key poolKey, k int) []*block {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.key.same(key) {
+		return nil
+	}
+	n := min(k, len(c.blocks))
+	got := c.blocks[len(c.blocks)-n:]
+	c.blocks = c.blocks[:len(c.blocks)-n]
+	return got
+}
+
+// put keeps a run's blocks in place of whatever the cache held.
+func (c *blockPool) put(key poolKey, blocks []*block) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, b := range blocks {
+		b.Block = Block{}
+		b.job = nil
+	}
+	c.key, c.blocks = key, blocks
 }
 
 // runErrSet reports whether the run has failed.

@@ -29,6 +29,7 @@ type streamer struct {
 	failSubmit, failWait int // the job (1-based) whose Submit or Wait fails; 0 for none
 	submitted            int
 	depths               []int
+	outs                 map[*float32]bool // the output planes' first pixels seen
 }
 
 func (s *streamer) RunJob(j *compute.Job) (compute.Timings, error) {
@@ -58,6 +59,9 @@ func (f *fakeStream) Submit(j *compute.Job) error {
 	s.mu.Lock()
 	s.submitted++
 	n := s.submitted
+	if s.outs != nil {
+		s.outs[&j.Out[0][0]] = true
+	}
 	s.inFlight++
 	s.most = max(s.most, s.inFlight)
 	s.mu.Unlock()
@@ -165,6 +169,31 @@ func TestStreamedBlocks(t *testing.T) {
 		}
 		if res.Timings.Kernel != 19*time.Microsecond {
 			t.Errorf("%s: the blocks' kernel times sum to %v, want 19 µs", what, res.Timings.Kernel)
+		}
+	}
+
+	// A second run of the same shape reuses the first one's blocks (their
+	// memory is page-locked on a GPU); another shape makes its own.
+	runs := func(be *streamer, names []string, exprs []*index.Expr) map[*float32]bool {
+		be.outs = map[*float32]bool{}
+		in, _ := raster.OpenStored(roles, specs)
+		defer in.Close()
+		if _, err := pipeline.Run(in.Input, pipeline.Options{Backend: be, Names: names, Exprs: exprs, BlockRows: 16}); err != nil {
+			t.Fatal(err)
+		}
+		return be.outs
+	}
+	be := &streamer{Backend: base}
+	first, again := runs(be, names, exprs), runs(be, names, exprs)
+	for p := range again {
+		if !first[p] {
+			t.Fatalf("the second run of the same shape allocated new blocks (%d of its %d outputs are new)", len(again)-len(first), len(again))
+		}
+	}
+	other := runs(be, names[:1], exprs[:1])
+	for p := range other {
+		if first[p] {
+			t.Fatal("a run of another shape (one output) reused blocks of two outputs")
 		}
 	}
 
