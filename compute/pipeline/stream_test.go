@@ -128,7 +128,7 @@ func TestStreamedBlocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct{ depth, inFlight, wantDepth int }{
-		{0, 0, pipeline.DefaultStreamDepth}, // 6 blocks in the pool
+		{0, 0, pipeline.DefaultStreamDepth}, // 7 blocks in the pool
 		{1, 0, 0},                           // no stream
 		{2, 0, 2},
 		{5, 0, 5},
