@@ -58,7 +58,8 @@ func benchInputs(b *testing.B) (string, string) {
 
 // BenchmarkPipeline reads a uint16 red/NIR pair through the pipeline:
 // decoding alone, then NDVI on go-parallel, then NDVI written as a COG,
-// then the same verified against the float64 truth. It reports megapixels
+// then the same verified against the float64 truth, then written with ZSTD
+// and uncompressed (-compress none). It reports megapixels
 // per second of wall time and of the process's CPU time, and each run's
 // throughput as a share of decoding's ("of-decode"): compute and writing
 // hidden behind decoding would be 1.
@@ -77,11 +78,15 @@ func BenchmarkPipeline(b *testing.B) {
 		name          string
 		decodeOnly    bool
 		write, verify bool
+		comp          geotiff.Compression
 	}{
-		{"decode", true, false, false},
-		{"ndvi", false, false, false},
-		{"ndvi+cog", false, true, false},
-		{"ndvi+cog+verify", false, true, true},
+		{"decode", true, false, false, geotiff.Deflate},
+		{"ndvi", false, false, false, geotiff.Deflate},
+		{"ndvi+cog", false, true, false, geotiff.Deflate},
+		{"ndvi+cog+verify", false, true, true, geotiff.Deflate},
+		{"ndvi+cog-zstd", false, true, false, geotiff.ZSTD},
+		{"ndvi+cog-none", false, true, false, geotiff.NoCompression},
+		{"ndvi+cog-none+verify", false, true, true, geotiff.NoCompression},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			var px int64
@@ -100,7 +105,7 @@ func BenchmarkPipeline(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					cog, err = geotiff.NewCOG(f, in.Width, in.Height, 1, in.Geo, geotiff.COGOptions{})
+					cog, err = geotiff.NewCOG(f, in.Width, in.Height, 1, in.Geo, geotiff.COGOptions{Compression: c.comp})
 					if err != nil {
 						b.Fatal(err)
 					}

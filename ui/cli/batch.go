@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"canopy/compute"
+	"canopy/compute/geotiff"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -372,7 +373,7 @@ func batchScene(s, dir string, bandMap map[string]int, sel selection, eng *share
 		if err != nil {
 			return err
 		}
-		o, err := openOutputs([]string{s}, out, nil, in.Width, in.Height, sc.Grid.Geo, sel, pngStyle{})
+		o, err := openOutputs([]string{s}, out, nil, in.Width, in.Height, sc.Grid.Geo, sel, pngStyle{}, geotiff.Deflate)
 		if err != nil {
 			return err
 		}

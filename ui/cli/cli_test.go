@@ -413,3 +413,55 @@ func TestFakeCompression(t *testing.T) {
 		t.Errorf("--compress lzw: exit %d, %q; want 2 naming --compress", code, e)
 	}
 }
+
+// canopy compute writes its COG with DEFLATE unless --compress asks for
+// ZSTD or none; all hold the same pixels, and an unknown compression is a
+// usage error.
+func TestComputeCompression(t *testing.T) {
+	dir := t.TempDir()
+	red, nir := filepath.Join(dir, "red.tif"), filepath.Join(dir, "nir.tif")
+	if code, _, e := run(t, "fake", "--size", "301x203", "--seed", "3", "--red", red, "--nir", nir); code != 0 {
+		t.Fatal(e)
+	}
+	outs := map[string]string{}
+	for _, c := range []string{"", "deflate", "zstd", "none"} {
+		out := filepath.Join(dir, "ndvi-"+c+".tif")
+		args := []string{"compute", "--red", red, "--nir", nir, "--backend", "go", "--tif", out}
+		if c != "" {
+			args = append(args, "--compress", c)
+		}
+		if code, _, e := run(t, args...); code != 0 {
+			t.Fatalf("compute %v: exit %d: %s", args, code, e)
+		}
+		outs[c] = out
+	}
+	want, err := raster.Load(outs["deflate"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for c, label := range map[string]string{"": "deflate", "deflate": "deflate", "zstd": "zstd", "none": "none"} {
+		f, err := geotiff.Open(outs[c])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.ToLower(f.Compression()); !strings.Contains(got, label) {
+			t.Errorf("--compress %q: %s is %s, want %s", c, outs[c], got, label)
+		}
+		f.Close()
+		got, err := raster.Load(outs[c])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range want.Data {
+			if math.Float32bits(got.Data[i]) != math.Float32bits(want.Data[i]) {
+				t.Fatalf("--compress %q: pixel %d is %g, the deflate file's %g", c, i, got.Data[i], want.Data[i])
+			}
+		}
+	}
+	if code, _, e := run(t, "compute", "--red", red, "--nir", nir, "--tif", filepath.Join(dir, "x.tif"), "--compress", "lzw"); code != 2 || !strings.Contains(e, "--compress") {
+		t.Errorf("--compress lzw: exit %d, %q; want 2 naming --compress", code, e)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "x.tif")); err == nil {
+		t.Error("a usage error wrote its output")
+	}
+}

@@ -104,7 +104,7 @@ type outputs struct {
 }
 
 // openOutputs starts the outputs of a w×h run.
-func openOutputs(inputs []string, tif string, pngs []string, w, h int, geo *compute.GeoRef, sel selection, st pngStyle) (*outputs, error) {
+func openOutputs(inputs []string, tif string, pngs []string, w, h int, geo *compute.GeoRef, sel selection, st pngStyle, comp geotiff.Compression) (*outputs, error) {
 	o := &outputs{set: outfile.NewSet(inputs...), tif: tif, geo: geo}
 	ok := false
 	defer func() {
@@ -121,7 +121,7 @@ func openOutputs(inputs []string, tif string, pngs []string, w, h int, geo *comp
 		if wr := wrapOutput(fw); wr != outWriter(fw) {
 			out = wr
 		}
-		c, err := geotiff.NewCOG(out, w, h, len(sel.names), geo, geotiff.COGOptions{Descriptions: sel.names, ScratchDir: filepath.Dir(tif)})
+		c, err := geotiff.NewCOG(out, w, h, len(sel.names), geo, geotiff.COGOptions{Compression: comp, Descriptions: sel.names, ScratchDir: filepath.Dir(tif)})
 		if err != nil {
 			return nil, fmt.Errorf("write %s: %w", tif, err)
 		}
@@ -329,6 +329,7 @@ func cmdCompute(args []string, stdout, stderr io.Writer) error {
 	title := fs.String("title", "", "title above the PNG map")
 	pngSize := fs.Int("png-size", 0, "the PNG map's longest side in pixels (0: full resolution; a smaller map's pixels are means of the image's)")
 	noVerify := fs.Bool("no-verify", false, "skip the check against the float64 reference")
+	compress := fs.String("compress", "deflate", "the GeoTIFF's compression: deflate (with the floating-point predictor, as GDAL's COG driver), zstd (the same with ZSTD), or none (about 35% larger, written at the speed of the disk)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	var lay layoutFlags
 	lay.register(fs)
@@ -350,6 +351,10 @@ func cmdCompute(args []string, stdout, stderr io.Writer) error {
 	}
 	if *pngSize < 0 {
 		return compute.Usagef("bad --png-size %d: a positive number of pixels, or 0 for full resolution", *pngSize)
+	}
+	comp, ok := map[string]geotiff.Compression{"deflate": geotiff.Deflate, "zstd": geotiff.ZSTD, "none": geotiff.NoCompression}[*compress]
+	if !ok {
+		return compute.Usagef("unknown --compress %q (deflate, zstd, none)", *compress)
 	}
 	pngs := pngPaths(*png, sel.names)
 	outs := append(append([]string{*tif}, pngs...), lay.paths(sel.names)...)
@@ -381,7 +386,7 @@ func cmdCompute(args []string, stdout, stderr io.Writer) error {
 	}
 	defer src.close()
 	open := time.Since(t0)
-	out, err := openOutputs(in.inputFiles(), *tif, pngs, src.in.Width, src.in.Height, src.geo, sel, pngStyle{*ramp, *stretch, *legend, *title, *pngSize})
+	out, err := openOutputs(in.inputFiles(), *tif, pngs, src.in.Width, src.in.Height, src.geo, sel, pngStyle{*ramp, *stretch, *legend, *title, *pngSize}, comp)
 	if err != nil {
 		return err
 	}
