@@ -333,7 +333,13 @@ func (c *COGWriter) writeTiles(l *cogLevel) error {
 		encs, level = &c.ovrEncs, HuffmanOnly
 	}
 	for len(*encs) < workers {
-		e, err := newTileEncoder(c.opt.Compression, level, Float32, c.nb, c.ts, 3)
+		// The overviews' encoders lay their tiles out in the full
+		// resolution's buffers: the levels take turns.
+		var share *tileEncoder
+		if encs == &c.ovrEncs && len(*encs) < len(c.encs) {
+			share = c.encs[len(*encs)]
+		}
+		e, err := newTileEncoderOn(share, c.opt.Compression, level, Float32, c.nb, c.ts, 3)
 		if err != nil {
 			return err
 		}
@@ -360,18 +366,20 @@ func (c *COGWriter) writeTiles(l *cogLevel) error {
 				x0 := t * c.ts
 				vw := min(c.ts, l.w-x0)
 				e.fill(l.buf, l.w, x0, vw, l.rows)
-				z, e2 := e.compress()
+				// The tile with its leader (its size) and trailer (its
+				// last 4 bytes again), compressed in place.
+				// Room for the worst case once (a stored stream), so that
+				// the tile's buffer never grows while the stream is written.
+				if bound := len(e.tile) + len(e.tile)/64 + 1024; cap(outs[t]) < bound {
+					outs[t] = make([]byte, 0, bound)
+				}
+				o, e2 := e.compressTo(append(outs[t][:0], 0, 0, 0, 0))
 				if e2 != nil {
 					errOnce.Do(func() { err = e2 })
 					return
 				}
-				// The tile with its leader (its size) and trailer (its
-				// last 4 bytes again).
-				var lead [4]byte
-				binary.LittleEndian.PutUint32(lead[:], uint32(len(z)))
-				o := append(outs[t][:0], lead[:]...)
-				o = append(o, z...)
-				outs[t] = append(o, z[len(z)-4:]...)
+				binary.LittleEndian.PutUint32(o, uint32(len(o)-4))
+				outs[t] = append(o, o[len(o)-4:]...)
 			}
 		}()
 	}

@@ -1,7 +1,6 @@
 package geotiff
 
 import (
-	"bytes"
 	"encoding/binary"
 	"math"
 
@@ -31,7 +30,7 @@ const (
 type deflater struct {
 	ld    *libdeflate.Compressor
 	kp    *zlib.Writer
-	out   bytes.Buffer
+	out   appender
 	level int
 }
 
@@ -84,7 +83,8 @@ func (d *deflater) compress(dst, src []byte) ([]byte, error) {
 	if d.ld != nil {
 		return d.ld.ZlibCompress(dst, src), nil
 	}
-	d.out.Reset()
+	// klauspost writes straight after dst: no copy of the stream.
+	d.out.b = dst
 	d.kp.Reset(&d.out)
 	if _, err := d.kp.Write(src); err != nil {
 		return nil, err
@@ -92,7 +92,17 @@ func (d *deflater) compress(dst, src []byte) ([]byte, error) {
 	if err := d.kp.Close(); err != nil {
 		return nil, err
 	}
-	return append(dst, d.out.Bytes()...), nil
+	out := d.out.b
+	d.out.b = nil
+	return out, nil
+}
+
+// appender is an io.Writer appending to b.
+type appender struct{ b []byte }
+
+func (a *appender) Write(p []byte) (int, error) {
+	a.b = append(a.b, p...)
+	return len(p), nil
 }
 
 func (d *deflater) close() {
@@ -121,7 +131,19 @@ type tileEncoder struct {
 }
 
 func newTileEncoder(comp Compression, level int, typ SampleType, spp, ts, pred int) (*tileEncoder, error) {
-	e := &tileEncoder{comp: comp, spp: spp, ts: ts, pred: pred, tile: make([]byte, ts*ts*spp*typ.Size()), tmp: make([]byte, ts*spp*typ.Size())}
+	return newTileEncoderOn(nil, comp, level, typ, spp, ts, pred)
+}
+
+// newTileEncoderOn is newTileEncoder laying its tiles out in the buffers
+// of share (nil: its own), an encoder of the same tile shape that is never
+// used at the same time (a COG's full resolution and overviews take turns).
+func newTileEncoderOn(share *tileEncoder, comp Compression, level int, typ SampleType, spp, ts, pred int) (*tileEncoder, error) {
+	e := &tileEncoder{comp: comp, spp: spp, ts: ts, pred: pred}
+	if share != nil && len(share.tile) == ts*ts*spp*typ.Size() {
+		e.tile, e.tmp = share.tile, share.tmp
+	} else {
+		e.tile, e.tmp = make([]byte, ts*ts*spp*typ.Size()), make([]byte, ts*spp*typ.Size())
+	}
 	if comp == NoCompression {
 		e.pred = 1
 	}
@@ -218,22 +240,33 @@ func (e *tileEncoder) fill(bands [][]float32, w, x0, vw, rows int) {
 // compress returns the tile's compressed bytes, valid until the next
 // call.
 func (e *tileEncoder) compress() ([]byte, error) {
+	var err error
+	e.out, err = e.compressTo(e.out[:0])
+	return e.out, err
+}
+
+// compressTo is compress appending the tile's bytes to dst instead of the
+// encoder's own buffer.
+func (e *tileEncoder) compressTo(dst []byte) ([]byte, error) {
 	if e.pred == 3 {
 		rowBytes := e.ts * e.spp * 4
 		for r := 0; r < len(e.tile); r += rowBytes {
 			differenceBytes(e.tile[r:r+rowBytes], e.spp)
 		}
 	}
-	var err error
+	return e.encode(dst)
+}
+
+// encode appends the tile (predicted) compressed to dst.
+func (e *tileEncoder) encode(dst []byte) ([]byte, error) {
 	switch e.comp {
 	case Deflate:
-		e.out, err = e.deflater.compress(e.out[:0], e.tile)
+		return e.deflater.compress(dst, e.tile)
 	case ZSTD:
-		e.out = e.zstd.EncodeAll(e.tile, e.out[:0])
+		return e.zstd.EncodeAll(e.tile, dst), nil
 	default:
-		e.out = append(e.out[:0], e.tile...)
+		return append(dst, e.tile...), nil
 	}
-	return e.out, err
 }
 
 // differenceBytes replaces each byte of row from stride on with its

@@ -5,6 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -22,6 +26,26 @@ var (
 	benchNir  = flag.String("pipeline-nir", "", "NIR band for BenchmarkPipeline")
 	benchSize = flag.Int("pipeline-size", 4096, "side of the generated pair when -pipeline-red is not given (10980: a Sentinel-2 10 m tile)")
 )
+
+// resetPeak sets the process's peak resident memory back to what it
+// holds now (Linux: /proc/self/clear_refs 5; elsewhere nothing).
+func resetPeak() { os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
+
+// peakMiB is the process's peak resident memory since resetPeak (VmHWM),
+// 0 where the system does not say.
+func peakMiB() float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
 
 func processCPU() time.Duration {
 	var ru syscall.Rusage
@@ -90,6 +114,11 @@ func BenchmarkPipeline(b *testing.B) {
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			var px int64
+			runtime.GC()
+			debug.FreeOSMemory()
+			resetPeak()
+			var m0, m1 runtime.MemStats
+			runtime.ReadMemStats(&m0)
 			c0 := processCPU()
 			t0 := time.Now()
 			for b.Loop() {
@@ -127,9 +156,15 @@ func BenchmarkPipeline(b *testing.B) {
 				in.Close()
 			}
 			wall, cpu := time.Since(t0).Seconds(), (processCPU() - c0).Seconds()
+			runtime.ReadMemStats(&m1)
 			rate := float64(px) / 1e6 / wall
 			b.ReportMetric(rate, "Mpx/s")
 			b.ReportMetric(float64(px)/1e6/cpu, "cpuMpx/s")
+			// The peak resident memory of the process (the input pair's
+			// planes are not in it: the reader decodes block by block) and
+			// what the runs allocated.
+			b.ReportMetric(peakMiB(), "peakMiB")
+			b.ReportMetric(float64(m1.TotalAlloc-m0.TotalAlloc)/float64(b.N)/(1<<20), "allocMiB/op")
 			if c.decodeOnly {
 				decodeRate = rate
 			} else if decodeRate > 0 {
