@@ -4,6 +4,7 @@ import (
 	"canopy/compute/par"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -158,24 +159,90 @@ func New(name string) (Backend, error) {
 
 // AutoOrder is the order `--backend auto` tries: the fastest way to an
 // index for an image that starts and ends in host memory. CUDA with
-// overlapped transfers beats the CPU; the C kernel runs at the memory's
-// speed; a GL device is only preferred to the CPU when it is real hardware.
+// overlapped transfers runs at the bus's speed, the C kernel at the host
+// memory's; which is faster depends on the machine (Auto measures both); a
+// GL device is only preferred to the CPU when it is real hardware.
 var AutoOrder = []string{NameCUDA, NameC, NameGoParallel, NameGo}
 
+// CKernelShare is the share of the host's copy bandwidth (HostCopyCeiling)
+// the C kernels reach over bands in host memory: 82 to 86% measured, on a
+// 2-core VM and on the H200 host's 16 cores (docs/BENCHMARKS.md).
+const CKernelShare = 0.8
+
+// autoProbeBytes is the buffer Auto measures the host copy and a GPU's bus
+// with: past the caches, a few milliseconds each.
+const autoProbeBytes = 64 << 20
+
 // Auto returns a fresh instance of the first available backend of
-// AutoOrder.
+// AutoOrder, except that a GPU whose bus is slower than the host's memory
+// is passed over for the C kernels: when a GPU backend comes first and c is
+// available, Auto measures the host copy (HostCopyCeiling) and the bus both
+// ways at once (DeviceCeilings' Duplex) and keeps the GPU only when the bus
+// beats CKernelShare of the host copy (PreferCPU). On the H200 host (16
+// cores, 120 GB/s host copy, about 88 GB/s over PCIe 5 both ways) that is
+// c, which computes a 10980² pair from files to a COG in 1.38 s and
+// 270 MB where cuda takes 1.85 s and 581 MB; a few cores in front of the
+// same GPU would keep cuda.
 func Auto() (Backend, error) {
-	for _, n := range AutoOrder {
+	b, _, err := AutoWhy()
+	return b, err
+}
+
+// AutoWhy is Auto with the reason for its choice, in words.
+func AutoWhy() (Backend, string, error) {
+	for i, n := range AutoOrder {
 		b, err := New(n)
 		if err != nil {
 			continue
 		}
-		if b.Info().Available {
-			return b, nil
+		if !b.Info().Available {
+			b.Close()
+			continue
 		}
-		b.Close()
+		dc, gpu := b.(DeviceCeilings)
+		if !gpu || !slices.Contains(AutoOrder[i+1:], NameC) {
+			return b, n + ": the first of " + strings.Join(AutoOrder, ", ") + " available here", nil
+		}
+		c, err := New(NameC)
+		if err != nil || !c.Info().Available {
+			if c != nil {
+				c.Close()
+			}
+			return b, n + ": available, and the C kernels are not", nil
+		}
+		bus, err := dc.Ceilings(autoProbeBytes)
+		if err != nil {
+			c.Close()
+			return b, n + ": available (its bus could not be measured: " + err.Error() + ")", nil
+		}
+		host := HostCopyCeiling(autoProbeBytes)
+		rate := busRate(bus)
+		why := fmt.Sprintf("the host copies %.0f GB/s (the C kernels reach about %.0f) and %s's bus moves %.0f GB/s both ways", host, CKernelShare*host, n, rate)
+		if PreferCPU(host, rate) {
+			b.Close()
+			return c, NameC + ": " + why, nil
+		}
+		c.Close()
+		return b, n + ": " + why, nil
 	}
-	return nil, errors.New("no backend is available")
+	return nil, "", errors.New("no backend is available")
+}
+
+// busRate is what a GPU's bus moves both ways at once, bytes each way
+// added: the measured duplex rate, or the two directions' slower one twice
+// where it was not measured.
+func busRate(c Ceilings) float64 {
+	if c.Duplex > 0 {
+		return c.Duplex
+	}
+	return 2 * min(c.H2D, c.D2H)
+}
+
+// PreferCPU reports whether the C kernels over host memory (host GB/s of
+// copy bandwidth, of which they reach CKernelShare) are at least as fast as
+// a GPU job whose bands and outputs cross a bus moving bus GB/s both ways.
+func PreferCPU(host, bus float64) bool {
+	return CKernelShare*host >= bus
 }
 
 // Label names a backend run as "name" or "name:mode", the one spelling of

@@ -148,10 +148,23 @@ func cmdBackends(args []string, stdout, stderr io.Writer) error {
 // pickBackend resolves a name (or auto, or name:mode) to a ready backend
 // and the mode to run it in (a per-run argument; "" for its default).
 func pickBackend(name string) (compute.Backend, string, error) {
+	b, mode, _, err := pickBackendWhy(name)
+	return b, mode, err
+}
+
+// pickBackendWhy is pickBackend with, for auto, the reason for the choice
+// ("" for a backend the user named).
+func pickBackendWhy(name string) (compute.Backend, string, string, error) {
 	if name == "auto" || name == "" {
-		b, err := compute.Auto()
-		return b, "", err
+		b, why, err := compute.AutoWhy()
+		return b, "", why, err
 	}
+	b, mode, err := pickNamed(name)
+	return b, mode, "", err
+}
+
+// pickNamed resolves a backend the user named (name or name:mode).
+func pickNamed(name string) (compute.Backend, string, error) {
 	base, mode, _ := strings.Cut(name, ":")
 	b, err := compute.New(base)
 	if err != nil {

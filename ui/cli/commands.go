@@ -28,6 +28,8 @@ type computeReport struct {
 	Backend string `json:"backend"`
 	Mode    string `json:"mode,omitempty"`
 	Device  string `json:"device"`
+	// BackendReason says why --backend auto chose Backend.
+	BackendReason string `json:"backend_reason,omitempty"`
 	// Index names the indices computed, comma-separated ("ndvi", "ndvi,evi",
 	// or the formula of --expr); Indices has one entry each.
 	Index   string        `json:"index"`
@@ -373,7 +375,7 @@ func cmdCompute(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 	}
-	b, mode, err := pickBackend(*backend)
+	b, mode, why, err := pickBackendWhy(*backend)
 	if err != nil {
 		return err
 	}
@@ -408,7 +410,7 @@ func cmdCompute(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	t := res.Timings
-	rep := computeReport{Backend: b.Name(), Mode: mode, Device: b.Info().Device, Index: strings.Join(sel.names, ","),
+	rep := computeReport{Backend: b.Name(), Mode: mode, Device: b.Info().Device, BackendReason: why, Index: strings.Join(sel.names, ","),
 		Bands: map[string]string{}, Width: res.Width, Height: res.Height, LoadMS: ms(open + res.Decode), SetupMS: ms(t.Setup),
 		UploadMS: ms(t.Upload), KernelMS: ms(t.Kernel), DownloadMS: ms(t.Download), TotalMS: ms(t.Total),
 		Masked: src.masked, DigitalNumbers: src.raw}
