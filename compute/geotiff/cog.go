@@ -80,6 +80,15 @@ type COGWriter struct {
 	err       error
 	closed    bool
 	moveBytes int64 // how many bytes Close moved in place (0 with fallocate)
+
+	// in is the next row of full-resolution tiles being filled by
+	// WriteRows (inRows of them), while a goroutine compresses and writes
+	// the row before and builds the overviews from it (bg: closed when
+	// it is done; bgErr its error).
+	in     [][]float32
+	inRows int
+	bg     chan struct{}
+	bgErr  error
 }
 
 // cogLevel is one resolution being written.
@@ -147,6 +156,10 @@ func NewCOG(w io.WriterAt, width, height, bands int, geo *compute.GeoRef, opt CO
 	}
 	c.big = opt.BigTIFF || raw+raw/16+tiles*24+1<<20 >= 1<<32
 	c.levels[0].out = w
+	c.in = make([][]float32, bands)
+	for b := range c.in {
+		c.in[b] = make([]float32, c.ts*width)
+	}
 	dir := opt.ScratchDir
 	if dir == "" {
 		if p, ok := w.(interface{ Path() string }); ok {
@@ -214,16 +227,15 @@ func (c *COGWriter) WriteRows(y0, rows int, bands [][]float32) error {
 			return fmt.Errorf("band %d holds %d samples for %d rows of %d", b+1, len(p), rows, c.width)
 		}
 	}
-	l := c.levels[0]
 	for done := 0; done < rows; {
-		n := min(rows-done, c.ts-l.rows)
+		n := min(rows-done, c.ts-c.inRows)
 		for b := range bands {
-			copy(l.buf[b][l.rows*c.width:], bands[b][done*c.width:(done+n)*c.width])
+			copy(c.in[b][c.inRows*c.width:], bands[b][done*c.width:(done+n)*c.width])
 		}
-		l.rows += n
+		c.inRows += n
 		done += n
-		if l.rows == c.ts || l.done+l.rows == l.h {
-			if err := c.flush(0); err != nil {
+		if c.inRows == c.ts || c.next+done == c.height {
+			if err := c.handOff(); err != nil {
 				c.err = err
 				return err
 			}
@@ -231,6 +243,34 @@ func (c *COGWriter) WriteRows(y0, rows int, bands [][]float32) error {
 	}
 	c.next += rows
 	return nil
+}
+
+// handOff gives the row of tiles WriteRows filled to the goroutine that
+// compresses, writes and reduces it, once it is done with the row before:
+// the rows of one row of tiles are copied while the one before is
+// compressed, and the levels are touched by that goroutine alone.
+func (c *COGWriter) handOff() error {
+	if err := c.wait(); err != nil {
+		return err
+	}
+	l := c.levels[0]
+	l.buf, c.in = c.in, l.buf
+	l.rows, c.inRows = c.inRows, 0
+	c.bg = make(chan struct{})
+	go func() {
+		defer close(c.bg)
+		c.bgErr = c.flush(0)
+	}()
+	return nil
+}
+
+// wait waits for the row of tiles being written and returns its error.
+func (c *COGWriter) wait() error {
+	if c.bg != nil {
+		<-c.bg
+		c.bg = nil
+	}
+	return c.bgErr
 }
 
 // flush writes the row of tiles level k holds and passes it down to the
@@ -387,20 +427,40 @@ func (c *COGWriter) writeTiles(l *cogLevel) error {
 	if err != nil {
 		return fmt.Errorf("compress tile: %w", err)
 	}
+	// The tiles' places follow from their sizes; they are written on all
+	// the workers at once (positional writes do not share an offset).
+	at := make([]int64, len(outs))
 	for t, z := range outs {
+		at[t] = l.pos
 		l.offsets[row*l.across+t] = uint64(l.pos) + 4
 		l.cnts[row*l.across+t] = uint64(len(z) - 8)
-		if _, err := l.out.WriteAt(z, l.pos); err != nil {
-			return err
-		}
 		l.pos += int64(len(z))
 	}
-	return nil
+	next.Store(0)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				t := int(next.Add(1)) - 1
+				if t >= len(outs) {
+					return
+				}
+				if _, e2 := l.out.WriteAt(outs[t], at[t]); e2 != nil {
+					errOnce.Do(func() { err = e2 })
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return err
 }
 
 // Abort drops the scratch files; the output is left as it is (its
 // outfile.Set removes it).
 func (c *COGWriter) Abort() {
+	c.wait()
 	for _, l := range c.levels {
 		if l.scratch != nil {
 			l.scratch.Close()
@@ -420,6 +480,9 @@ const ghost = "GDAL_STRUCTURAL_METADATA_SIZE=000140 bytes\n" +
 // the overviews' tiles go before the full resolution's, and the scratch
 // files are dropped.
 func (c *COGWriter) Close() error {
+	if err := c.wait(); err != nil && c.err == nil {
+		c.err = err
+	}
 	if c.err != nil {
 		c.Abort()
 		return c.err

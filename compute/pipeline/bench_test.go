@@ -114,6 +114,7 @@ func BenchmarkPipeline(b *testing.B) {
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			var px int64
+			var decodeBusy, sinkBusy float64 // shares of each run's wall time
 			runtime.GC()
 			debug.FreeOSMemory()
 			resetPeak()
@@ -140,11 +141,13 @@ func BenchmarkPipeline(b *testing.B) {
 					}
 					sinks = append(sinks, pipeline.SinkFunc(func(bl *pipeline.Block) error { return cog.WriteRows(bl.Y0, bl.Rows, bl.Out) }))
 				}
-				_, err = pipeline.Run(in.Input, pipeline.Options{Backend: be, Names: []string{"ndvi"}, Exprs: []*index.Expr{ndvi.Expr},
+				res, err := pipeline.Run(in.Input, pipeline.Options{Backend: be, Names: []string{"ndvi"}, Exprs: []*index.Expr{ndvi.Expr},
 					Verify: c.verify, DecodeOnly: c.decodeOnly}, sinks...)
 				if err != nil {
 					b.Fatal(err)
 				}
+				decodeBusy += res.Decode.Seconds() / res.Wall.Seconds()
+				sinkBusy += res.Encode.Seconds() / res.Wall.Seconds()
 				if cog != nil {
 					if err := cog.Close(); err != nil {
 						b.Fatal(err)
@@ -164,6 +167,12 @@ func BenchmarkPipeline(b *testing.B) {
 			// planes are not in it: the reader decodes block by block) and
 			// what the runs allocated.
 			b.ReportMetric(peakMiB(), "peakMiB")
+			// How busy the decoder and the busiest sink were: the stage
+			// near 1 is the one the run waits on.
+			b.ReportMetric(decodeBusy/float64(b.N), "decode-busy")
+			if c.write {
+				b.ReportMetric(sinkBusy/float64(b.N), "sink-busy")
+			}
 			b.ReportMetric(float64(m1.TotalAlloc-m0.TotalAlloc)/float64(b.N)/(1<<20), "allocMiB/op")
 			if c.decodeOnly {
 				decodeRate = rate
