@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"canopy/compute"
 )
@@ -89,7 +90,21 @@ type COGWriter struct {
 	inRows int
 	bg     chan struct{}
 	bgErr  error
+	times  COGTimes
 }
+
+// COGTimes is where a COG writer's time went: Copy is WriteRows copying
+// rows in, Wait WriteRows waiting for the row of tiles before to be done;
+// the others are on the writer's own goroutine, summed over the levels:
+// Compress laying tiles out and compressing them (on all cores), Write
+// the tiles' writes, Reduce building the overviews' rows, Close laying
+// the file out.
+type COGTimes struct {
+	Copy, Wait, Compress, Write, Reduce, Close time.Duration
+}
+
+// Times says where the writer's time went so far.
+func (c *COGWriter) Times() COGTimes { return c.times }
 
 // cogLevel is one resolution being written.
 type cogLevel struct {
@@ -229,9 +244,11 @@ func (c *COGWriter) WriteRows(y0, rows int, bands [][]float32) error {
 	}
 	for done := 0; done < rows; {
 		n := min(rows-done, c.ts-c.inRows)
+		t := time.Now()
 		for b := range bands {
 			copy(c.in[b][c.inRows*c.width:], bands[b][done*c.width:(done+n)*c.width])
 		}
+		c.times.Copy += time.Since(t)
 		c.inRows += n
 		done += n
 		if c.inRows == c.ts || c.next+done == c.height {
@@ -250,7 +267,10 @@ func (c *COGWriter) WriteRows(y0, rows int, bands [][]float32) error {
 // the rows of one row of tiles are copied while the one before is
 // compressed, and the levels are touched by that goroutine alone.
 func (c *COGWriter) handOff() error {
-	if err := c.wait(); err != nil {
+	t := time.Now()
+	err := c.wait()
+	c.times.Wait += time.Since(t)
+	if err != nil {
 		return err
 	}
 	l := c.levels[0]
@@ -282,7 +302,9 @@ func (c *COGWriter) flush(k int) error {
 	}
 	if k+1 < len(c.levels) {
 		nl := c.levels[k+1]
+		t := time.Now()
 		got := reduce(l, nl)
+		c.times.Reduce += time.Since(t)
 		nl.rows += got
 		if nl.rows == c.ts || nl.done+nl.rows == nl.h {
 			if err := c.flush(k + 1); err != nil {
@@ -362,6 +384,7 @@ func average(d, r0, r1 []float32) {
 // writeTiles compresses the row of tiles l holds on all cores and appends
 // them to l's output, each with its leader and trailer.
 func (c *COGWriter) writeTiles(l *cogLevel) error {
+	t0 := time.Now()
 	row := l.done / c.ts
 	workers := min(runtime.GOMAXPROCS(0), l.across)
 	encs := &c.encs
@@ -424,9 +447,12 @@ func (c *COGWriter) writeTiles(l *cogLevel) error {
 		}()
 	}
 	wg.Wait()
+	c.times.Compress += time.Since(t0)
 	if err != nil {
 		return fmt.Errorf("compress tile: %w", err)
 	}
+	t0 = time.Now()
+	defer func() { c.times.Write += time.Since(t0) }()
 	// The tiles' places follow from their sizes; they are written on all
 	// the workers at once (positional writes do not share an offset).
 	at := make([]int64, len(outs))
@@ -480,6 +506,8 @@ const ghost = "GDAL_STRUCTURAL_METADATA_SIZE=000140 bytes\n" +
 // the overviews' tiles go before the full resolution's, and the scratch
 // files are dropped.
 func (c *COGWriter) Close() error {
+	tc := time.Now()
+	defer func() { c.times.Close += time.Since(tc) }()
 	if err := c.wait(); err != nil && c.err == nil {
 		c.err = err
 	}

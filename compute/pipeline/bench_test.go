@@ -115,6 +115,7 @@ func BenchmarkPipeline(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			var px int64
 			var decodeBusy, sinkBusy float64 // shares of each run's wall time
+			var cogT geotiff.COGTimes
 			runtime.GC()
 			debug.FreeOSMemory()
 			resetPeak()
@@ -152,6 +153,13 @@ func BenchmarkPipeline(b *testing.B) {
 					if err := cog.Close(); err != nil {
 						b.Fatal(err)
 					}
+					ct := cog.Times()
+					cogT.Copy += ct.Copy
+					cogT.Wait += ct.Wait
+					cogT.Compress += ct.Compress
+					cogT.Write += ct.Write
+					cogT.Reduce += ct.Reduce
+					cogT.Close += ct.Close
 					f.Close()
 					os.Remove(f.Name())
 				}
@@ -172,6 +180,13 @@ func BenchmarkPipeline(b *testing.B) {
 			b.ReportMetric(decodeBusy/float64(b.N), "decode-busy")
 			if c.write {
 				b.ReportMetric(sinkBusy/float64(b.N), "sink-busy")
+				// The COG writer's parts, ms a run.
+				ms := func(d time.Duration) float64 { return d.Seconds() * 1e3 / float64(b.N) }
+				b.ReportMetric(ms(cogT.Compress), "cog-compress-ms")
+				b.ReportMetric(ms(cogT.Write), "cog-write-ms")
+				b.ReportMetric(ms(cogT.Reduce), "cog-reduce-ms")
+				b.ReportMetric(ms(cogT.Wait), "cog-wait-ms")
+				b.ReportMetric(ms(cogT.Close), "cog-close-ms")
 			}
 			b.ReportMetric(float64(m1.TotalAlloc-m0.TotalAlloc)/float64(b.N)/(1<<20), "allocMiB/op")
 			if c.decodeOnly {
