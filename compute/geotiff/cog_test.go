@@ -100,7 +100,10 @@ func writeCOGFile(t *testing.T, path string, w, h int, bands [][]float32, opt CO
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if hideFd && c.moveBytes == 0 {
+	switch {
+	case reserveRoom && c.moveBytes != 0:
+		t.Errorf("the room reserved before the full resolution was too small: %d bytes moved", c.moveBytes)
+	case !reserveRoom && hideFd && c.moveBytes == 0:
 		t.Error("without a descriptor the data was not moved")
 	}
 }
@@ -113,7 +116,9 @@ func TestCOGReadsBackAndLaysOutTheSameWayEveryWay(t *testing.T) {
 	a := filepath.Join(dir, "a.tif")
 	writeCOGFile(t, a, w, h, bands, opt, false, 7)
 	// Other row steps, and moving the data instead of fallocate: the very
-	// same bytes.
+	// same bytes (with room reserved before the full resolution, nothing
+	// moves either way). Without the room, a gap is opened (fallocate) or
+	// the data moved, and the file holds the same images.
 	for _, c := range []struct {
 		hide bool
 		step int
@@ -125,6 +130,44 @@ func TestCOGReadsBackAndLaysOutTheSameWayEveryWay(t *testing.T) {
 		if !bytes.Equal(ab, bb) {
 			t.Fatalf("rows %d at a time (data moved: %v) give other bytes than 7 at a time", c.step, c.hide)
 		}
+	}
+	reserveRoom = false
+	defer func() { reserveRoom = true }()
+	noRoom := filepath.Join(dir, "c.tif")
+	for _, hide := range []bool{false, true} {
+		writeCOGFile(t, noRoom, w, h, bands, opt, hide, 100)
+		same := func(x, y *File) {
+			t.Helper()
+			for b := 1; b <= 2; b++ {
+				dx, dy := compute.NewPlane(compute.F32, x.Width(), x.Height()), compute.NewPlane(compute.F32, y.Width(), y.Height())
+				if err := x.ReadRowsInto(b, 0, x.Height(), dx); err != nil {
+					t.Fatal(err)
+				}
+				if err := y.ReadRowsInto(b, 0, y.Height(), dy); err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(dx.Data, dy.Data) {
+					t.Fatalf("%dx%d band %d differs without room reserved (data moved: %v)", x.Width(), x.Height(), b, hide)
+				}
+			}
+		}
+		nf, err := Open(noRoom)
+		if err != nil {
+			t.Fatal(err)
+		}
+		af, _ := Open(a)
+		same(af, nf)
+		ao, err1 := af.Overviews()
+		no, err2 := nf.Overviews()
+		if err1 != nil || err2 != nil || len(ao) != 2 || len(no) != 2 {
+			t.Fatal(err1, err2, len(ao), len(no))
+		}
+		for k := range ao {
+			same(ao[k], no[k])
+		}
+		af.Close()
+		nf.Close()
+		os.Remove(noRoom)
 	}
 	// No scratch file is left with a name.
 	ents, _ := os.ReadDir(dir)
