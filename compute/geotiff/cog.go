@@ -121,7 +121,7 @@ type cogLevel struct {
 	// overviews (reserve).
 	base    int64
 	scratch *os.File // nil for the full resolution
-	tiles         [][]byte // the row of tiles being written, compressed, with leaders and trailers
+	tiles   [][]byte // the row of tiles being written, compressed, with leaders and trailers
 }
 
 // NewCOG starts a COG of width×height pixels with bands float32 bands,
