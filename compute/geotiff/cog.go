@@ -129,10 +129,9 @@ type cogLevel struct {
 	scratch *os.File // nil for the full resolution
 	// The rows of tiles compressed, with leaders and trailers, go to a
 	// goroutine of the level's that writes them in order while the next
-	// row is compressed: free holds the rows' buffers not being written,
-	// writes the rows queued (nil until the first).
+	// row is compressed: free holds the two rows' buffers not being
+	// written, writes the rows queued (nil until the first).
 	free   chan [][]byte
-	nbuf   int // the buffers free holds when no row is being written
 	writes chan tileRow
 	wrote  chan error // the writer's first error (nil), once it has stopped
 }
@@ -510,18 +509,9 @@ func (c *COGWriter) writeTiles(l *cogLevel) error {
 // lock in the kernel: several at once only spin), and hands the row's
 // buffers back.
 func (c *COGWriter) startWriter(l *cogLevel) {
-	// Two rows in turn at full resolution; one for an overview (a row of
-	// its tiles comes every second row of the level above: its write
-	// overlaps that level's next row anyway).
-	bufs := 1
-	if l == c.levels[0] {
-		bufs = 2
-	}
-	l.nbuf = bufs
-	l.free = make(chan [][]byte, bufs)
-	for range bufs {
-		l.free <- nil
-	}
+	l.free = make(chan [][]byte, 2)
+	l.free <- nil
+	l.free <- nil
 	l.writes = make(chan tileRow, 2)
 	l.wrote = make(chan error, 1)
 	go func() {
@@ -562,7 +552,7 @@ func (c *COGWriter) stopWriters() error {
 			continue
 		}
 		close(l.writes)
-		for range l.nbuf {
+		for range 2 {
 			<-l.free
 		}
 		if err := <-l.wrote; err != nil && first == nil {
