@@ -91,8 +91,6 @@ type COGWriter struct {
 	bg     chan struct{}
 	bgErr  error
 	times  COGTimes
-	// writeBusy is the levels' writers' time writing, in nanoseconds.
-	writeBusy atomic.Int64
 }
 
 // COGTimes is where a COG writer's time went: Copy is WriteRows copying
@@ -106,11 +104,7 @@ type COGTimes struct {
 }
 
 // Times says where the writer's time went so far.
-func (c *COGWriter) Times() COGTimes {
-	t := c.times
-	t.Write = time.Duration(c.writeBusy.Load())
-	return t
-}
+func (c *COGWriter) Times() COGTimes { return c.times }
 
 // cogLevel is one resolution being written.
 type cogLevel struct {
@@ -127,19 +121,7 @@ type cogLevel struct {
 	// overviews (reserve).
 	base    int64
 	scratch *os.File // nil for the full resolution
-	// The rows of tiles compressed, with leaders and trailers, go to a
-	// goroutine of the level's that writes them in order while the next
-	// row is compressed: free holds the two rows' buffers not being
-	// written, writes the rows queued (nil until the first).
-	free   chan [][]byte
-	writes chan tileRow
-	wrote  chan error // the writer's first error (nil), once it has stopped
-}
-
-// tileRow is a row of compressed tiles and where each goes.
-type tileRow struct {
-	tiles [][]byte
-	at    []int64
+	tiles   [][]byte // the row of tiles being written, compressed, with leaders and trailers
 }
 
 // NewCOG starts a COG of width×height pixels with bands float32 bands,
@@ -430,20 +412,10 @@ func (c *COGWriter) writeTiles(l *cogLevel) error {
 		}
 		*encs = append(*encs, e)
 	}
-	if l.writes == nil {
-		c.startWriter(l)
+	if len(l.tiles) < l.across {
+		l.tiles = make([][]byte, l.across)
 	}
-	var outs [][]byte
-	select {
-	case outs = <-l.free:
-	case err := <-l.wrote: // the writer stopped on an error
-		l.wrote <- err
-		return err
-	}
-	if len(outs) < l.across {
-		outs = make([][]byte, l.across)
-	}
-	outs = outs[:l.across]
+	outs := l.tiles[:l.across]
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	var errOnce sync.Once
@@ -481,11 +453,12 @@ func (c *COGWriter) writeTiles(l *cogLevel) error {
 	wg.Wait()
 	c.times.Compress += time.Since(t0)
 	if err != nil {
-		l.free <- outs
 		return fmt.Errorf("compress tile: %w", err)
 	}
-	// The tiles' places follow from their sizes; the level's writer
-	// writes them while the next row is compressed.
+	t0 = time.Now()
+	defer func() { c.times.Write += time.Since(t0) }()
+	// The tiles' places follow from their sizes; they are written on all
+	// the workers at once (positional writes do not share an offset).
 	if l == c.levels[0] && row == 0 && reserveRoom && len(c.levels) > 1 {
 		var first int64
 		for _, z := range outs {
@@ -500,74 +473,31 @@ func (c *COGWriter) writeTiles(l *cogLevel) error {
 		l.cnts[row*l.across+t] = uint64(len(z) - 8)
 		l.pos += int64(len(z))
 	}
-	l.writes <- tileRow{outs, at}
-	return nil
-}
-
-// startWriter starts level l's writer: it writes each row of tiles it is
-// given in order, one write after the other (the file's writes take a
-// lock in the kernel: several at once only spin), and hands the row's
-// buffers back.
-func (c *COGWriter) startWriter(l *cogLevel) {
-	l.free = make(chan [][]byte, 2)
-	l.free <- nil
-	l.free <- nil
-	l.writes = make(chan tileRow, 2)
-	l.wrote = make(chan error, 1)
-	go func() {
-		var err error
-		for r := range l.writes {
-			if err == nil {
-				t := time.Now()
-				for i, z := range r.tiles {
-					if _, e := l.out.WriteAt(z, r.at[i]); e != nil {
-						err = e
-						break
-					}
+	next.Store(0)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				t := int(next.Add(1)) - 1
+				if t >= len(outs) {
+					return
 				}
-				c.writeBusy.Add(int64(time.Since(t)))
-			}
-			if err != nil {
-				// Let a compressing row see the error rather than wait.
-				select {
-				case l.wrote <- err:
-				default:
+				if _, e2 := l.out.WriteAt(outs[t], at[t]); e2 != nil {
+					errOnce.Do(func() { err = e2 })
+					return
 				}
 			}
-			l.free <- r.tiles
-		}
-		select {
-		case l.wrote <- err:
-		default:
-		}
-	}()
-}
-
-// stopWriters waits for every level's writer to write what it was given
-// and returns the first error.
-func (c *COGWriter) stopWriters() error {
-	var first error
-	for _, l := range c.levels {
-		if l.writes == nil {
-			continue
-		}
-		close(l.writes)
-		for range 2 {
-			<-l.free
-		}
-		if err := <-l.wrote; err != nil && first == nil {
-			first = err
-		}
-		l.writes = nil
+		}()
 	}
-	return first
+	wg.Wait()
+	return err
 }
 
 // Abort drops the scratch files; the output is left as it is (its
 // outfile.Set removes it).
 func (c *COGWriter) Abort() {
 	c.wait()
-	c.stopWriters()
 	for _, l := range c.levels {
 		if l.scratch != nil {
 			l.scratch.Close()
@@ -590,9 +520,6 @@ func (c *COGWriter) Close() error {
 	tc := time.Now()
 	defer func() { c.times.Close += time.Since(tc) }()
 	if err := c.wait(); err != nil && c.err == nil {
-		c.err = err
-	}
-	if err := c.stopWriters(); err != nil && c.err == nil {
 		c.err = err
 	}
 	if c.err != nil {
