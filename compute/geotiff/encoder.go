@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 
-	"github.com/klauspost/compress/zlib"
+	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/zstd"
 
 	libdeflate "canopy/native/deflate"
@@ -29,7 +29,7 @@ const (
 // deflater compresses whole tiles as zlib streams.
 type deflater struct {
 	ld    *libdeflate.Compressor
-	kp    *zlib.Writer
+	kp    *flate.Writer // raw DEFLATE: the zlib header and trailer are written here
 	out   appender
 	level int
 }
@@ -46,7 +46,7 @@ const HuffmanOnly = -1
 func newDeflater(level int, float bool) (*deflater, error) {
 	d := &deflater{level: level}
 	if level == HuffmanOnly {
-		w, err := zlib.NewWriterLevel(&d.out, zlib.HuffmanOnly)
+		w, err := flate.NewWriter(&d.out, flate.HuffmanOnly)
 		if err != nil {
 			return nil, err
 		}
@@ -70,7 +70,7 @@ func newDeflater(level int, float bool) (*deflater, error) {
 		d.ld = c
 		return d, nil
 	}
-	w, err := zlib.NewWriterLevel(&d.out, d.level)
+	w, err := flate.NewWriter(&d.out, d.level)
 	if err != nil {
 		return nil, err
 	}
@@ -83,8 +83,11 @@ func (d *deflater) compress(dst, src []byte) ([]byte, error) {
 	if d.ld != nil {
 		return d.ld.ZlibCompress(dst, src), nil
 	}
-	// klauspost writes straight after dst: no copy of the stream.
-	d.out.b = dst
+	// A zlib stream (RFC 1950): the header zlib writes for the level, the
+	// raw stream klauspost writes straight after it (no copy), and the
+	// Adler-32 of the data, by libdeflate's vectorised routine (Go's
+	// hash/adler32 cost a tenth of the compression).
+	d.out.b = append(dst, zlibHeader(d.level)...)
 	d.kp.Reset(&d.out)
 	if _, err := d.kp.Write(src); err != nil {
 		return nil, err
@@ -92,9 +95,29 @@ func (d *deflater) compress(dst, src []byte) ([]byte, error) {
 	if err := d.kp.Close(); err != nil {
 		return nil, err
 	}
-	out := d.out.b
+	out := binary.BigEndian.AppendUint32(d.out.b, libdeflate.Adler32(1, src))
 	d.out.b = nil
 	return out, nil
+}
+
+// zlibHeader is the two bytes Go's and klauspost's zlib writers begin a
+// stream with at a level: DEFLATE with a 32 KiB window, the level's
+// FLEVEL, and the check bits.
+func zlibHeader(level int) []byte {
+	var flevel byte
+	switch {
+	case level == HuffmanOnly || level == flate.HuffmanOnly || level < 2:
+		flevel = 0
+	case level < 6:
+		flevel = 1
+	case level == 6:
+		flevel = 2
+	default:
+		flevel = 3
+	}
+	cmf, flg := byte(0x78), flevel<<6
+	flg += byte(31 - (uint16(cmf)<<8|uint16(flg))%31)
+	return []byte{cmf, flg}
 }
 
 // appender is an io.Writer appending to b.

@@ -27,6 +27,15 @@ var (
 	ErrLong = errors.New("DEFLATE data holds more than expected")
 )
 
+// Adler32 continues the Adler-32 checksum adler (1 to start) over p with
+// libdeflate's vectorised routine (the zlib stream's trailer).
+func Adler32(adler uint32, p []byte) uint32 {
+	if len(p) == 0 {
+		return adler
+	}
+	return uint32(C.libdeflate_adler32(C.uint32_t(adler), unsafe.Pointer(&p[0]), C.size_t(len(p))))
+}
+
 // Compressor compresses whole buffers at one level.
 type Compressor struct {
 	c     *C.struct_libdeflate_compressor

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/zlib"
 	"errors"
+	"hash/adler32"
 	"io"
 	"math/rand/v2"
 	"testing"
@@ -66,5 +67,21 @@ func TestRoundTripWithGoZlib(t *testing.T) {
 	}
 	if _, err := NewCompressor(0); err == nil {
 		t.Error("level 0 accepted")
+	}
+}
+
+// Adler32 equals Go's hash/adler32, in one call or continued over parts.
+func TestAdler32(t *testing.T) {
+	for _, n := range []int{0, 1, 5551, 5552, 5553, 1 << 20} {
+		p := sample(n)
+		want := adler32.Checksum(p)
+		if got := Adler32(1, p); got != want {
+			t.Fatalf("%d bytes: %08x, want %08x", n, got, want)
+		}
+		if n > 1 {
+			if got := Adler32(Adler32(1, p[:n/3]), p[n/3:]); got != want {
+				t.Fatalf("%d bytes in two parts: %08x, want %08x", n, got, want)
+			}
+		}
 	}
 }

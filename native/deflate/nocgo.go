@@ -2,7 +2,10 @@
 
 package deflate
 
-import "errors"
+import (
+	"errors"
+	"hash/adler32"
+)
 
 // Available reports whether libdeflate is linked in.
 const Available = false
@@ -15,6 +18,22 @@ var (
 	ErrShort   = errors.New("DEFLATE data ends early")
 	ErrLong    = errors.New("DEFLATE data holds more than expected")
 )
+
+// Adler32 continues the Adler-32 checksum adler (1 to start) over p (Go's
+// hash/adler32 without cgo).
+func Adler32(adler uint32, p []byte) uint32 {
+	if adler == 1 {
+		return adler32.Checksum(p)
+	}
+	// Continue a running sum: a, b from adler (RFC 1950).
+	const mod = 65521
+	a, b := adler&0xffff, adler>>16
+	for _, c := range p {
+		a = (a + uint32(c)) % mod
+		b = (b + a) % mod
+	}
+	return b<<16 | a
+}
 
 // Compressor compresses whole buffers at one level (not available).
 type Compressor struct{}
