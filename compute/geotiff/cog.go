@@ -613,9 +613,15 @@ func (c *COGWriter) Close() error {
 		return err
 	}
 	// The overviews' tiles, then zeros up to the full resolution.
-	buf := make([]byte, 4<<20)
+	var buf []byte
 	for k := len(c.levels) - 1; k >= 1; k-- {
 		l := c.levels[k]
+		if copyRange(c.w, int64(dataAt[k]), l.scratch, l.pos) == nil {
+			continue // copied by the kernel
+		}
+		if buf == nil {
+			buf = make([]byte, 4<<20)
+		}
 		for off := int64(0); off < l.pos; {
 			n := min(int64(len(buf)), l.pos-off)
 			if _, err := l.scratch.ReadAt(buf[:n], off); err != nil {

@@ -51,3 +51,25 @@ func scratchFile(dir string) (*os.File, error) {
 	os.Remove(f.Name())
 	return f, nil
 }
+
+// copyRange copies the first n bytes of src to w at off inside the
+// kernel (copy_file_range: no trip through the program's memory). An
+// error (no descriptor, a short copy, a system without it) means the
+// caller copies; what was copied is then written again.
+func copyRange(w io.WriterAt, off int64, src *os.File, n int64) error {
+	f, ok := w.(fder)
+	if !ok || src == nil {
+		return errors.New("no file descriptor")
+	}
+	in, out := int64(0), off
+	for in < n {
+		k, err := unix.CopyFileRange(int(src.Fd()), &in, int(f.Fd()), &out, int(n-in), 0)
+		if err != nil {
+			return err
+		}
+		if k == 0 {
+			return errors.New("copy_file_range copied nothing")
+		}
+	}
+	return nil
+}
