@@ -4,6 +4,7 @@ import (
 	"canopy/compute/par"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
@@ -216,6 +217,9 @@ func AutoWhy() (Backend, string, error) {
 			return b, n + ": available (its bus could not be measured: " + err.Error() + ")", nil
 		}
 		host := HostCopyCeiling(autoProbeBytes)
+		// The probe's two buffers go back to the system before the run
+		// allocates its own.
+		debug.FreeOSMemory()
 		rate := busRate(bus)
 		why := fmt.Sprintf("the host copies %.0f GB/s (the C kernels reach about %.0f) and %s's bus moves %.0f GB/s both ways", host, CKernelShare*host, n, rate)
 		if PreferCPU(host, rate) {
