@@ -80,25 +80,36 @@ func NewJob(bands []BandInput, mask []uint8, names []string, exprs []*index.Expr
 	return j, nil
 }
 
-// PlanJob is NewJob without the output planes (Out is nil): for callers
-// that bring their own (a block pipeline, a GPU backend's host buffers).
-func PlanJob(bands []BandInput, mask []uint8, names []string, exprs []*index.Expr) (*Job, error) {
+// CheckIndices checks the indices of a job or a resident session's Index
+// call: at least one, a name each, and every band they read among given
+// (the roles of the bands there are; a missing one is a
+// *MissingRoleError).
+func CheckIndices(names []string, exprs []*index.Expr, given []string) error {
 	if len(exprs) == 0 {
-		return nil, errors.New("no index to compute")
+		return errors.New("no index to compute")
 	}
 	if len(names) != len(exprs) {
-		return nil, fmt.Errorf("%d index names for %d formulas", len(names), len(exprs))
-	}
-	given := make([]string, 0, len(bands))
-	for _, b := range bands {
-		given = append(given, b.Role)
+		return fmt.Errorf("%d index names for %d formulas", len(names), len(exprs))
 	}
 	for i, e := range exprs {
 		for _, r := range e.Roles() {
 			if !slices.Contains(given, r) {
-				return nil, &MissingRoleError{Index: names[i], Role: r, Given: given}
+				return &MissingRoleError{Index: names[i], Role: r, Given: given}
 			}
 		}
+	}
+	return nil
+}
+
+// PlanJob is NewJob without the output planes (Out is nil): for callers
+// that bring their own (a block pipeline, a GPU backend's host buffers).
+func PlanJob(bands []BandInput, mask []uint8, names []string, exprs []*index.Expr) (*Job, error) {
+	given := make([]string, 0, len(bands))
+	for _, b := range bands {
+		given = append(given, b.Role)
+	}
+	if err := CheckIndices(names, exprs, given); err != nil {
+		return nil, err
 	}
 	p, err := index.Compile(exprs)
 	if err != nil {

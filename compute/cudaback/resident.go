@@ -212,22 +212,12 @@ func (s *session) Index(names []string, exprs []*index.Expr) (t compute.Timings,
 	if s.closed {
 		return t, errClosed
 	}
-	if len(exprs) == 0 {
-		return t, errors.New("no index to compute")
-	}
-	if len(names) != len(exprs) {
-		return t, fmt.Errorf("%d index names for %d formulas", len(names), len(exprs))
-	}
 	given := make([]string, len(s.bands))
 	for i, b := range s.bands {
 		given[i] = b.role
 	}
-	for i, e := range exprs {
-		for _, r := range e.Roles() {
-			if !slices.Contains(given, r) {
-				return t, &compute.MissingRoleError{Index: names[i], Role: r, Given: given}
-			}
-		}
+	if err := compute.CheckIndices(names, exprs, given); err != nil {
+		return t, err
 	}
 	p, err := index.Compile(exprs)
 	if err != nil {
