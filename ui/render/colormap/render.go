@@ -1,16 +1,19 @@
 package colormap
 
 import (
-	"canopy/compute/par"
 	"encoding/binary"
 	"fmt"
 	"image"
 	"math"
+
+	"canopy/compute"
+	"canopy/compute/par"
 )
 
 // maxSamples is the largest number of samples per axis RenderView takes
-// for one screen pixel when zoomed out (3×3 = 9 samples).
-const maxSamples = 3
+// for one screen pixel when zoomed out (3×3 = 9 samples): compute's view
+// rule, ViewSamples.
+const maxSamples = compute.MaxViewSamples
 
 // rowChunk is the number of rows a render worker takes at a time.
 const rowChunk = 16
@@ -22,14 +25,6 @@ const rowChunk = 16
 // cursor read-out; the result may lie outside the image.
 func ViewPixel(sx, sy int, x0, y0, zoom float64) (ix, iy int) {
 	return int(math.Floor(x0 + (float64(sx)+0.5)/zoom)), int(math.Floor(y0 + (float64(sy)+0.5)/zoom))
-}
-
-// samplesPerAxis is the supersampling RenderView uses at zoom.
-func samplesPerAxis(zoom float64) int {
-	if zoom >= 1 {
-		return 1
-	}
-	return int(min(math.Ceil(1/zoom-1e-9), maxSamples))
 }
 
 // RenderView fills dst with the viewport of the w×h NDVI plane whose
@@ -55,17 +50,12 @@ func (l *LUT) RenderView(dst *image.NRGBA, ndvi []float32, w, h int, x0, y0, zoo
 		clearRows(dst, 0, H)
 		return
 	}
-	s := samplesPerAxis(zoom)
+	s := compute.ViewSamples(zoom)
 	// xs[sx*s+k] is the image column of sample k of screen column sx, or -1.
 	xs := make([]int32, W*s)
 	for sx := range W {
 		for k := range s {
-			u := math.Floor(x0 + (float64(sx)+(float64(k)+0.5)/float64(s))/zoom)
-			if u >= 0 && u < float64(w) {
-				xs[sx*s+k] = int32(u)
-			} else {
-				xs[sx*s+k] = -1
-			}
+			xs[sx*s+k] = compute.ViewSampleAt(x0, sx, k, s, zoom, w)
 		}
 	}
 	// cols are the screen columns with a sample inside the image,
@@ -99,8 +89,7 @@ func (l *LUT) RenderView(dst *image.NRGBA, ndvi []float32, w, h int, x0, y0, zoo
 		for sy := y0c; sy < min(y0c+rowChunk, H); sy++ {
 			n := 0
 			for k := range s {
-				v := math.Floor(y0 + (float64(sy)+(float64(k)+0.5)/float64(s))/zoom)
-				if v >= 0 && v < float64(h) {
+				if v := compute.ViewSampleAt(y0, sy, k, s, zoom, h); v >= 0 {
 					rows[n] = int(v) * w
 					n++
 				}

@@ -11,18 +11,12 @@ import (
 )
 
 // maxSamples is the largest number of samples per axis RenderView takes
-// for one screen pixel when zoomed out (3×3), as colormap's RenderView.
-const maxSamples = 3
+// for one screen pixel when zoomed out (3×3): compute's view rule,
+// ViewSamples, as colormap's RenderView.
+const maxSamples = compute.MaxViewSamples
 
 // rowChunk is the number of screen rows a render worker takes at a time.
 const rowChunk = 16
-
-func samplesPerAxis(zoom float64) int {
-	if zoom >= 1 {
-		return 1
-	}
-	return int(min(math.Ceil(1/zoom-1e-9), maxSamples))
-}
 
 var nan32 = float32(math.NaN())
 
@@ -156,16 +150,11 @@ func (c *Composite) RenderView(dst *image.NRGBA, x0, y0, zoom float64) {
 		}
 		return
 	}
-	s := samplesPerAxis(zoom)
+	s := compute.ViewSamples(zoom)
 	xs := make([]int32, W*s)
 	for sx := range W {
 		for k := range s {
-			u := math.Floor(x0 + (float64(sx)+(float64(k)+0.5)/float64(s))/zoom)
-			if u >= 0 && u < float64(c.w) {
-				xs[sx*s+k] = int32(u)
-			} else {
-				xs[sx*s+k] = -1
-			}
+			xs[sx*s+k] = compute.ViewSampleAt(x0, sx, k, s, zoom, c.w)
 		}
 	}
 	par.For((H+rowChunk-1)/rowChunk, func(ci int) {
@@ -183,8 +172,8 @@ func (c *Composite) renderRow(line []uint8, buf *rowBuffers, xs []int32, s int, 
 	W := len(xs) / s
 	n := 0 // image rows sampled
 	for k := range s {
-		v := math.Floor(y0 + (float64(sy)+(float64(k)+0.5)/float64(s))/zoom)
-		if v < 0 || v >= float64(c.h) {
+		v := compute.ViewSampleAt(y0, sy, k, s, zoom, c.h)
+		if v < 0 {
 			continue
 		}
 		off := int(v) * c.w
