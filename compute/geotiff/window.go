@@ -57,6 +57,23 @@ func (f *File) ReadRowsInto(b, y0, y1 int, dst compute.Plane) error {
 	return f.ReadRowsBandsInto(y0, y1, []int{b}, []compute.Plane{dst})
 }
 
+// BandRows reads rows of some bands of one file at their stored type, as
+// the block pipeline's readers do (pipeline.Reader): Bands[k] (1-based) is
+// the reader's band k.
+type BandRows struct {
+	File  *File
+	Bands []int
+}
+
+// BlockRows is the file's strip or tile height.
+func (r *BandRows) BlockRows() int { return r.File.BlockRows() }
+
+// ReadRows fills dst[k] with rows [y0, y1) of band Bands[k]
+// (ReadRowsBandsInto).
+func (r *BandRows) ReadRows(y0, y1 int, dst []compute.Plane) error {
+	return r.File.ReadRowsBandsInto(y0, y1, r.Bands, dst)
+}
+
 // ReadRowsBandsInto decodes rows [y0, y1) of several bands (1-based) in
 // one pass over the strips or tiles of that window, band bands[i] into
 // dst[i]: a Width×(y1-y0) plane of the file's DataType (the stored samples

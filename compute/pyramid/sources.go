@@ -118,18 +118,6 @@ func OpenSources(s Sources) (*Image, error) {
 	return im, nil
 }
 
-// sourcesRows reads rows of some bands of one file for the pipeline.
-type sourcesRows struct {
-	f     *geotiff.File
-	bands []int
-}
-
-func (r *sourcesRows) BlockRows() int { return r.f.BlockRows() }
-
-func (r *sourcesRows) ReadRows(y0, y1 int, dst []compute.Plane) error {
-	return r.f.ReadRowsBandsInto(y0, y1, r.bands, dst)
-}
-
 // sourcesInput is the pipeline's input of an image of Sources, from
 // handles of its own: its bands, then those of the mask, whose blocks'
 // masks are made as they are decoded (pipeline.Input.MaskRows). The bands
@@ -149,7 +137,7 @@ func (im *Image) sourcesInput() (*pipeline.Input, func(), error) {
 			return nil, nil, err
 		}
 		files = append(files, f)
-		r := &sourcesRows{f: f, bands: g.bands}
+		r := &geotiff.BandRows{File: f, Bands: g.bands}
 		for k, slot := range g.slots {
 			in.Bands[slot] = pipeline.Band{BandInput: im.all[slot], Reader: r, Index: k}
 		}

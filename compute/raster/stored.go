@@ -137,18 +137,6 @@ func (s *StoredInput) Close() {
 	s.closers = nil
 }
 
-// tiffRows reads rows of some bands of one GeoTIFF at their stored type.
-type tiffRows struct {
-	f     *geotiff.File
-	bands []int
-}
-
-func (t *tiffRows) BlockRows() int { return t.f.BlockRows() }
-
-func (t *tiffRows) ReadRows(y0, y1 int, dst []compute.Plane) error {
-	return t.f.ReadRowsBandsInto(y0, y1, t.bands, dst)
-}
-
 // OpenStored opens the bands specs name (specs[i] has role roles[i]) for
 // the block pipeline, as LoadStored reads them: GeoTIFF bands are read by
 // rows at their stored type when the pipeline asks (bands of one file
@@ -166,14 +154,14 @@ func OpenStored(roles, specs []string) (*StoredInput, error) {
 			s.Close()
 		}
 	}()
-	files := map[string]*tiffRows{}
+	files := map[string]*geotiff.BandRows{}
 	var geos []*compute.GeoRef
 	for i, spec := range specs {
 		var b pipeline.Band
 		var geo *compute.GeoRef
 		path, _, _ := resolve(spec)
 		if tr, open := files[path]; open {
-			h, err := openHeaderOf(spec, tr.f)
+			h, err := openHeaderOf(spec, tr.File)
 			if err != nil {
 				return nil, err
 			}
@@ -185,7 +173,7 @@ func OpenStored(roles, specs []string) (*StoredInput, error) {
 			}
 			if h.tif != nil {
 				s.closers = append(s.closers, h.close)
-				tr := &tiffRows{f: h.tif}
+				tr := &geotiff.BandRows{File: h.tif}
 				files[h.path] = tr
 				b, geo = tiffBand(roles[i], h.source(h.band), tr, h.band)
 			} else {
@@ -234,11 +222,12 @@ func openHeaderOf(spec string, f *geotiff.File) (*header, error) {
 
 // tiffBand adds band b of the file tr reads to it and describes it as
 // LoadStored would (the plane's type and size, no samples).
-func tiffBand(role, source string, tr *tiffRows, b int) (pipeline.Band, *compute.GeoRef) {
-	t, _ := tr.f.DataType()
-	idx := len(tr.bands)
-	tr.bands = append(tr.bands, b)
-	nd, has := tr.f.NoData()
-	in := storedInput(role, source, compute.Plane{Type: t, Width: tr.f.Width(), Height: tr.f.Height()}, nd, has)
-	return pipeline.Band{BandInput: in, Reader: tr, Index: idx}, tr.f.Geo()
+func tiffBand(role, source string, tr *geotiff.BandRows, b int) (pipeline.Band, *compute.GeoRef) {
+	f := tr.File
+	t, _ := f.DataType()
+	idx := len(tr.Bands)
+	tr.Bands = append(tr.Bands, b)
+	nd, has := f.NoData()
+	in := storedInput(role, source, compute.Plane{Type: t, Width: f.Width(), Height: f.Height()}, nd, has)
+	return pipeline.Band{BandInput: in, Reader: tr, Index: idx}, f.Geo()
 }

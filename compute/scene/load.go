@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"image"
 	"math"
-	"strings"
 	"unsafe"
 
 	"canopy/compute"
@@ -64,11 +63,7 @@ func (s *Scene) Load(roles []string, opt LoadOptions) ([]compute.BandInput, []ui
 	for _, r := range roles {
 		b := s.Bands[r]
 		if b == nil {
-			have := strings.Join(s.RoleNames(), ", ")
-			if have == "" {
-				have = "none"
-			}
-			return nil, nil, fmt.Errorf("%s: the scene has no %s band (it has %s)", s.Path, r, have)
+			return nil, nil, s.noBand(r)
 		}
 		srcs = append(srcs, b)
 	}

@@ -408,3 +408,13 @@ func (g Grid) WindowGeo(win image.Rectangle) *compute.GeoRef {
 	out.Tiepoints = []float64{0, 0, 0, x0, y0, 0}
 	return &out
 }
+
+// noBand is the error for a role the scene has no band of, naming those
+// it has.
+func (s *Scene) noBand(role string) error {
+	have := strings.Join(s.RoleNames(), ", ")
+	if have == "" {
+		have = "none"
+	}
+	return fmt.Errorf("%s: the scene has no %s band (it has %s)", s.Path, role, have)
+}

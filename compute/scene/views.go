@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"image"
 	"io"
-	"strings"
 
 	"canopy/compute"
 )
@@ -202,11 +201,7 @@ func (s *Scene) Views(roles []string, opt LoadOptions) (*Views, error) {
 	for _, r := range roles {
 		src := s.Bands[r]
 		if src == nil {
-			have := strings.Join(s.RoleNames(), ", ")
-			if have == "" {
-				have = "none"
-			}
-			return nil, fmt.Errorf("%s: the scene has no %s band (it has %s)", s.Path, r, have)
+			return nil, s.noBand(r)
 		}
 		b, err := view(src, r)
 		if err != nil {
