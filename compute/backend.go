@@ -4,6 +4,7 @@ import (
 	"canopy/compute/par"
 	"errors"
 	"fmt"
+	"os"
 	"runtime/debug"
 	"slices"
 	"sort"
@@ -180,10 +181,12 @@ const autoProbeBytes = 64 << 20
 // available, Auto measures the host copy (HostCopyCeiling) and the bus both
 // ways at once (DeviceCeilings' Duplex) and keeps the GPU only when the bus
 // beats CKernelShare of the host copy (PreferCPU). On the H200 host (16
-// cores, 120 GB/s host copy, about 88 GB/s over PCIe 5 both ways) that is
-// c, which computes a 10980² pair from files to a COG in 1.38 s and
+// cores, 180–191 GB/s of host copy, 101 GB/s over PCIe 5 both ways) that
+// is c, which computes a 10980² pair from files to a COG in 1.38 s and
 // 270 MB where cuda takes 1.85 s and 581 MB; a few cores in front of the
-// same GPU would keep cuda.
+// same GPU would keep cuda. Where the C kernels beat any PCIe bus
+// (PCIeBusMax), as there, the GPU is not opened at all: its context, made
+// only to be dropped, cost every start about a third of a second there.
 func Auto() (Backend, error) {
 	b, _, err := AutoWhy()
 	return b, err
@@ -191,17 +194,40 @@ func Auto() (Backend, error) {
 
 // AutoWhy is Auto with the reason for its choice, in words.
 func AutoWhy() (Backend, string, error) {
+	host := 0.0 // the host copy, GB/s, once measured
+	measureHost := func() float64 {
+		if host == 0 {
+			host = hostCopy(autoProbeBytes)
+			// The probe's two buffers go back to the system before the
+			// run allocates its own.
+			debug.FreeOSMemory()
+		}
+		return host
+	}
 	for i, n := range AutoOrder {
 		b, err := New(n)
 		if err != nil {
 			continue
 		}
+		dc, gpu := b.(DeviceCeilings)
+		cAfter := slices.Contains(AutoOrder[i+1:], NameC)
+		if gpu && cAfter && gpuDevicePresent() && PreferCPU(measureHost(), PCIeBusMax) {
+			// No PCIe bus can beat this host: the C kernels, without
+			// opening the GPU (its context alone takes a few tenths of a
+			// second at every start).
+			if c, err := New(NameC); err == nil && c.Info().Available {
+				b.Close()
+				return c, fmt.Sprintf("%s: the host copies %.0f GB/s (the C kernels reach about %.0f), more than any PCIe bus moves (%.0f GB/s both ways); %s was not opened",
+					NameC, host, CKernelShare*host, PCIeBusMax, n), nil
+			} else if c != nil {
+				c.Close()
+			}
+		}
 		if !b.Info().Available {
 			b.Close()
 			continue
 		}
-		dc, gpu := b.(DeviceCeilings)
-		if !gpu || !slices.Contains(AutoOrder[i+1:], NameC) {
+		if !gpu || !cAfter {
 			return b, n + ": the first of " + strings.Join(AutoOrder, ", ") + " available here", nil
 		}
 		c, err := New(NameC)
@@ -216,10 +242,7 @@ func AutoWhy() (Backend, string, error) {
 			c.Close()
 			return b, n + ": available (its bus could not be measured: " + err.Error() + ")", nil
 		}
-		host := HostCopyCeiling(autoProbeBytes)
-		// The probe's two buffers go back to the system before the run
-		// allocates its own.
-		debug.FreeOSMemory()
+		measureHost()
 		rate := busRate(bus)
 		why := fmt.Sprintf("the host copies %.0f GB/s (the C kernels reach about %.0f) and %s's bus moves %.0f GB/s both ways", host, CKernelShare*host, n, rate)
 		if PreferCPU(host, rate) {
@@ -230,6 +253,23 @@ func AutoWhy() (Backend, string, error) {
 		return b, n + ": " + why, nil
 	}
 	return nil, "", errors.New("no backend is available")
+}
+
+// PCIeBusMax is the most a discrete GPU's host bus moves both ways at
+// once, GB/s: PCIe 5.0 ×16, 63 GB/s each way (the H200 host measures 101).
+// A host whose C kernels beat it computes on the CPU without opening the
+// GPU.
+const PCIeBusMax = 128.0
+
+// hostCopy is HostCopyCeiling (a variable for the tests).
+var hostCopy = HostCopyCeiling
+
+// gpuDevicePresent reports whether an NVIDIA driver's device is there
+// (Linux: /dev/nvidiactl), before anything is loaded; a variable for the
+// tests.
+var gpuDevicePresent = func() bool {
+	_, err := os.Stat("/dev/nvidiactl")
+	return err == nil
 }
 
 // busRate is what a GPU's bus moves both ways at once, bytes each way
