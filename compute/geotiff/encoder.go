@@ -227,7 +227,15 @@ func (e *tileEncoder) fill(bands [][]float32, w, x0, vw, rows int) {
 		p0, p1, p2, p3 := row[:n], row[n:2*n], row[2*n:3*n], row[3*n:4*n]
 		if e.spp == 1 {
 			src := bands[0][r*w+x0:][:vw]
-			planes1(p0, p1, p2, p3, src)
+			p0, p1, p2, p3 = p0[:len(src)], p1[:len(src)], p2[:len(src)], p3[:len(src)]
+			for x, v := range src {
+				bits := math.Float32bits(v)
+				if v != v {
+					bits = canonicalNaN
+				}
+				p0[x], p1[x], p2[x], p3[x] = byte(bits>>24), byte(bits>>16), byte(bits>>8), byte(bits)
+			}
+			p0, p1, p2, p3 = row[:n], row[n:2*n], row[2*n:3*n], row[3*n:4*n]
 		}
 		for b, band := range bands {
 			if e.spp == 1 {
@@ -254,40 +262,6 @@ func (e *tileEncoder) fill(bands [][]float32, w, x0, vw, rows int) {
 
 // compress returns the tile's compressed bytes, valid until the next
 // call.
-// planes1 lays src out in byte planes, most significant first (TIFF's
-// floating-point predictor before its differencing), every NaN as
-// canonicalNaN: eight pixels at a time, each plane's eight bytes stored as
-// one word.
-func planes1(p0, p1, p2, p3 []byte, src []float32) {
-	n := len(src)
-	x := 0
-	for ; x+8 <= n; x += 8 {
-		var w0, w1, w2, w3 uint64
-		for i, v := range src[x : x+8 : x+8] {
-			bits := math.Float32bits(v)
-			if v != v {
-				bits = canonicalNaN
-			}
-			sh := uint(8 * i)
-			w0 |= uint64(bits>>24) << sh
-			w1 |= uint64(bits>>16&0xff) << sh
-			w2 |= uint64(bits>>8&0xff) << sh
-			w3 |= uint64(bits&0xff) << sh
-		}
-		binary.LittleEndian.PutUint64(p0[x:], w0)
-		binary.LittleEndian.PutUint64(p1[x:], w1)
-		binary.LittleEndian.PutUint64(p2[x:], w2)
-		binary.LittleEndian.PutUint64(p3[x:], w3)
-	}
-	for ; x < n; x++ {
-		bits := math.Float32bits(src[x])
-		if src[x] != src[x] {
-			bits = canonicalNaN
-		}
-		p0[x], p1[x], p2[x], p3[x] = byte(bits>>24), byte(bits>>16), byte(bits>>8), byte(bits)
-	}
-}
-
 func (e *tileEncoder) compress() ([]byte, error) {
 	var err error
 	e.out, err = e.compressTo(e.out[:0])

@@ -251,38 +251,3 @@ func TestNeedBigTIFF(t *testing.T) {
 		}
 	}
 }
-
-// planes1 lays pixels out as the per-pixel definition does, whatever the
-// length (tails of 1 to 7) and with NaNs of any payload made canonical.
-func TestPlanes1(t *testing.T) {
-	g := rand.New(rand.NewPCG(5, 6))
-	for _, n := range []int{0, 1, 7, 8, 9, 15, 16, 17, 511, 512, 1000} {
-		src := make([]float32, n)
-		for i := range src {
-			switch g.IntN(6) {
-			case 0:
-				src[i] = math.Float32frombits(0x7f800001 + uint32(g.IntN(1000))) // NaN payloads
-			case 1:
-				src[i] = float32(math.Inf(-1))
-			default:
-				src[i] = float32(g.NormFloat64())
-			}
-		}
-		got := make([][]byte, 4)
-		for k := range got {
-			got[k] = make([]byte, n)
-		}
-		planes1(got[0], got[1], got[2], got[3], src)
-		for x, v := range src {
-			bits := math.Float32bits(v)
-			if v != v {
-				bits = canonicalNaN
-			}
-			for k := range 4 {
-				if want := byte(bits >> (24 - 8*k)); got[k][x] != want {
-					t.Fatalf("n %d pixel %d plane %d: %02x, want %02x", n, x, k, got[k][x], want)
-				}
-			}
-		}
-	}
-}
