@@ -45,6 +45,16 @@ type Timings struct {
 	Total time.Duration
 }
 
+// Add adds o's phases to t's (the runs of an image's blocks, one after
+// the other).
+func (t *Timings) Add(o Timings) {
+	t.Setup += o.Setup
+	t.Upload += o.Upload
+	t.Kernel += o.Kernel
+	t.Download += o.Download
+	t.Total += o.Total
+}
+
 // Backend computes NDVI. Implementations reuse their buffers across runs of
 // the same size and are not safe for concurrent use; callers serialise runs.
 type Backend interface {

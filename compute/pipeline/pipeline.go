@@ -481,13 +481,6 @@ func Run(in *Input, opt Options, sinks ...Sink) (*Result, error) {
 		var busy time.Duration
 		var tm compute.Timings
 		defer func() { mu.Lock(); res.Compute, res.Timings = busy, tm; mu.Unlock() }()
-		add := func(bt compute.Timings) {
-			tm.Setup += bt.Setup
-			tm.Upload += bt.Upload
-			tm.Kernel += bt.Kernel
-			tm.Download += bt.Download
-			tm.Total += bt.Total
-		}
 		pass := func(b *block) bool {
 			select {
 			case toVerify <- b:
@@ -525,7 +518,7 @@ func Run(in *Input, opt Options, sinks ...Sink) (*Result, error) {
 					fail(fmt.Errorf("%s: %w", rowsOf(b), err))
 					return
 				}
-				add(bt)
+				tm.Add(bt)
 				busy += time.Since(t)
 				if !pass(b) {
 					return
@@ -545,7 +538,7 @@ func Run(in *Input, opt Options, sinks ...Sink) (*Result, error) {
 					fail(fmt.Errorf("%s: %s: %w", rowsOf(queued[0]), opt.Backend.Name(), err))
 					return
 				}
-				add(bt)
+				tm.Add(bt)
 				if !pass(queued[0]) {
 					return
 				}
@@ -565,7 +558,7 @@ func Run(in *Input, opt Options, sinks ...Sink) (*Result, error) {
 				fail(fmt.Errorf("%s: %s: %w", rowsOf(queued[0]), opt.Backend.Name(), err))
 				return
 			}
-			add(bt)
+			tm.Add(bt)
 			busy += time.Since(t)
 			if !pass(queued[0]) {
 				return

@@ -579,11 +579,7 @@ func (im *Image) Compute(ctx context.Context, p Plan, be compute.Backend, mode s
 			runErr = err
 			return
 		}
-		v.Timings.Setup += t.Setup
-		v.Timings.Upload += t.Upload
-		v.Timings.Kernel += t.Kernel
-		v.Timings.Download += t.Download
-		v.Timings.Total += t.Total
+		v.Timings.Add(t)
 		if rows != nil {
 			rows(v, j0, j1)
 		}
