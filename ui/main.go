@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -276,6 +277,10 @@ func Main(args []string) int {
 	return run(args, os.Stdout, os.Stderr)
 }
 
+// exitGrace is how long the process may take to end after its window
+// closed before it is ended (exitSoon).
+const exitGrace = 10 * time.Second
+
 func run(args []string, stdout, stderr io.Writer) int {
 	f, err := parseFlags(args)
 	if errors.Is(err, errHelp) {
@@ -311,6 +316,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	status := 0
 	var w *Window
+	// Fyne 2.7.1 can deadlock on the way out: a lifecycle event sent to
+	// the main loop just after the loop drained its queue waits for it
+	// forever (internal/driver/glfw/loop.go), and the process never
+	// ends. Once the window has closed, or the app was asked to quit, the
+	// process ends within exitGrace whatever Fyne does.
+	exitSoon := sync.OnceFunc(func() {
+		time.AfterFunc(exitGrace, func() { os.Exit(status) })
+	})
 	onReady := func() {
 		if sess != nil && w != nil && w.shown != nil {
 			w.ApplySession(*sess)
@@ -346,11 +359,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 				}
 			}
 			if f.exitAfter > 0 {
-				time.AfterFunc(f.exitAfter, func() { fyne.Do(a.Quit) })
+				time.AfterFunc(f.exitAfter, func() {
+					fyne.Do(a.Quit)
+					exitSoon()
+				})
 			}
 		})
 	}
-	w = newWindow(a, f.opts, hooks{onReady: onReady})
+	w = newWindow(a, f.opts, hooks{onReady: onReady, onClosed: exitSoon})
 	if f.ramp != "" {
 		w.colour.SetRamp(f.ramp)
 	}

@@ -92,6 +92,8 @@ type hooks struct {
 	// (and, with Compare, the first timing chart) is shown, or when the
 	// start failed.
 	onReady func()
+	// onClosed is called when the window has closed.
+	onClosed func()
 	// keeper replaces the backends kept on the card (residentKeeper).
 	keeper cardKeeper
 }
@@ -127,9 +129,10 @@ type Window struct {
 	App fyne.App
 	Win fyne.Window
 
-	opts    Options
-	onReady func()
-	bridge  *bridge
+	opts     Options
+	onReady  func()
+	onClosed func()
+	bridge   *bridge
 
 	// The state, the event goroutine's: src is where the next bands come
 	// from, idx the index chosen (idxOK: its formula parses), set the
@@ -197,7 +200,7 @@ func NewWindow(app fyne.App, opts Options) *Window { return newWindow(app, opts,
 
 func newWindow(app fyne.App, opts Options, h hooks) *Window {
 	opts.defaults()
-	w := &Window{App: app, opts: opts, onReady: h.onReady, ramp: colormap.DefaultRamp, stretch: colormap.StretchFull}
+	w := &Window{App: app, opts: opts, onReady: h.onReady, onClosed: h.onClosed, ramp: colormap.DefaultRamp, stretch: colormap.StretchFull}
 	w.Win = app.NewWindow("Canopy")
 	w.keeper = h.keeper
 	if w.keeper == nil {
@@ -687,6 +690,9 @@ func (w *Window) markReady() {
 
 // close releases the backends when the window goes.
 func (w *Window) close() {
+	if w.onClosed != nil {
+		defer w.onClosed()
+	}
 	w.bridge.stop()
 	if w.shown != nil {
 		w.shown.large.close()
