@@ -103,6 +103,8 @@ type glState struct {
 	job       *jobBuffers
 	progs     map[string]*jobProgram
 	clock     uint64
+	// keptSlots are the idle slots of closed job streams (stream.go).
+	keptSlots []*streamSlot
 }
 
 // newGLState creates the context on the calling (locked) thread and
@@ -505,6 +507,7 @@ func (st *glState) release() {
 	if st.ctx.Current() || st.ctx.MakeCurrent() == nil {
 		st.freeDevice()
 		st.freeJob()
+		st.freeSlots()
 		for _, p := range st.progs {
 			gl.DeleteProgram(p.prog)
 		}

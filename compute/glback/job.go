@@ -141,6 +141,17 @@ func (st *glState) ensureJobBuffers(l jobLayout, types []compute.DataType) (time
 	}
 	t0 := time.Now()
 	st.freeJob()
+	jb, err := st.newJobBuffers(l, types)
+	if err != nil {
+		return 0, err
+	}
+	st.job = jb
+	return time.Since(t0), nil
+}
+
+// newJobBuffers allocates device buffers for jobs of layout l whose bands
+// are stored as types.
+func (st *glState) newJobBuffers(l jobLayout, types []compute.DataType) (*jobBuffers, error) {
 	jb := &jobBuffers{layout: l}
 	np := (l.pixels + l.part - 1) / l.part
 	plane := func(size int) (devPlane, error) {
@@ -156,9 +167,9 @@ func (st *glState) ensureJobBuffers(l jobLayout, types []compute.DataType) (time
 		}
 		return d, nil
 	}
-	fail := func(err error) (time.Duration, error) {
+	fail := func(err error) (*jobBuffers, error) {
 		st.deleteBuffers(jb.all)
-		return 0, err
+		return nil, err
 	}
 	for _, t := range types {
 		d, err := plane(t.Size())
@@ -193,8 +204,7 @@ func (st *glState) ensureJobBuffers(l jobLayout, types []compute.DataType) (time
 	if err := glError(fmt.Sprintf("allocating %.1f MB of job buffers", float64(l.pixels)*float64(l.outs*4+len(types))/1e6)); err != nil {
 		return fail(err)
 	}
-	st.job = jb
-	return time.Since(t0), nil
+	return jb, nil
 }
 
 func (st *glState) freeJob() {
@@ -342,11 +352,10 @@ func (st *glState) jobGrid() (per, most int) {
 	return per, most
 }
 
-// jobDispatch runs prog over the job's buffers, part by part, at most
+// jobDispatch runs prog over the job buffers jb, part by part, at most
 // limit quads in all (0: every quad), each dispatch within the grid's
 // limits.
-func (st *glState) jobDispatch(p *jobProgram, j *compute.Job, limit int) {
-	jb := st.job
+func (st *glState) jobDispatch(jb *jobBuffers, p *jobProgram, j *compute.Job, limit int) {
 	l := jb.layout
 	useJobProgram(p, j)
 	per, most := st.jobGrid()
@@ -369,23 +378,29 @@ func (st *glState) jobDispatch(p *jobProgram, j *compute.Job, limit int) {
 		}
 		bind(at, jb.out[p], l.outs*cq*16)
 		gl.Uniform1ui(locStride, uint32(cq))
-		for q := 0; q < nq && (limit == 0 || left > 0); {
-			n := min(most, nq-q)
-			if limit > 0 {
-				n = min(n, left)
-				left -= n
-			}
-			gl.Uniform1ui(locBase, uint32(q))
-			gl.Uniform1ui(locCount, uint32(n))
-			groups := (n + per - 1) / per
-			gx := min(groups, st.maxGX)
-			gy := (groups + gx - 1) / gx
-			gl.DispatchCompute(uint32(gx), uint32(gy), 1)
-			q += n
+		if limit > 0 {
+			nq = min(nq, left)
+			left -= nq
 		}
+		st.dispatchQuads(nq, per, most)
 	}
 	// Later dispatches and the download see what the shader wrote.
 	gl.MemoryBarrier(shaderStorageBarrierBit | gl.BUFFER_UPDATE_BARRIER_BIT)
+}
+
+// dispatchQuads runs the current job shader over quads [0, nq) of the
+// bound buffers, per quads a work group and at most most a dispatch.
+func (st *glState) dispatchQuads(nq, per, most int) {
+	for q := 0; q < nq; {
+		n := min(most, nq-q)
+		gl.Uniform1ui(locBase, uint32(q))
+		gl.Uniform1ui(locCount, uint32(n))
+		groups := (n + per - 1) / per
+		gx := min(groups, st.maxGX)
+		gy := (groups + gx - 1) / gx
+		gl.DispatchCompute(uint32(gx), uint32(gy), 1)
+		q += n
+	}
 }
 
 // bytesOf views a float32 slice's memory as bytes.
@@ -444,8 +459,7 @@ func fromPlane(part int, d *devPlane, lo, n int, dst uint32, dstOff int) {
 
 // jobUpload moves the job's bands and mask into the device buffers, as
 // stored: glBufferSubData (subdata) or the write ring (mapped).
-func (st *glState) jobUpload(j *compute.Job, mode string) error {
-	jb := st.job
+func (st *glState) jobUpload(jb *jobBuffers, j *compute.Job, mode string) error {
 	var dst []*devPlane
 	var src [][]byte
 	for k := range j.Bands {
@@ -461,8 +475,26 @@ func (st *glState) jobUpload(j *compute.Job, mode string) error {
 }
 
 // uploadPlanes copies src[i] into the device plane dst[i] (kept in parts
-// of part pixels): glBufferSubData (subdata) or the write ring (mapped).
+// of part pixels): glBufferSubData (subdata) or the write ring (mapped),
+// and waits until the copies are done.
 func (st *glState) uploadPlanes(part int, dst []*devPlane, src [][]byte, mode string) error {
+	if err := st.issueUpload(part, dst, src, mode); err != nil {
+		return err
+	}
+	if mode != ModeSubData {
+		if err := st.up.drain(); err != nil {
+			return err
+		}
+	}
+	gl.Finish()
+	return nil
+}
+
+// issueUpload queues the copies of uploadPlanes without waiting for the
+// GPU: each ring slot used is guarded by its fence, which the next
+// acquire of the slot waits for. The host memory of src may be reused as
+// soon as it returns.
+func (st *glState) issueUpload(part int, dst []*devPlane, src [][]byte, mode string) error {
 	st.memcpyUp = 0
 	var xs []xfer
 	for i, d := range dst {
@@ -490,20 +522,13 @@ func (st *glState) uploadPlanes(part int, dst []*devPlane, src [][]byte, mode st
 		gl.Flush()
 	}
 	unbindCopy()
-	if len(xs) > 0 {
-		if err := st.up.drain(); err != nil {
-			return err
-		}
-	}
-	gl.Finish()
 	return nil
 }
 
 // jobDownload moves every output plane into j.Out: glGetBufferSubData
 // (subdata) or the read ring (mapped), the GPU filling up to four slots
 // ahead of the host.
-func (st *glState) jobDownload(j *compute.Job, mode string) error {
-	jb := st.job
+func (st *glState) jobDownload(jb *jobBuffers, j *compute.Job, mode string) error {
 	var src []*devPlane
 	var dst [][]byte
 	for o := range j.Out {
@@ -647,7 +672,7 @@ func (b *Backend) RunJob(j *compute.Job) (compute.Timings, error) {
 			// Let the driver finish the program for the device, and commit
 			// the buffers' pages, before anything is timed.
 			t0 := time.Now()
-			st.jobDispatch(p, j, st.local*st.jobVec4s*st.iters)
+			st.jobDispatch(st.job, p, j, st.local*st.jobVec4s*st.iters)
 			gl.Finish()
 			t.Setup += time.Since(t0)
 			if err := glError("the warm-up dispatch"); err != nil {
@@ -656,18 +681,18 @@ func (b *Backend) RunJob(j *compute.Job) (compute.Timings, error) {
 		}
 		phase = "upload"
 		t0 := time.Now()
-		if err := st.jobUpload(j, mode); err != nil {
+		if err := st.jobUpload(st.job, j, mode); err != nil {
 			return err
 		}
 		t.Upload = time.Since(t0)
 		phase = "kernel"
-		t.Kernel, b.timer, b.wall = st.timed(func() { st.jobDispatch(p, j, 0) })
+		t.Kernel, b.timer, b.wall = st.timed(func() { st.jobDispatch(st.job, p, j, 0) })
 		if err := glError("dispatching the job shader"); err != nil {
 			return err
 		}
 		phase = "download"
 		t1 := time.Now()
-		if err := st.jobDownload(j, mode); err != nil {
+		if err := st.jobDownload(st.job, j, mode); err != nil {
 			return err
 		}
 		t.Download = time.Since(t1)

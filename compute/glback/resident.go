@@ -407,16 +407,7 @@ func (s *session) indexDispatch(st *glState, p *jobProgram, g indexGroup, warm b
 			most = min(most, per)
 			nq = min(nq, per)
 		}
-		for q := 0; q < nq; {
-			n := min(most, nq-q)
-			gl.Uniform1ui(locBase, uint32(q))
-			gl.Uniform1ui(locCount, uint32(n))
-			groups := (n + per - 1) / per
-			gx := min(groups, st.maxGX)
-			gy := (groups + gx - 1) / gx
-			gl.DispatchCompute(uint32(gx), uint32(gy), 1)
-			q += n
-		}
+		st.dispatchQuads(nq, per, most)
 		if warm {
 			break
 		}

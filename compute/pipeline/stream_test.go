@@ -233,8 +233,26 @@ func TestStreamedCUDA(t *testing.T) {
 	info := be.Info()
 	computetest.SkipUnlessGPU(t, info.Available, "cuda: "+info.Reason)
 	defer be.Close()
+	streamedGPU(t, be)
+}
+
+// TestStreamedGL is TestStreamedCUDA on the gl backend's job stream (in
+// CI on Mesa's llvmpipe; on the H200 host on the NVIDIA driver, where
+// CANOPY_EXPECT_GPU makes a missing GL a failure).
+func TestStreamedGL(t *testing.T) {
+	be, err := compute.New(compute.NameGL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := be.Info()
+	computetest.SkipUnlessGPU(t, info.Available, "gl: "+info.Reason)
+	defer be.Close()
+	streamedGPU(t, be)
+}
+
+func streamedGPU(t *testing.T, be compute.Backend) {
 	if _, ok := be.(compute.JobStreamer); !ok {
-		t.Fatal("the cuda backend does not stream jobs")
+		t.Fatalf("the %s backend does not stream jobs", be.Name())
 	}
 	var names []string
 	var exprs []*index.Expr
