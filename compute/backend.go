@@ -195,8 +195,10 @@ const autoProbeBytes = 64 << 20
 // is c, which computes a 10980² pair from files to a COG in 1.38 s and
 // 270 MB where cuda takes 1.85 s and 581 MB; a few cores in front of the
 // same GPU would keep cuda. Where the C kernels beat any PCIe bus
-// (PCIeBusMax), as there, the GPU is not opened at all: its context, made
-// only to be dropped, cost every start about a third of a second there.
+// (PCIeBusMax), or the bus measured at an earlier start on the same GPUs
+// and driver (kept in the user's cache folder, buscache.go), the GPU is
+// not opened at all: its context, made only to be dropped, cost every
+// start 0.3 to 0.6 s there.
 func Auto() (Backend, error) {
 	b, _, err := AutoWhy()
 	return b, err
@@ -221,16 +223,25 @@ func AutoWhy() (Backend, string, error) {
 		}
 		dc, gpu := b.(DeviceCeilings)
 		cAfter := slices.Contains(AutoOrder[i+1:], NameC)
-		if gpu && cAfter && gpuDevicePresent() && PreferCPU(measureHost(), PCIeBusMax) {
-			// No PCIe bus can beat this host: the C kernels, without
-			// opening the GPU (its context alone takes a few tenths of a
-			// second at every start).
-			if c, err := New(NameC); err == nil && c.Info().Available {
-				b.Close()
-				return c, fmt.Sprintf("%s: the host copies %.0f GB/s (the C kernels reach about %.0f), more than any PCIe bus moves (%.0f GB/s both ways); %s was not opened",
-					NameC, host, CKernelShare*host, PCIeBusMax, n), nil
-			} else if c != nil {
-				c.Close()
+		if gpu && cAfter && gpuDevicePresent() {
+			// No PCIe bus can beat this host, or this GPU's bus, measured
+			// at an earlier start, did not: the C kernels, without opening
+			// the GPU (its context alone takes a few tenths of a second at
+			// every start).
+			why := ""
+			if PreferCPU(measureHost(), PCIeBusMax) {
+				why = fmt.Sprintf("more than any PCIe bus moves (%.0f GB/s both ways)", PCIeBusMax)
+			} else if r, ok := cachedBus(n); ok && PreferCPU(host, r.Duplex) {
+				why = fmt.Sprintf("more than %s's bus moved both ways when measured on %s (%.0f GB/s)", n, r.Measured.Local().Format("2006-01-02"), r.Duplex)
+			}
+			if why != "" {
+				if c, err := New(NameC); err == nil && c.Info().Available {
+					b.Close()
+					return c, fmt.Sprintf("%s: the host copies %.0f GB/s (the C kernels reach about %.0f), %s; %s was not opened",
+						NameC, host, CKernelShare*host, why, n), nil
+				} else if c != nil {
+					c.Close()
+				}
 			}
 		}
 		if !b.Info().Available {
@@ -254,6 +265,7 @@ func AutoWhy() (Backend, string, error) {
 		}
 		measureHost()
 		rate := busRate(bus)
+		storeBus(n, rate)
 		why := fmt.Sprintf("the host copies %.0f GB/s (the C kernels reach about %.0f) and %s's bus moves %.0f GB/s both ways", host, CKernelShare*host, n, rate)
 		if PreferCPU(host, rate) {
 			b.Close()

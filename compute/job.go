@@ -379,6 +379,14 @@ type JobStreamer interface {
 	StreamJobs(depth int) (JobStream, error)
 }
 
+// StreamDepthHinter is a JobStreamer that knows how many jobs in flight
+// serve it best: the block pipeline's depth when Options.StreamDepth is
+// left at 0 (the gl backend, whose one command queue gains nothing past
+// two).
+type StreamDepthHinter interface {
+	StreamDepthHint() int
+}
+
 // JobStream is an open stream of jobs; its calls come from one goroutine.
 // Jobs complete in the order they were submitted.
 type JobStream interface {

@@ -31,16 +31,34 @@ func (st *glState) ensureRings() (time.Duration, error) {
 		return 0, nil
 	}
 	t0 := time.Now()
-	var err error
-	if st.up.buf == 0 {
-		if st.up, err = newRing(gl.MAP_WRITE_BIT); err != nil {
+	if _, err := st.ensureUpRing(); err != nil {
+		return 0, err
+	}
+	if st.down.buf == 0 {
+		var err error
+		if st.down, err = newRing(gl.MAP_READ_BIT); err != nil {
 			return 0, err
 		}
 	}
-	if st.down, err = newRing(gl.MAP_READ_BIT); err != nil {
+	if err := glError("allocating the staging buffers"); err != nil {
 		return 0, err
 	}
-	if err := glError("allocating the staging buffers"); err != nil {
+	return time.Since(t0), nil
+}
+
+// ensureUpRing allocates the write ring alone the first time it is
+// needed (job streams bring their outputs back to buffers of their own)
+// and returns how long that took.
+func (st *glState) ensureUpRing() (time.Duration, error) {
+	if st.up.buf != 0 {
+		return 0, nil
+	}
+	t0 := time.Now()
+	var err error
+	if st.up, err = newRing(gl.MAP_WRITE_BIT); err != nil {
+		return 0, err
+	}
+	if err := glError("allocating the staging buffer"); err != nil {
 		return 0, err
 	}
 	return time.Since(t0), nil

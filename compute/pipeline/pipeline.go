@@ -289,6 +289,9 @@ func Run(in *Input, opt Options, sinks ...Sink) (*Result, error) {
 		depth = opt.StreamDepth
 		if depth <= 0 {
 			depth = DefaultStreamDepth
+			if h, ok := opt.Backend.(compute.StreamDepthHinter); ok && h.StreamDepthHint() > 1 {
+				depth = h.StreamDepthHint()
+			}
 		}
 	}
 	if opt.InFlight <= 0 {

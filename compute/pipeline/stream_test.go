@@ -27,6 +27,7 @@ type streamer struct {
 	inFlight, most       int
 	opened, closed       atomic.Int32
 	failSubmit, failWait int // the job (1-based) whose Submit or Wait fails; 0 for none
+	hint                 int // its StreamDepthHint (0: none)
 	submitted            int
 	depths               []int
 	outs                 map[*float32]bool // the output planes' first pixels seen
@@ -35,6 +36,8 @@ type streamer struct {
 func (s *streamer) RunJob(j *compute.Job) (compute.Timings, error) {
 	return compute.RunJob(s.Backend, j)
 }
+
+func (s *streamer) StreamDepthHint() int { return s.hint }
 
 func (s *streamer) StreamJobs(depth int) (compute.JobStream, error) {
 	s.opened.Add(1)
@@ -127,15 +130,17 @@ func TestStreamedBlocks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct{ depth, inFlight, wantDepth int }{
-		{0, 0, pipeline.DefaultStreamDepth}, // 7 blocks in the pool
-		{1, 0, 0},                           // no stream
-		{2, 0, 2},
-		{5, 0, 5},
-		{4, 3, 2}, // a pool of 3 leaves one block for the decoder
-		{8, 40, 8},
+	for _, c := range []struct{ depth, inFlight, hint, wantDepth int }{
+		{0, 0, 0, pipeline.DefaultStreamDepth}, // 7 blocks in the pool
+		{1, 0, 0, 0},                           // no stream
+		{2, 0, 0, 2},
+		{5, 0, 0, 5},
+		{4, 3, 0, 2}, // a pool of 3 leaves one block for the decoder
+		{8, 40, 0, 8},
+		{0, 0, 2, 2}, // the backend's hint when none is asked
+		{3, 0, 2, 3}, // what is asked before the hint
 	} {
-		be := &streamer{Backend: base}
+		be := &streamer{Backend: base, hint: c.hint}
 		in, err := raster.OpenStored(roles, specs)
 		if err != nil {
 			t.Fatal(err)
@@ -145,7 +150,7 @@ func TestStreamedBlocks(t *testing.T) {
 		res, err := pipeline.Run(in.Input, pipeline.Options{Backend: be, Names: names, Exprs: exprs, Verify: true,
 			BlockRows: 16, StreamDepth: c.depth, InFlight: c.inFlight}, col)
 		in.Close()
-		what := fmt.Sprintf("depth %d, %d in flight", c.depth, c.inFlight)
+		what := fmt.Sprintf("depth %d, %d in flight, hint %d", c.depth, c.inFlight, c.hint)
 		if err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
