@@ -188,7 +188,7 @@ const autoProbeBytes = 64 << 20
 // Auto returns a fresh instance of the first available backend of
 // AutoOrder, except that a GPU whose bus is slower than the host's memory
 // is passed over for the C kernels: when a GPU backend comes first and c is
-// available, Auto measures the host copy (HostCopyCeiling) and the bus both
+// available, Auto measures the host copy (HostCopyPeak) and the bus both
 // ways at once (DeviceCeilings' Duplex) and keeps the GPU only when the bus
 // beats CKernelShare of the host copy (PreferCPU). On the H200 host (16
 // cores, 180–191 GB/s of host copy, 101 GB/s over PCIe 5 both ways) that
@@ -283,8 +283,8 @@ func AutoWhy() (Backend, string, error) {
 // GPU.
 const PCIeBusMax = 128.0
 
-// hostCopy is HostCopyCeiling (a variable for the tests).
-var hostCopy = HostCopyCeiling
+// hostCopy is HostCopyPeak (a variable for the tests).
+var hostCopy = HostCopyPeak
 
 // gpuDevicePresent reports whether an NVIDIA driver's device is there
 // (Linux: /dev/nvidiactl), before anything is loaded; a variable for the
