@@ -52,6 +52,16 @@
 // does, and glCopyBufferSubData, which may run on a slower copy engine, and
 // reports the faster as the device copy.
 //
+// # Job streams
+//
+// StreamJobs (compute.JobStreamer) takes the block pipeline's blocks as a
+// stream (stream.go): each block in flight has a slot of device buffers, a
+// mapped buffer its outputs come back to, timestamp queries and a fence;
+// Submit queues a block's upload, shader and download and returns, Wait
+// waits for the oldest block's fence. GL runs one queue per context, so
+// the host's copies overlap the GPU's work, and two blocks in flight are
+// enough (StreamDepthHint).
+//
 // # Kept on the card
 //
 // OpenResident (compute.Resident) keeps a scene's bands on the device,

@@ -137,9 +137,10 @@ type Options struct {
 	// BlockRows is the block height (0: BlockRowsFor the input).
 	BlockRows int
 	// StreamDepth is how many blocks a backend that streams jobs
-	// (compute.JobStreamer: the cuda backend) has in flight at once, so
-	// that block k+1 uploads while k computes and k-1 downloads: 0 for
-	// DefaultStreamDepth, 1 for one job per block, each waited for.
+	// (compute.JobStreamer: the cuda and gl backends) has in flight at
+	// once, so that block k+1 uploads while k computes and k-1 downloads:
+	// 0 for the backend's StreamDepthHint or else DefaultStreamDepth, 1
+	// for one job per block, each waited for.
 	StreamDepth int
 	// DecodeOnly runs the decode stage alone (no job, no sinks): the
 	// reading throughput the other stages should hide behind.
