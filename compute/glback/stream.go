@@ -378,16 +378,14 @@ func (sl *streamSlot) finish(st *glState) (compute.Timings, error) {
 	th := time.Now()
 	px := j.Pixels()
 	if sl.mode == ModeSubData {
-		part := sl.jb.layout.part
+		var src []*devPlane
+		var dst [][]byte
 		for o := range j.Out {
-			host := bytesOf(j.Out[o])
-			d := &sl.jb.outs[o]
-			cut(part, 0, px, func(p, off, at, k int) {
-				gl.BindBuffer(gl.COPY_READ_BUFFER, d.bufs[p])
-				gl.GetBufferSubData(gl.COPY_READ_BUFFER, d.off[p]+off*d.size, k*d.size, unsafe.Pointer(&host[at*d.size]))
-			})
+			src, dst = append(src, &sl.jb.outs[o]), append(dst, bytesOf(j.Out[o]))
 		}
-		unbindCopy()
+		if err := st.downloadPlanes(sl.jb.layout.part, src, dst, ModeSubData); err != nil {
+			return t, err
+		}
 	} else {
 		for o := range j.Out {
 			copyBytes(bytesOf(j.Out[o]), sl.mem[4*o*px:4*(o+1)*px])
