@@ -460,18 +460,23 @@ func fromPlane(part int, d *devPlane, lo, n int, dst uint32, dstOff int) {
 // jobUpload moves the job's bands and mask into the device buffers, as
 // stored: glBufferSubData (subdata) or the write ring (mapped).
 func (st *glState) jobUpload(jb *jobBuffers, j *compute.Job, mode string) error {
-	var dst []*devPlane
-	var src [][]byte
+	dst, src := jobInputs(jb, j)
+	if err := st.uploadPlanes(jb.layout.part, dst, src, mode); err != nil {
+		return err
+	}
+	return glError("uploading the bands")
+}
+
+// jobInputs pairs the device planes of jb with j's bands and mask, in the
+// shader's binding order.
+func jobInputs(jb *jobBuffers, j *compute.Job) (dst []*devPlane, src [][]byte) {
 	for k := range j.Bands {
 		dst, src = append(dst, &jb.bands[k]), append(src, j.Bands[k].Plane.Data)
 	}
 	if j.Mask != nil {
 		dst, src = append(dst, &jb.mask), append(src, j.Mask)
 	}
-	if err := st.uploadPlanes(jb.layout.part, dst, src, mode); err != nil {
-		return err
-	}
-	return glError("uploading the bands")
+	return dst, src
 }
 
 // uploadPlanes copies src[i] into the device plane dst[i] (kept in parts
@@ -606,6 +611,49 @@ func (b *Backend) jobMode(m string) (string, error) {
 	return "", fmt.Errorf("unknown mode %q (want %s or %s)", m, ModeMapped, ModeSubData)
 }
 
+// checkJob checks j as compute.Job.Check does, and that the gl shader
+// takes as many bands.
+func checkJob(j *compute.Job) error {
+	if err := j.Check(); err != nil {
+		return err
+	}
+	if len(j.Bands) > maxJobBands {
+		return fmt.Errorf("the job reads %d bands; the gl shader takes at most %d", len(j.Bands), maxJobBands)
+	}
+	return nil
+}
+
+// layoutOf is the device layout of j's buffers, with its bands' stored
+// types, or why the driver cannot bind them all.
+func (st *glState) layoutOf(j *compute.Job) (jobLayout, []compute.DataType, error) {
+	blocks := len(j.Bands) + 2
+	if j.Mask == nil {
+		blocks--
+	}
+	if blocks > st.maxBlocks {
+		return jobLayout{}, nil, fmt.Errorf("the job needs %d storage buffers (%d bands, the mask, the outputs); %s allows a compute shader %d", blocks, len(j.Bands), st.renderer, st.maxBlocks)
+	}
+	types := make([]compute.DataType, len(j.Bands))
+	ts := make([]string, len(j.Bands))
+	for k, band := range j.Bands {
+		types[k] = band.Plane.Type
+		ts[k] = types[k].String()
+	}
+	l := jobLayout{pixels: j.Pixels(), outs: len(j.Out), types: strings.Join(ts, ","), mask: j.Mask != nil}
+	l.part = st.jobPart(l.outs)
+	return l, types, nil
+}
+
+// warmUp runs one work group of p over jb and waits for it: the driver
+// finishes the program for the device, and the buffers' pages are
+// committed, before anything is timed. It returns how long that took.
+func (st *glState) warmUp(jb *jobBuffers, p *jobProgram, j *compute.Job) (time.Duration, error) {
+	t0 := time.Now()
+	st.jobDispatch(jb, p, j, st.local*st.jobVec4s*st.iters)
+	gl.Finish()
+	return time.Since(t0), glError("the warm-up dispatch")
+}
+
 // RunJob implements compute.Engine: every index of j in one compute
 // shader generated from the formulas (shaders/index.comp.tmpl), over the
 // bands uploaded once as stored. The shader is compiled by the driver on
@@ -615,11 +663,8 @@ func (b *Backend) jobMode(m string) (string, error) {
 // when this run started it. j.Mode picks mapped or subdata ("" for the
 // device's default).
 func (b *Backend) RunJob(j *compute.Job) (compute.Timings, error) {
-	if err := j.Check(); err != nil {
+	if err := checkJob(j); err != nil {
 		return compute.Timings{}, err
-	}
-	if len(j.Bands) > maxJobBands {
-		return compute.Timings{}, fmt.Errorf("the job reads %d bands; the gl shader takes at most %d", len(j.Bands), maxJobBands)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -630,25 +675,14 @@ func (b *Backend) RunJob(j *compute.Job) (compute.Timings, error) {
 	if err != nil {
 		return compute.Timings{}, err
 	}
-	types := make([]compute.DataType, len(j.Bands))
-	var ts []string
-	for k, band := range j.Bands {
-		types[k] = band.Plane.Type
-		ts = append(ts, types[k].String())
-	}
 	var t compute.Timings
 	phase := "set up"
 	hook := b.tu.jobHook
 	err = b.w.do(func(st *glState) error {
-		blocks := len(j.Bands) + 2
-		if j.Mask == nil {
-			blocks--
+		l, types, err := st.layoutOf(j)
+		if err != nil {
+			return err
 		}
-		if blocks > st.maxBlocks {
-			return fmt.Errorf("the job needs %d storage buffers (%d bands, the mask, the outputs); %s allows a compute shader %d", blocks, len(j.Bands), st.renderer, st.maxBlocks)
-		}
-		l := jobLayout{pixels: j.Pixels(), outs: len(j.Out), types: strings.Join(ts, ","), mask: j.Mask != nil}
-		l.part = st.jobPart(l.outs)
 		fresh := !st.job.fits(l)
 		d, err := st.ensureJobBuffers(l, types)
 		t.Setup += d
@@ -669,13 +703,9 @@ func (b *Backend) RunJob(j *compute.Job) (compute.Timings, error) {
 			}
 		}
 		if compiled || fresh {
-			// Let the driver finish the program for the device, and commit
-			// the buffers' pages, before anything is timed.
-			t0 := time.Now()
-			st.jobDispatch(st.job, p, j, st.local*st.jobVec4s*st.iters)
-			gl.Finish()
-			t.Setup += time.Since(t0)
-			if err := glError("the warm-up dispatch"); err != nil {
+			d, err := st.warmUp(st.job, p, j)
+			t.Setup += d
+			if err != nil {
 				return err
 			}
 		}

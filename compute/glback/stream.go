@@ -31,12 +31,15 @@ func (b *Backend) StreamJobs(depth int) (compute.JobStream, error) {
 		return nil, err
 	}
 	js := &jobStream{b: b, w: b.w, slots: make([]*streamSlot, depth)}
-	b.w.do(func(st *glState) error {
+	err := b.w.do(func(st *glState) error {
 		for i := range js.slots {
 			js.slots[i] = st.takeSlot()
 		}
 		return nil
 	})
+	if err != nil {
+		return nil, fmt.Errorf("gl: %w", err)
+	}
 	js.setup = b.takePending()
 	return js, nil
 }
@@ -113,7 +116,7 @@ var _ compute.JobStreamer = (*Backend)(nil)
 // StreamDepthHint implements compute.StreamDepthHinter: two blocks in
 // flight. GL runs a context's commands in turn, so a third block only
 // waits in memory: on the H200 host, 10980² NDVI through the pipeline
-// took 54.9 ms with 2, 56.2 ms with 3 and 66.0 ms with 4 (medians of 5,
+// took 54.9 ms with 2, 56.2 ms with 3 and 67.0 ms with 4 (medians of 5,
 // docs/data/h200-round5/gl-stream).
 func (b *Backend) StreamDepthHint() int { return 2 }
 
@@ -174,11 +177,8 @@ func (js *jobStream) enter() (func(), error) {
 // Submit implements compute.JobStream: it queues j's upload, shader and
 // download on the next slot and returns without waiting for the GPU.
 func (js *jobStream) Submit(j *compute.Job) error {
-	if err := j.Check(); err != nil {
+	if err := checkJob(j); err != nil {
 		return err
-	}
-	if len(j.Bands) > maxJobBands {
-		return fmt.Errorf("the job reads %d bands; the gl shader takes at most %d", len(j.Bands), maxJobBands)
 	}
 	leave, err := js.enter()
 	if err != nil {
@@ -206,21 +206,10 @@ func (js *jobStream) Submit(j *compute.Job) error {
 func (js *jobStream) submit(st *glState, sl *streamSlot, j *compute.Job, mode string, hook func(string) string) error {
 	setup := js.setup
 	js.setup = 0
-	blocks := len(j.Bands) + 2
-	if j.Mask == nil {
-		blocks--
+	l, types, err := st.layoutOf(j)
+	if err != nil {
+		return err
 	}
-	if blocks > st.maxBlocks {
-		return fmt.Errorf("the job needs %d storage buffers (%d bands, the mask, the outputs); %s allows a compute shader %d", blocks, len(j.Bands), st.renderer, st.maxBlocks)
-	}
-	types := make([]compute.DataType, len(j.Bands))
-	ts := make([]string, len(j.Bands))
-	for k, band := range j.Bands {
-		types[k] = band.Plane.Type
-		ts[k] = types[k].String()
-	}
-	l := jobLayout{pixels: j.Pixels(), outs: len(j.Out), types: strings.Join(ts, ","), mask: j.Mask != nil}
-	l.part = st.jobPart(l.outs)
 	t0 := time.Now()
 	fresh := !sl.jb.fits(l)
 	if fresh {
@@ -257,13 +246,9 @@ func (js *jobStream) submit(st *glState, sl *streamSlot, j *compute.Job, mode st
 		return err
 	}
 	if compiled || fresh {
-		// As RunJob: the driver finishes the program for the device, and
-		// the buffers' pages are committed, before anything is timed.
-		t1 := time.Now()
-		st.jobDispatch(sl.jb, p, j, st.local*st.jobVec4s*st.iters)
-		gl.Finish()
-		setup += time.Since(t1)
-		if err := glError("the warm-up dispatch"); err != nil {
+		d, err := st.warmUp(sl.jb, p, j)
+		setup += d
+		if err != nil {
 			return err
 		}
 	}
@@ -280,14 +265,7 @@ func (js *jobStream) submit(st *glState, sl *streamSlot, j *compute.Job, mode st
 	t2 := time.Now()
 	sl.issued = t2
 	stamp(0)
-	var dst []*devPlane
-	var src [][]byte
-	for k := range j.Bands {
-		dst, src = append(dst, &sl.jb.bands[k]), append(src, j.Bands[k].Plane.Data)
-	}
-	if j.Mask != nil {
-		dst, src = append(dst, &sl.jb.mask), append(src, j.Mask)
-	}
+	dst, src := jobInputs(sl.jb, j)
 	if err := st.issueUpload(l.part, dst, src, mode); err != nil {
 		return err
 	}
