@@ -1,0 +1,211 @@
+// Package warp reprojects and resamples bands onto a target grid
+// (compute/grid) as gdalwarp does, on every backend.
+//
+// A Plan holds where each destination pixel samples the source: GDAL's
+// approximate transformer run over each destination row (PROJ exact at
+// the start, middle and end of the row, linear in between while the
+// interpolation misses the middle by at most 0.125 source pixel,
+// otherwise the row split in two and each half handled alike; runs of at
+// most five pixels transformed point by point), kept as linear segments
+// so that every backend computes the same float64 positions from it, and
+// the kernel's scale measured over the destination's edges as GDAL's
+// ComputeSourceWindow measures it. The resamplings are GDAL's: nearest;
+// bilinear on the 2×2 neighbours and cubic (Catmull-Rom) on the 4×4,
+// their kernels widened by the scale when the destination pixel is
+// coarser than the source (scale below 0.95); average of the source
+// pixels under the destination pixel, each weighted by the share of it
+// inside. Nodata, NaN and masked source pixels never take part: their
+// weights are left out and the rest renormalised (a cubic 4×4 with one
+// missing pixel falls back to bilinear, as in GDAL).
+//
+// The float64 kernel in this file's package is the truth (Reference);
+// the backends are go (the reference on one goroutine), go-parallel (the
+// same over row blocks on every core) and c (the same arithmetic in C,
+// rounding each operation as the Go code does). Results are stored in
+// the source's type: integers rounded half up and clamped, float32
+// rounded once.
+package warp
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+
+	"canopy/compute"
+	"canopy/compute/par"
+)
+
+// Backend runs the plan's kernel over destination rows.
+type Backend interface {
+	// Name is the backend's name (go, go-parallel, c).
+	Name() string
+	// Warp warps src into dst along plan.
+	Warp(plan *Plan, src *Source, dst *Target) error
+}
+
+var (
+	mu       sync.Mutex
+	backends = map[string]Backend{}
+)
+
+// Register makes a backend available by its name.
+func Register(b Backend) {
+	mu.Lock()
+	defer mu.Unlock()
+	backends[b.Name()] = b
+}
+
+// Get returns the backend called name.
+func Get(name string) (Backend, error) {
+	mu.Lock()
+	defer mu.Unlock()
+	if b, ok := backends[name]; ok {
+		return b, nil
+	}
+	return nil, fmt.Errorf("no warp backend %q (warp backends: %s)", name, joinNames())
+}
+
+// Names lists the registered backends, sorted.
+func Names() []string {
+	mu.Lock()
+	defer mu.Unlock()
+	var n []string
+	for k := range backends {
+		n = append(n, k)
+	}
+	sort.Strings(n)
+	return n
+}
+
+func joinNames() string {
+	var n []string
+	for k := range backends {
+		n = append(n, k)
+	}
+	sort.Strings(n)
+	s := ""
+	for i, k := range n {
+		if i > 0 {
+			s += ", "
+		}
+		s += k
+	}
+	return s
+}
+
+func init() {
+	Register(goBackend{})
+	Register(goParallel{})
+}
+
+// check reports a source and target that do not fit the plan.
+func check(plan *Plan, src *Source, dst *Target) error {
+	if err := src.Check(); err != nil {
+		return err
+	}
+	if src.Plane.Width != plan.SrcW || src.Plane.Height != plan.SrcH {
+		return fmt.Errorf("%s: the plan is for a %d×%d source, the band is %d×%d", src.Name, plan.SrcW, plan.SrcH, src.Plane.Width, src.Plane.Height)
+	}
+	if err := dst.Plane.Check(); err != nil {
+		return err
+	}
+	if dst.Plane.Width != plan.Dst.Width || dst.Plane.Height != plan.Dst.Height {
+		return fmt.Errorf("the destination plane is %d×%d, the grid %d×%d", dst.Plane.Width, dst.Plane.Height, plan.Dst.Width, plan.Dst.Height)
+	}
+	if dst.Plane.Type != src.Plane.Type {
+		return fmt.Errorf("%s: the destination holds %s, the source %s", src.Name, dst.Plane.Type, src.Plane.Type)
+	}
+	if dst.Filled != nil && len(dst.Filled) != dst.Plane.Pixels() {
+		return fmt.Errorf("the destination's filled map has %d pixels, the plane %d", len(dst.Filled), dst.Plane.Pixels())
+	}
+	return nil
+}
+
+// Reference warps destination rows [r0, r1) of src into dst with the
+// float64 kernel, the definition every backend is checked against.
+func Reference(plan *Plan, src *Source, dst *Target, r0, r1 int) {
+	if plan.Empty {
+		return
+	}
+	switch src.Plane.Type {
+	case compute.U8:
+		newKernel[uint8](plan, src, dst).rows(r0, r1)
+	case compute.U16:
+		newKernel[uint16](plan, src, dst).rows(r0, r1)
+	case compute.I16:
+		newKernel[int16](plan, src, dst).rows(r0, r1)
+	case compute.U32:
+		newKernel[uint32](plan, src, dst).rows(r0, r1)
+	case compute.I32:
+		newKernel[int32](plan, src, dst).rows(r0, r1)
+	case compute.F32:
+		newKernel[float32](plan, src, dst).rows(r0, r1)
+	}
+}
+
+// goBackend is the reference kernel on one goroutine.
+type goBackend struct{}
+
+func (goBackend) Name() string { return "go" }
+
+func (goBackend) Warp(plan *Plan, src *Source, dst *Target) error {
+	if err := check(plan, src, dst); err != nil {
+		return err
+	}
+	Reference(plan, src, dst, 0, plan.Dst.Height)
+	return nil
+}
+
+// goParallel is the reference kernel over blocks of rows on every core.
+type goParallel struct{}
+
+func (goParallel) Name() string { return "go-parallel" }
+
+// rowBlock is how many destination rows one task warps.
+const rowBlock = 16
+
+func (goParallel) Warp(plan *Plan, src *Source, dst *Target) error {
+	if err := check(plan, src, dst); err != nil {
+		return err
+	}
+	par.Blocks(plan.Dst.Height, rowBlock, func(lo, hi int) { Reference(plan, src, dst, lo, hi) })
+	return nil
+}
+
+// NewTarget allocates the destination plane of plan for sources of type
+// t, every pixel set to nodata (NaN or nd for float32; nd for integers),
+// with a filled map for a mosaic.
+func NewTarget(plan *Plan, t compute.DataType, nd float64, hasND bool) (*Target, error) {
+	n := plan.Dst.Width * plan.Dst.Height
+	p := compute.NewPlane(t, plan.Dst.Width, plan.Dst.Height)
+	if p.Type.Size() == 0 {
+		return nil, fmt.Errorf("unknown sample type %d", t)
+	}
+	fill := nd
+	if !hasND {
+		fill = 0
+	}
+	if fill != 0 || t == compute.F32 {
+		switch t {
+		case compute.U8:
+			fillPlane(p.U8(), uint8(fill))
+		case compute.U16:
+			fillPlane(p.U16(), uint16(fill))
+		case compute.I16:
+			fillPlane(p.I16(), int16(fill))
+		case compute.U32:
+			fillPlane(p.U32(), uint32(fill))
+		case compute.I32:
+			fillPlane(p.I32(), int32(fill))
+		case compute.F32:
+			fillPlane(p.F32(), float32(fill))
+		}
+	}
+	return &Target{Plane: p, NoData: nd, HasNoData: hasND, Filled: make([]uint8, n)}, nil
+}
+
+func fillPlane[T sample](s []T, v T) {
+	for i := range s {
+		s[i] = v
+	}
+}
