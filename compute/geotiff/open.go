@@ -760,7 +760,11 @@ func (f *File) image(entries []entry) error {
 		}
 	}
 	f.sortChunks()
-	need := uint64(f.width) * uint64(f.height) * uint64(max(4, f.spp*typ.Size()))
+	// The image's own decoded bytes: a file whose distinct stored bytes
+	// could not decode to that many even at the codec's greatest possible
+	// ratio shares or leaves out its chunks. A valid file compressing as
+	// well as its codec can (an all-zero QA band) always passes.
+	need := uint64(f.width) * uint64(f.height) * uint64(f.spp*typ.Size())
 	if need > slackBytes && f.stored*uint64(maxRatio(f.comp)) < need-slackBytes {
 		return fmt.Errorf("the file is damaged or a decompression bomb: the image claims %dx%d pixels in %d band%s but the file holds only %d bytes of %s data, too little for that", f.width, f.height, f.spp, plural(f.spp), f.stored, compressionName(f.comp))
 	}

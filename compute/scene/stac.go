@@ -166,7 +166,7 @@ func openSTAC(p string) (*Scene, error) {
 			continue
 		case "qa_pixel":
 			s.Mask.Kind, s.Mask.Source, s.Mask.Bits, s.Mask.Buffered = "qa_pixel", src, QAPixelMasked, qaBuffered
-			s.Mask.Description = "QA_PIXEL bits 0 fill, 1 dilated cloud, 2 cirrus, 3 cloud, 4 cloud shadow" + s.Mask.Description
+			s.Mask.Description = qaDescription(QAPixelMasked) + s.Mask.Description
 			continue
 		case "qa_radsat":
 			s.Mask.Saturation = src
@@ -188,6 +188,9 @@ func openSTAC(p string) (*Scene, error) {
 		roles := landsatTM
 		if strings.HasSuffix(plat, "8") || strings.HasSuffix(plat, "9") {
 			roles = landsatOLI
+		} else if s.Mask.Kind == "qa_pixel" {
+			s.Mask.Bits, s.Mask.Buffered = qaPixelTM, qaBufferedOf(qaPixelTM)
+			s.Mask.Description = strings.Replace(s.Mask.Description, qaDescription(QAPixelMasked), qaDescription(qaPixelTM), 1)
 		}
 		for n, role := range roles {
 			if b := s.Bands[role]; b != nil {

@@ -1,0 +1,195 @@
+package scene
+
+import (
+	"image"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Every real Landsat Collection 2 Level-2 MTL of the corpus, in each of
+// its forms alone and all together, as a folder and as the .tar USGS
+// delivers, opens with what the MTL declares, and NDVI at the known pixels
+// equals the reference from the MTL's own factors.
+func TestRealLandsat(t *testing.T) {
+	for _, r := range realLandsats {
+		t.Run(r.id, func(t *testing.T) {
+			dir := t.TempDir()
+			var paths []string
+			// Each form alone, then all the corpus has together.
+			for _, f := range r.forms {
+				d := filepath.Join(dir, f)
+				paths = append(paths, buildLandsat(t, d, r, []string{f}))
+			}
+			if len(r.forms) > 1 {
+				paths = append(paths, buildLandsat(t, filepath.Join(dir, "all"), r, r.forms))
+			}
+			tarred := filepath.Join(dir, r.id+".tar")
+			tarDir(t, paths[len(paths)-1], tarred)
+			paths = append(paths, tarred)
+			for _, p := range paths {
+				checkRealLandsat(t, r, p)
+			}
+		})
+	}
+}
+
+func checkRealLandsat(t *testing.T, r realLandsat, p string) {
+	t.Helper()
+	s, err := Open(p)
+	if err != nil {
+		t.Fatalf("%s: %v", p, err)
+	}
+	defer s.Close()
+	if s.Kind != KindLandsatC2L2 || s.Sensor != r.sensor || s.Product != r.id || s.PathRow != r.pathRow || s.CloudShare != r.cloud ||
+		s.Date.UTC().Format("2006-01-02 15:04:05") != r.date {
+		t.Errorf("%s: %s %q %q %q cloud %v date %v", p, s.Kind, s.Sensor, s.Product, s.PathRow, s.CloudShare, s.Date)
+	}
+	if s.CRS.EPSG != r.epsg || s.Grid.Width != r.w || s.Grid.Height != r.h || s.Grid.Resolution != 30 {
+		t.Errorf("%s: crs %v grid %dx%d at %g", p, s.CRS, s.Grid.Width, s.Grid.Height, s.Grid.Resolution)
+	}
+	if a, _ := s.Grid.Geo.Affine(); a != [6]float64{r.ulx - 15, 30, 0, r.uly + 15, 0, -30} {
+		t.Errorf("%s: georeferencing %v, the MTL's upper-left pixel centre (%g, %g)", p, a, r.ulx, r.uly)
+	}
+	want := map[string]string{"blue": "SR_B1", "green": "SR_B2", "red": "SR_B3", "nir": "SR_B4", "swir1": "SR_B5", "swir2": "SR_B7"}
+	bits := []int{0, 1, 3, 4}
+	if r.oli {
+		want = map[string]string{"blue": "SR_B2", "green": "SR_B3", "red": "SR_B4", "nir": "SR_B5", "swir1": "SR_B6", "swir2": "SR_B7"}
+		bits = []int{0, 1, 2, 3, 4}
+	}
+	for role, name := range want {
+		b := s.Bands[role]
+		if b == nil || b.Name != name || b.Radiometry.Scale != r.mult || b.Radiometry.Offset != r.add || b.Radiometry.Add != 0 {
+			t.Errorf("%s: %s: %+v, want %s scale %g offset %g", p, role, b, name, r.mult, r.add)
+		}
+	}
+	if len(s.Bands) != len(want) {
+		t.Errorf("%s: roles %v", p, s.RoleNames())
+	}
+	if s.Mask.Kind != "qa_pixel" || !equalInts(s.Mask.Bits, bits) || s.Mask.Saturation == nil {
+		t.Errorf("%s: mask %+v", p, s.Mask)
+	}
+	for _, n := range s.Notes {
+		t.Errorf("%s: unexpected note %q", p, n)
+	}
+	win := image.Rect(landsatPX, landsatPY, landsatPX+patchSize, landsatPY+patchSize)
+	bands, mask, err := s.Load([]string{"red", "nir"}, LoadOptions{Window: win})
+	if err != nil {
+		t.Fatalf("%s: %v", p, err)
+	}
+	got := ndvi(bands[0], bands[1], mask)
+	nan := 0
+	for j := range patchSize {
+		for i := range patchSize {
+			w, g := landsatNDVI(r, i, j), got[j*patchSize+i]
+			if math.IsNaN(w) {
+				nan++
+			}
+			if math.IsNaN(w) != math.IsNaN(g) || (!math.IsNaN(w) && math.Abs(w-g) > 1e-6) {
+				t.Fatalf("%s: NDVI at patch (%d, %d): %v, reference %v", p, i, j, g, w)
+			}
+		}
+	}
+	if nan < 5 {
+		t.Errorf("%s: only %d masked pixels in the patch", p, nan)
+	}
+	// Blue's saturation at (11, 11) does not mask red and NIR; it masks
+	// blue.
+	if _, m, _ := s.Load([]string{"blue"}, LoadOptions{Window: win}); m[11*patchSize+11] != 1 || m[10*patchSize+10] != 0 {
+		t.Errorf("%s: blue's QA_RADSAT mask %d %d", p, m[11*patchSize+11], m[10*patchSize+10])
+	}
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// The Level-1 record of a real Level-2 MTL never stands for the product:
+// its PROCESSING_LEVEL (L1TP, L1GS) and file names are those of the
+// Level-1 parent. A product whose files disagree with the MTL gets one
+// line naming the file and what was expected.
+func TestRealLandsatDisagreements(t *testing.T) {
+	r := realLandsats[0]
+	dir := t.TempDir()
+	p := buildLandsat(t, dir, r, r.forms)
+	// A band of another size than REFLECTIVE_SAMPLES x REFLECTIVE_LINES.
+	geo := northUp(r.epsg, r.ulx-15, r.uly+15, 30)
+	for _, b := range []string{"SR_B1", "SR_B2", "SR_B3", "SR_B4", "SR_B5", "SR_B6", "SR_B7"} {
+		writeTIFF(t, filepath.Join(p, r.id+"_"+b+".TIF"), tiffSpec{w: 64, h: 64, bits: 16, geo: geo})
+	}
+	_, err := Open(p)
+	oneLine(t, "band smaller than declared", err, "is 64x64 pixels but")
+	oneLine(t, "band smaller than declared", err, "declares 7611x7741")
+	// Bands shifted from the MTL's corner.
+	shifted := northUp(r.epsg, r.ulx+15, r.uly+15, 30)
+	for _, b := range []string{"SR_B1", "SR_B2", "SR_B3", "SR_B4", "SR_B5", "SR_B6", "SR_B7"} {
+		writeTIFF(t, filepath.Join(p, r.id+"_"+b+".TIF"), tiffSpec{w: r.w, h: r.h, bits: 16, geo: shifted})
+	}
+	_, err = Open(p)
+	oneLine(t, "band shifted", err, "CORNER_UL_PROJECTION_X/Y_PRODUCT")
+	// A missing band: the message names the file the MTL lists.
+	p = buildLandsat(t, filepath.Join(dir, "missing"), r, r.forms)
+	os.Remove(filepath.Join(p, r.id+"_SR_B4.TIF"))
+	_, err = Open(p)
+	oneLine(t, "missing band", err, r.id+"_SR_B4.TIF")
+	// The MTL of the Level-1 parent: its PRODUCT_CONTENTS says L1TP.
+	p = buildLandsat(t, filepath.Join(dir, "l1"), r, nil)
+	b, err := os.ReadFile(filepath.Join("testdata", "real", "landsat", r.id+"_MTL.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l1 := strings.Replace(string(b), `PROCESSING_LEVEL = "L2SP"`, `PROCESSING_LEVEL = "L1TP"`, 1)
+	os.WriteFile(filepath.Join(p, r.id+"_MTL.txt"), []byte(l1), 0o644)
+	_, err = Open(p)
+	oneLine(t, "Level-1 MTL", err, "processing level L1TP: a Level-1 product")
+}
+
+// The MTL's JSON form is read in document order: its values are the same
+// whatever order Go's maps would give, run after run.
+func TestMTLJSONDeterministic(t *testing.T) {
+	r := realLandsats[1]
+	b, err := os.ReadFile(filepath.Join("testdata", "real", "landsat", r.id+"_MTL.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := os.ReadFile(filepath.Join("testdata", "real", "landsat", r.id+"_MTL.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mx, err := parseMTL(x, "a_MTL.xml", "xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 50 {
+		mj, err := parseMTL(b, "a_MTL.json", "json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(mj.q) != len(mx.q) || len(mj.u) != len(mx.u) {
+			t.Fatalf("json %d/%d values, xml %d/%d", len(mj.q), len(mj.u), len(mx.q), len(mx.u))
+		}
+		for k, v := range mx.q {
+			if mj.q[k] != v {
+				t.Fatalf("%s: json %q, xml %q", k, mj.q[k], v)
+			}
+		}
+		for k, v := range mx.u {
+			if mj.u[k] != v {
+				t.Fatalf("%s: json %q, xml %q", k, mj.u[k], v)
+			}
+		}
+		if mj.get("PROCESSING_LEVEL", mtlContents) != "L2SP" || mj.u["PROCESSING_LEVEL"] != "L2SP" || mj.get("FILE_NAME_QUALITY_L1_PIXEL", mtlContents) != r.id+"_QA_PIXEL.TIF" {
+			t.Fatalf("json: level %q file %q", mj.get("PROCESSING_LEVEL", mtlContents), mj.get("FILE_NAME_QUALITY_L1_PIXEL", mtlContents))
+		}
+	}
+}
