@@ -66,8 +66,6 @@ func prepare(g orb.Geometry, a affine, w, h int) (shape, error) {
 	default:
 		return shape{}, fmt.Errorf("is a %s, not a polygon", g.GeoJSONType())
 	}
-	minx, miny := math.Inf(1), math.Inf(1)
-	maxx, maxy := math.Inf(-1), math.Inf(-1)
 	type ring struct {
 		pts  []orb.Point // pixel space
 		area float64     // shoelace, pixel space
@@ -81,6 +79,8 @@ func prepare(g orb.Geometry, a affine, w, h int) (shape, error) {
 			}
 			pts := make([]orb.Point, len(r))
 			var area float64
+			minx, miny := math.Inf(1), math.Inf(1)
+			maxx, maxy := math.Inf(-1), math.Inf(-1)
 			for i, q := range r {
 				x, y := a.toPixel(q)
 				if math.IsNaN(x) || math.IsInf(x, 0) || math.IsNaN(y) || math.IsInf(y, 0) {
@@ -95,12 +95,36 @@ func prepare(g orb.Geometry, a affine, w, h int) (shape, error) {
 				j := (i + 1) % n
 				area += pts[i][0]*pts[j][1] - pts[j][0]*pts[i][1]
 			}
+			if minx < -clipMargin || miny < -clipMargin || maxx > float64(w)+clipMargin || maxy > float64(h)+clipMargin {
+				// Far outside the raster: clip to the box around it first,
+				// so that every coordinate that reaches the accumulation is
+				// of the raster's size.
+				pts = clipBox(pts, -clipMargin, -clipMargin, float64(w)+clipMargin, float64(h)+clipMargin)
+				if math.IsNaN(area) {
+					area = 0
+					for i := range pts {
+						j := (i + 1) % len(pts)
+						area += pts[i][0]*pts[j][1] - pts[j][0]*pts[i][1]
+					}
+				}
+				if len(pts) < 3 {
+					continue
+				}
+			}
 			rings = append(rings, ring{pts, area})
 			holes = append(holes, ri > 0)
 		}
 	}
 	if len(rings) == 0 {
 		return shape{}, errOutside
+	}
+	minx, miny := math.Inf(1), math.Inf(1)
+	maxx, maxy := math.Inf(-1), math.Inf(-1)
+	for _, r := range rings {
+		for _, q := range r.pts {
+			minx, maxx = math.Min(minx, q[0]), math.Max(maxx, q[0])
+			miny, maxy = math.Min(miny, q[1]), math.Max(maxy, q[1])
+		}
 	}
 	s := shape{
 		c0: max(0, floorInt(minx)), c1: min(w, ceilInt(maxx)),
@@ -136,6 +160,84 @@ func prepare(g orb.Geometry, a affine, w, h int) (shape, error) {
 	}
 	sort.Slice(s.edges, func(i, j int) bool { return s.edges[i].y0 < s.edges[j].y0 })
 	return s, nil
+}
+
+// clipMargin is how far, in pixels, a stand's rings may reach beyond the
+// raster before they are clipped: rings inside it are used as they are
+// (bit for bit), rings beyond it are cut to the box, which keeps the
+// coverage of every pixel of the raster and keeps coordinates such as
+// 1e300 out of the accumulation's arithmetic.
+const clipMargin = 1 << 20
+
+// clipBox clips a closed ring (its last point joined to its first) to the
+// box [x0, x1] × [y0, y1] (Sutherland–Hodgman, one side at a time). The
+// parts outside are replaced by paths along the box's sides, so the
+// winding number of every point inside the box is that of the ring: the
+// coverage of the raster's cells is unchanged. The result may have
+// repeated points and edges along the box; it has fewer than 3 points
+// when nothing of the ring is in the box.
+func clipBox(pts []orb.Point, x0, y0, x1, y1 float64) []orb.Point {
+	type side struct {
+		axis int
+		v    float64
+		keep func(float64) bool
+	}
+	sides := []side{
+		{0, x0, func(v float64) bool { return v >= x0 }},
+		{0, x1, func(v float64) bool { return v <= x1 }},
+		{1, y0, func(v float64) bool { return v >= y0 }},
+		{1, y1, func(v float64) bool { return v <= y1 }},
+	}
+	out := pts
+	for _, sd := range sides {
+		in := out
+		out = make([]orb.Point, 0, len(in)+4)
+		n := len(in)
+		for i := range in {
+			p, q := in[i], in[(i+1)%n]
+			pin, qin := sd.keep(p[sd.axis]), sd.keep(q[sd.axis])
+			if pin {
+				out = append(out, p)
+			}
+			if pin != qin {
+				out = append(out, cross(p, q, sd.axis, sd.v))
+			}
+		}
+		if len(out) == 0 {
+			return nil
+		}
+	}
+	return out
+}
+
+// cross is the point where segment p–q meets the line where coordinate
+// axis equals v (p and q on either side of it). The fraction along the
+// segment is taken from the far side's distances, which stay finite for
+// any finite coordinates, and the point is put exactly on the line.
+func cross(p, q orb.Point, axis int, v float64) orb.Point {
+	o := 1 - axis
+	// t = (v − p) / (q − p) without overflowing q − p.
+	dp, dq := v-p[axis], q[axis]-v
+	t := dp / (dp + dq)
+	if math.IsNaN(t) || math.IsInf(dp+dq, 0) {
+		t = 1 / (1 + dq/dp)
+	}
+	t = math.Min(1, math.Max(0, t))
+	var r orb.Point
+	r[axis] = v
+	r[o] = p[o] + t*(q[o]-p[o])
+	if math.IsInf(q[o]-p[o], 0) || math.IsNaN(r[o]) {
+		r[o] = p[o]*(1-t) + q[o]*t
+	}
+	return r
+}
+
+// clampInt converts v to an int within [lo, hi] (lo for NaN).
+func clampInt(v, lo, hi float64) int {
+	if !(v >= lo) {
+		return int(lo)
+	}
+	return int(math.Min(v, hi))
 }
 
 // floorInt and ceilInt convert with saturation, so that absurd coordinates
@@ -200,8 +302,8 @@ func (s *shape) accumulate(acc []float64, stride, ys, ye int, lo, hi []int) {
 			off := (r - ys) * stride
 			span(acc[off:off+stride], xa, xb, (t1-t0)*e.dir, cw)
 			if lo != nil {
-				l := int(math.Max(0, math.Floor(math.Min(xa, xb))))
-				h := int(math.Min(cw, math.Ceil(math.Max(xa, xb))+1))
+				l := clampInt(math.Floor(math.Min(xa, xb)), 0, cw)
+				h := clampInt(math.Ceil(math.Max(xa, xb))+1, 0, cw)
 				lo[r-ys] = min(lo[r-ys], l)
 				hi[r-ys] = max(hi[r-ys], h)
 			}

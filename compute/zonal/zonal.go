@@ -448,7 +448,7 @@ func (wk *worker) collect(s *standState, data []float32, w, by0, by1 int) {
 	sh.accumulate(acc, stride, rs, re, lo, hi)
 	if s.samp == nil {
 		s.samp = getSamples()
-		if est := int(s.area) + 16; cap(s.samp.inner) < est {
+		if est := s.sampleHint(); cap(s.samp.inner) < est {
 			s.samp.inner = make([]uint32, 0, est)
 		}
 	}
@@ -488,6 +488,24 @@ func (wk *worker) collect(s *standState, data []float32, w, by0, by1 int) {
 	s.pixels = pixels
 }
 
+// maxSampleHint caps the samples reserved for a stand before its pixels
+// are read (16 Mi values, 64 MiB): a larger stand grows its buffer as it
+// goes, so that what is reserved is never more than what is found.
+const maxSampleHint = 1 << 24
+
+// sampleHint is how many samples to reserve for a stand: its area in
+// pixels, but no more than the cells of its window on the raster (a 5 km
+// stand over a 5 cm raster is 10¹⁰ pixels of area and only the raster's
+// cells of samples) and no more than maxSampleHint.
+func (s *standState) sampleHint() int {
+	sh := &s.shape
+	n := float64(sh.c1-sh.c0) * float64(sh.r1-sh.r0)
+	if a := s.area; a >= 0 && a < n { // false for NaN
+		n = a
+	}
+	return int(math.Min(n, maxSampleHint)) + 16
+}
+
 // finish summarises a stand whose last row has been read and frees its
 // samples.
 func (wk *worker) finish(s *standState, r *Result, breakKeys []uint32, pixHa float64) {
@@ -511,8 +529,16 @@ func (wk *worker) finish(s *standState, r *Result, breakKeys []uint32, pixHa flo
 	}
 }
 
-// pixelArea is the area of g in pixels: shells minus holes.
+// pixelArea is the area of g in pixels: shells minus holes (+Inf when it
+// is too large for a float64).
 func pixelArea(g orb.Geometry, a affine) float64 {
+	if v := pixelArea1(g, a); !math.IsNaN(v) {
+		return v
+	}
+	return math.Inf(1)
+}
+
+func pixelArea1(g orb.Geometry, a affine) float64 {
 	var total float64
 	for _, p := range asMulti(g) {
 		for ri, r := range p {
