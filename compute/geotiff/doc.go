@@ -37,6 +37,10 @@
 // window of rows at the bands' stored type (compute.Plane), the block
 // pipeline's way in.
 //
+// A reader given to NewReader that implements Prefetcher (a file read over
+// HTTP, compute/remote) is told the byte ranges of every strip or tile a
+// read needs before they are decoded, so that it fetches them together.
+//
 // Georeferencing (ModelPixelScale, ModelTiepoint, ModelTransformation, the
 // GeoKey directory and its double and ASCII parameters) is kept verbatim in a
 // compute.GeoRef, and GDAL_NODATA becomes the band's nodata value.

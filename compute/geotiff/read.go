@@ -87,7 +87,7 @@ func (f *File) decodeWhole(out []*compute.Band, bands []int) error {
 	tl := f.targets(bands, func(i int) target {
 		return f.floatTarget(f32Bytes(out[i].Data))
 	})
-	return f.decodeWindow(tl, 0, f.height, time.Now().Add(f.TimeBudget()))
+	return f.decodeWindow(tl, 0, f.height, f.TimeBudget())
 }
 
 // chunkWord is "tile" or "strip".

@@ -128,8 +128,13 @@ func (f *File) ReadWindowBandsInto(x0, y0, x1, y1 int, bands []int, dst []comput
 	f.budget += time.Duration(work%uint64(minRate)) * time.Second / time.Duration(minRate)
 	f.winWork += work
 	f.winDeliv += deliv
+	release, err := f.prefetch(jobs)
+	if err != nil {
+		return err
+	}
+	defer release()
 	start := time.Now()
-	err := f.decodeJobs(tl, jobs, wn, start.Add(f.budget))
+	err = f.decodeJobs(tl, jobs, wn, start.Add(f.budget))
 	f.budget -= time.Since(start)
 	return err
 }
@@ -413,11 +418,53 @@ func (f *File) windowWork(tl [][]target, wn window) (uint64, windowJobs) {
 	return work, j
 }
 
-// decodeWindow decodes rows [y0, y1) of the targets' bands by deadline.
-func (f *File) decodeWindow(tl [][]target, y0, y1 int, deadline time.Time) error {
+// decodeWindow decodes rows [y0, y1) of the targets' bands within budget,
+// counted from when the chunks' bytes are at hand (prefetch).
+func (f *File) decodeWindow(tl [][]target, y0, y1 int, budget time.Duration) error {
 	wn := window{0, y0, f.width, y1}
 	_, jobs := f.windowWork(tl, wn)
-	return f.decodeJobs(tl, jobs, wn, deadline)
+	release, err := f.prefetch(jobs)
+	if err != nil {
+		return err
+	}
+	defer release()
+	return f.decodeJobs(tl, jobs, wn, time.Now().Add(budget))
+}
+
+// A Prefetcher is a reader that can fetch byte ranges before they are
+// read, such as a file read over HTTP (compute/remote): a read that
+// implements it is told every range of stored strip or tile bytes a
+// window needs, in file order (each range an offset and a length), before
+// any is decoded, so that it can fetch them together, merging neighbours
+// into one request. release is called when the window is decoded; the
+// ranges are then no longer needed. An error fails the read with it. The
+// time Prefetch takes is not part of the decoding time budget.
+type Prefetcher interface {
+	Prefetch(ranges [][2]int64) (release func(), err error)
+}
+
+// prefetch hands the window's chunk ranges to a Prefetcher reader.
+func (f *File) prefetch(wj windowJobs) (func(), error) {
+	p, ok := f.r.(Prefetcher)
+	if !ok || len(wj.starts) < 2 {
+		return func() {}, nil
+	}
+	ranges := make([][2]int64, 0, len(wj.starts)-1)
+	for j := 0; j+1 < len(wj.starts); j++ {
+		ci := wj.ord[wj.starts[j]]
+		if f.counts[ci] == 0 {
+			continue
+		}
+		ranges = append(ranges, [2]int64{int64(f.offsets[ci]), int64(f.counts[ci])})
+	}
+	release, err := p.Prefetch(ranges)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", f.name, capped{err})
+	}
+	if release == nil {
+		release = func() {}
+	}
+	return release, nil
 }
 
 // decodeJobs decodes the window's chunk groups on as many workers as the
