@@ -1,9 +1,12 @@
-// Package goback holds the two pure-Go backends: go, the plain
-// single-goroutine loop (never vectorised), and go-parallel, the same
-// kernel vectorised and spread over every core on a par.Pool.
+// Package goback holds the two pure-Go backends, which run a job's
+// compiled program over blocks of pixels (numexpr's way): go, the plain
+// loop (plain Go loops on one goroutine, never assembly), and go-parallel,
+// the same block program with the vectorised kernels of
+// compute/internal/vec spread over every core on a par.Pool.
 package goback
 
 import (
+	"sync"
 	"time"
 
 	"canopy/compute"
@@ -14,9 +17,14 @@ func init() {
 	compute.Register(compute.NameGoParallel, func() compute.Backend { return NewGoParallel(0) })
 }
 
-// goBackend is the plain single-goroutine scalar loop: the textbook's Python
-// loop, written in Go (never vectorised, whatever the build).
-type goBackend struct{}
+// goBackend is the plain loop: the job's block program on one goroutine,
+// every operation a plain Go loop (never assembly, whatever the build).
+type goBackend struct {
+	// mu serialises jobs: a window may start a job while a cancelled
+	// one is still running on the same backend.
+	mu   sync.Mutex
+	prog blockProgram
+}
 
 func (*goBackend) Name() string { return compute.NameGo }
 func (*goBackend) Info() compute.Info {

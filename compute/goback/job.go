@@ -8,33 +8,22 @@ import (
 	"canopy/compute/internal/vec"
 )
 
-// RunJob runs any index job with the plain loop: one pixel at a time, each
-// band converted and the program evaluated op by op in float32
-// (index.Program.Eval32), the definition the other backends follow.
-func (*goBackend) RunJob(j *compute.Job) (compute.Timings, error) {
+// RunJob runs any index job as the plain loop: the block program (the
+// same fused program go-parallel runs) on the calling goroutine, each
+// operation a plain Go loop over a block of pixels (vec.Loops: no
+// assembly, whatever the CPU).
+func (g *goBackend) RunJob(j *compute.Job) (compute.Timings, error) {
 	if err := j.Check(); err != nil {
 		return compute.Timings{}, err
 	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.prog.ops = &vec.Loops
+	g.prog.prepare(j, 1)
 	t0 := time.Now()
-	in := make([]float32, len(j.Bands))
-	regs := make([]float32, j.Program.NumRegs)
-	out := make([]float32, len(j.Out))
-	for i := range j.Pixels() {
-		if j.Masked(i) {
-			for o := range j.Out {
-				j.Out[o][i] = compute.NaN32
-			}
-			continue
-		}
-		for k := range j.Bands {
-			in[k] = j.Value32(k, i)
-		}
-		j.Program.Eval32(in, regs, out)
-		for o, v := range out {
-			j.Out[o][i] = v
-		}
-	}
+	g.prog.Do(0, j.Pixels())
 	k := time.Since(t0)
+	g.prog.j = nil
 	return compute.Timings{Kernel: k, Total: k}, nil
 }
 
@@ -56,6 +45,7 @@ func (p *GoParallel) RunJob(j *compute.Job) (compute.Timings, error) {
 	defer p.mu.Unlock()
 	var t compute.Timings
 	t.Setup = p.run.Start()
+	p.prog.ops = &vec.Kernels
 	p.prog.prepare(j, p.run.Workers())
 	t0 := time.Now()
 	p.run.RunTask(j.Pixels(), &p.prog)
@@ -77,6 +67,7 @@ func (p *GoParallel) RunJob(j *compute.Job) (compute.Timings, error) {
 // the output. None of it changes a bit of the results.
 type blockProgram struct {
 	j       *compute.Job
+	ops     *vec.Ops // the operations: vec.Kernels or vec.Loops
 	fuse    index.FusionPlan
 	convs   []vec.Conv
 	direct  []bool // band k is read in place
@@ -133,7 +124,7 @@ func (b *blockProgram) Do(lo, hi int) {
 			dst := j.Out[o][lo : lo+n]
 			copy(dst, rf.cur[r])
 			if j.Mask != nil {
-				vec.MaskNaN(dst, j.Mask[lo:lo+n])
+				b.ops.MaskNaN(dst, j.Mask[lo:lo+n])
 			}
 		}
 		lo += n
@@ -150,12 +141,12 @@ func (b *blockProgram) store(c, lo, hi int, a, bb []float32, nd bool) {
 		}
 		dst := j.Out[o][lo:hi]
 		if nd {
-			vec.NDFinite(dst, bb, a)
+			b.ops.NDFinite(dst, bb, a)
 		} else {
-			vec.Finite(dst, a)
+			b.ops.Finite(dst, a)
 		}
 		if j.Mask != nil {
-			vec.MaskNaN(dst, j.Mask[lo:hi])
+			b.ops.MaskNaN(dst, j.Mask[lo:hi])
 		}
 	}
 }
@@ -170,7 +161,7 @@ func (b *blockProgram) runBlock(rf *registers, lo, hi int) {
 		case index.FuseSkip:
 			continue
 		case index.FuseND:
-			vec.NDVI(d, r[b.fuse.B[c]], r[b.fuse.A[c]])
+			b.ops.NDVI(d, r[b.fuse.B[c]], r[b.fuse.A[c]])
 			r[in.Dst] = d
 			continue
 		case index.FuseNDStore:
@@ -186,47 +177,47 @@ func (b *blockProgram) runBlock(rf *registers, lo, hi int) {
 				r[in.Dst] = j.Bands[in.A].Plane.F32()[lo:hi]
 				continue
 			}
-			load(d, j.Bands[in.A].Plane, b.convs[in.A], lo, hi)
+			b.load(d, j.Bands[in.A].Plane, b.convs[in.A], lo, hi)
 		case index.OpConst:
 			for i := range d {
 				d[i] = in.K
 			}
 		case index.OpAdd:
-			vec.Add(d, r[in.A], r[in.B])
+			b.ops.Add(d, r[in.A], r[in.B])
 		case index.OpSub:
-			vec.Sub(d, r[in.A], r[in.B])
+			b.ops.Sub(d, r[in.A], r[in.B])
 		case index.OpMul:
-			vec.Mul(d, r[in.A], r[in.B])
+			b.ops.Mul(d, r[in.A], r[in.B])
 		case index.OpDiv:
-			vec.Div(d, r[in.A], r[in.B])
+			b.ops.Div(d, r[in.A], r[in.B])
 		case index.OpNeg:
-			vec.Neg(d, r[in.A])
+			b.ops.Neg(d, r[in.A])
 		case index.OpAbs:
-			vec.Abs(d, r[in.A])
+			b.ops.Abs(d, r[in.A])
 		case index.OpSqrt:
-			vec.Sqrt(d, r[in.A])
+			b.ops.Sqrt(d, r[in.A])
 		case index.OpMin:
-			vec.Min(d, r[in.A], r[in.B])
+			b.ops.Min(d, r[in.A], r[in.B])
 		case index.OpMax:
-			vec.Max(d, r[in.A], r[in.B])
+			b.ops.Max(d, r[in.A], r[in.B])
 		case index.OpAddK:
-			vec.AddK(d, r[in.A], in.K)
+			b.ops.AddK(d, r[in.A], in.K)
 		case index.OpSubK:
-			vec.SubK(d, r[in.A], in.K)
+			b.ops.SubK(d, r[in.A], in.K)
 		case index.OpKSub:
-			vec.KSub(d, r[in.A], in.K)
+			b.ops.KSub(d, r[in.A], in.K)
 		case index.OpMulK:
-			vec.MulK(d, r[in.A], in.K)
+			b.ops.MulK(d, r[in.A], in.K)
 		case index.OpDivK:
-			vec.DivK(d, r[in.A], in.K)
+			b.ops.DivK(d, r[in.A], in.K)
 		case index.OpKDiv:
-			vec.KDiv(d, r[in.A], in.K)
+			b.ops.KDiv(d, r[in.A], in.K)
 		case index.OpMinK:
-			vec.MinK(d, r[in.A], in.K)
+			b.ops.MinK(d, r[in.A], in.K)
 		case index.OpMaxK:
-			vec.MaxK(d, r[in.A], in.K)
+			b.ops.MaxK(d, r[in.A], in.K)
 		case index.OpFinite:
-			vec.Finite(d, r[in.A])
+			b.ops.Finite(d, r[in.A])
 		default:
 			panic("goback: unknown op " + in.Op.String())
 		}
@@ -235,20 +226,20 @@ func (b *blockProgram) runBlock(rf *registers, lo, hi int) {
 }
 
 // load converts samples [lo, hi) of p into dst.
-func load(dst []float32, p compute.Plane, c vec.Conv, lo, hi int) {
+func (b *blockProgram) load(dst []float32, p compute.Plane, c vec.Conv, lo, hi int) {
 	switch p.Type {
 	case compute.U8:
-		vec.LoadU8(dst, p.U8()[lo:hi], c)
+		b.ops.LoadU8(dst, p.U8()[lo:hi], c)
 	case compute.U16:
-		vec.LoadU16(dst, p.U16()[lo:hi], c)
+		b.ops.LoadU16(dst, p.U16()[lo:hi], c)
 	case compute.I16:
-		vec.LoadI16(dst, p.I16()[lo:hi], c)
+		b.ops.LoadI16(dst, p.I16()[lo:hi], c)
 	case compute.U32:
-		vec.LoadU32(dst, p.U32()[lo:hi], c)
+		b.ops.LoadU32(dst, p.U32()[lo:hi], c)
 	case compute.I32:
-		vec.LoadI32(dst, p.I32()[lo:hi], c)
+		b.ops.LoadI32(dst, p.I32()[lo:hi], c)
 	case compute.F32:
-		vec.LoadF32(dst, p.F32()[lo:hi], c)
+		b.ops.LoadF32(dst, p.F32()[lo:hi], c)
 	default:
 		panic("goback: unknown sample type " + p.Type.String())
 	}

@@ -11,18 +11,21 @@ import "math"
 var nan32 = float32(math.NaN())
 
 func addGo(dst, a, b []float32) {
+	a, b = a[:len(dst)], b[:len(dst)]
 	for i := range dst {
 		dst[i] = a[i] + b[i]
 	}
 }
 
 func subGo(dst, a, b []float32) {
+	a, b = a[:len(dst)], b[:len(dst)]
 	for i := range dst {
 		dst[i] = a[i] - b[i]
 	}
 }
 
 func mulGo(dst, a, b []float32) {
+	a, b = a[:len(dst)], b[:len(dst)]
 	for i := range dst {
 		dst[i] = a[i] * b[i]
 	}
@@ -56,90 +59,105 @@ func max1(a, b float32) float32 {
 }
 
 func divGo(dst, a, b []float32) {
+	a, b = a[:len(dst)], b[:len(dst)]
 	for i := range dst {
 		dst[i] = div1(a[i], b[i])
 	}
 }
 
 func minGo(dst, a, b []float32) {
+	a, b = a[:len(dst)], b[:len(dst)]
 	for i := range dst {
 		dst[i] = min1(a[i], b[i])
 	}
 }
 
 func maxGo(dst, a, b []float32) {
+	a, b = a[:len(dst)], b[:len(dst)]
 	for i := range dst {
 		dst[i] = max1(a[i], b[i])
 	}
 }
 
 func addKGo(dst, a []float32, k float32) {
+	a = a[:len(dst)]
 	for i := range dst {
 		dst[i] = a[i] + k
 	}
 }
 
 func subKGo(dst, a []float32, k float32) {
+	a = a[:len(dst)]
 	for i := range dst {
 		dst[i] = a[i] - k
 	}
 }
 
 func kSubGo(dst, a []float32, k float32) {
+	a = a[:len(dst)]
 	for i := range dst {
 		dst[i] = k - a[i]
 	}
 }
 
 func mulKGo(dst, a []float32, k float32) {
+	a = a[:len(dst)]
 	for i := range dst {
 		dst[i] = a[i] * k
 	}
 }
 
 func divKGo(dst, a []float32, k float32) {
+	a = a[:len(dst)]
 	for i := range dst {
 		dst[i] = div1(a[i], k)
 	}
 }
 
 func kDivGo(dst, a []float32, k float32) {
+	a = a[:len(dst)]
 	for i := range dst {
 		dst[i] = div1(k, a[i])
 	}
 }
 
 func minKGo(dst, a []float32, k float32) {
+	a = a[:len(dst)]
 	for i := range dst {
 		dst[i] = min1(a[i], k)
 	}
 }
 
 func maxKGo(dst, a []float32, k float32) {
+	a = a[:len(dst)]
 	for i := range dst {
 		dst[i] = max1(a[i], k)
 	}
 }
 
 func negGo(dst, a []float32) {
+	a = a[:len(dst)]
 	for i := range dst {
 		dst[i] = -a[i]
 	}
 }
 
 func absGo(dst, a []float32) {
+	a = a[:len(dst)]
 	for i := range dst {
 		dst[i] = math.Float32frombits(math.Float32bits(a[i]) &^ (1 << 31))
 	}
 }
 
 func sqrtGo(dst, a []float32) {
+	a = a[:len(dst)]
 	for i := range dst {
 		dst[i] = float32(math.Sqrt(float64(a[i])))
 	}
 }
 
 func finiteGo(dst, a []float32) {
+	a = a[:len(dst)]
 	for i := range dst {
 		v := a[i]
 		if math.IsInf(float64(v), 0) {
@@ -158,12 +176,14 @@ func ndvi1(red, nir float32) float32 {
 }
 
 func ndviGo(out, red, nir []float32) {
+	red, nir = red[:len(out)], nir[:len(out)]
 	for i := range out {
 		out[i] = ndvi1(red[i], nir[i])
 	}
 }
 
 func ndFiniteGo(out, red, nir []float32) {
+	red, nir = red[:len(out)], nir[:len(out)]
 	for i := range out {
 		v := ndvi1(red[i], nir[i])
 		if math.IsInf(float64(v), 0) {
@@ -198,6 +218,7 @@ func loadGo[T sample](dst []float32, src []T, c Conv) {
 }
 
 func maskNaNGo(dst []float32, mask []uint8) {
+	mask = mask[:len(dst)]
 	for i := range dst {
 		if mask[i] != 0 {
 			dst[i] = nan32

@@ -301,3 +301,42 @@ func NDVIU16(out []float32, red, nir []uint16, cr, cn Conv) {
 	}
 	ndviU16Go(out[k:], red[k:], nir[k:], cr, cn)
 }
+
+// Ops is one implementation of the block operations as values, for a block
+// program that runs on either: Kernels (the exported functions above: AVX2
+// where the CPU has it) or Loops (the Go loops that define them, whatever
+// the CPU and the build). Both give the same float32 bits. Unlike the
+// exported functions, Loops' operations do not check that their slices
+// have one length: a caller that takes Loops passes them so.
+type Ops struct {
+	Add, Sub, Mul, Div, Min, Max func(dst, a, b []float32)
+	AddK, SubK, KSub, MulK       func(dst, a []float32, k float32)
+	DivK, KDiv, MinK, MaxK       func(dst, a []float32, k float32)
+	Neg, Abs, Sqrt, Finite       func(dst, a []float32)
+	NDVI, NDFinite               func(out, red, nir []float32)
+	MaskNaN                      func(dst []float32, mask []uint8)
+	LoadU8                       func(dst []float32, src []uint8, c Conv)
+	LoadU16                      func(dst []float32, src []uint16, c Conv)
+	LoadI16                      func(dst []float32, src []int16, c Conv)
+	LoadU32                      func(dst []float32, src []uint32, c Conv)
+	LoadI32                      func(dst []float32, src []int32, c Conv)
+	LoadF32                      func(dst []float32, src []float32, c Conv)
+}
+
+// Kernels are the exported operations: the AVX2 kernels where they run
+// (Kernel), the Go loops elsewhere.
+var Kernels = Ops{
+	Add: Add, Sub: Sub, Mul: Mul, Div: Div, Min: Min, Max: Max,
+	AddK: AddK, SubK: SubK, KSub: KSub, MulK: MulK, DivK: DivK, KDiv: KDiv, MinK: MinK, MaxK: MaxK,
+	Neg: Neg, Abs: Abs, Sqrt: Sqrt, Finite: Finite, NDVI: NDVI, NDFinite: NDFinite, MaskNaN: MaskNaN,
+	LoadU8: LoadU8, LoadU16: LoadU16, LoadI16: LoadI16, LoadU32: LoadU32, LoadI32: LoadI32, LoadF32: LoadF32,
+}
+
+// Loops are the Go loops alone, one element at a time: the definitions of
+// the operations, with no assembly whatever the CPU.
+var Loops = Ops{
+	Add: addGo, Sub: subGo, Mul: mulGo, Div: divGo, Min: minGo, Max: maxGo,
+	AddK: addKGo, SubK: subKGo, KSub: kSubGo, MulK: mulKGo, DivK: divKGo, KDiv: kDivGo, MinK: minKGo, MaxK: maxKGo,
+	Neg: negGo, Abs: absGo, Sqrt: sqrtGo, Finite: finiteGo, NDVI: ndviGo, NDFinite: ndFiniteGo, MaskNaN: maskNaNGo,
+	LoadU8: loadGo[uint8], LoadU16: loadGo[uint16], LoadI16: loadGo[int16], LoadU32: loadGo[uint32], LoadI32: loadGo[int32], LoadF32: loadGo[float32],
+}
