@@ -3,7 +3,6 @@ package ui
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 
 	"canopy/compute"
 	"canopy/compute/outfile"
@@ -12,6 +11,10 @@ import (
 
 // sessionVersion is the session file's format version.
 const sessionVersion = 1
+
+// maxSession is the largest session file read: a session is a few
+// kilobytes, its class table included.
+const maxSession = 16 << 20
 
 // Session is the window's state as a session file saves it: where the
 // bands come from, the index, its classes, the colours and the view.
@@ -102,9 +105,9 @@ func (w *Window) SaveSession(path string) error {
 // with the file's path and says what is wrong in a user's words.
 func ReadSession(path string) (Session, error) {
 	var s Session
-	b, err := os.ReadFile(path)
+	b, err := compute.ReadInput(path, maxSession)
 	if err != nil {
-		return s, explain(err)
+		return s, explain(fmt.Errorf("%s: %w", path, err))
 	}
 	if err := json.Unmarshal(b, &s); err != nil {
 		return s, fmt.Errorf("%s: not a Canopy session file, or it is damaged (%v)", path, err)

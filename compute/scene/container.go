@@ -13,7 +13,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
+
+	"canopy/compute/internal/infile"
 )
 
 // Limits that keep hostile products from making a read hang or allocate
@@ -91,6 +92,7 @@ func safeName(n string) bool {
 type dirContainer struct {
 	root  string
 	files []string
+	set   map[string]bool // files, for the check that a name is inside
 	cache fileCache
 }
 
@@ -115,12 +117,44 @@ func openDir(root string) (*dirContainer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", root, unwrapPath(err))
 	}
+	d.set = make(map[string]bool, len(d.files))
+	for _, f := range d.files {
+		d.set[f] = true
+	}
 	return d, nil
 }
 
 func (d *dirContainer) names() []string { return d.files }
 
+// inside checks that a name the metadata gives stays inside the product
+// folder: no "..", not absolute, and not a symbolic link leading out of
+// it. A product reads only its own files.
+func (d *dirContainer) inside(name string) error {
+	if d.set[name] {
+		return nil // a regular file the walk found inside
+	}
+	if !safeName(name) {
+		return fmt.Errorf("%s: the product names %q, a file outside its folder: refused", d.root, name)
+	}
+	full := filepath.Join(d.root, filepath.FromSlash(name))
+	real, err := filepath.EvalSymlinks(full)
+	if err != nil {
+		return nil // missing: opening it says so
+	}
+	root, err := filepath.EvalSymlinks(d.root)
+	if err != nil {
+		return fmt.Errorf("%s: %v", d.root, unwrapPath(err))
+	}
+	if rel, err := filepath.Rel(root, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return fmt.Errorf("%s: %s is a link to a file outside the product folder: refused", d.root, name)
+	}
+	return nil
+}
+
 func (d *dirContainer) open(name string) (io.ReaderAt, int64, error) {
+	if err := d.inside(name); err != nil {
+		return nil, 0, err
+	}
 	f, n, err := d.cache.open(filepath.Join(d.root, filepath.FromSlash(name)))
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s: %v", d.where(name), err)
@@ -147,17 +181,9 @@ func (c *fileCache) open(p string) (*os.File, int64, error) {
 	if f := c.files[p]; f != nil {
 		return f, c.sizes[p], nil
 	}
-	f, err := os.Open(p)
+	f, st, err := infile.Open(p)
 	if err != nil {
-		return nil, 0, unwrapPath(err)
-	}
-	st, err := f.Stat()
-	if err == nil && st.IsDir() {
-		err = syscall.EISDIR // "is a directory"
-	}
-	if err != nil {
-		f.Close()
-		return nil, 0, unwrapPath(err)
+		return nil, 0, err
 	}
 	if c.files == nil {
 		c.files, c.sizes = map[string]*os.File{}, map[string]int64{}
@@ -187,14 +213,9 @@ type zipContainer struct {
 }
 
 func openZip(p string) (*zipContainer, error) {
-	f, err := os.Open(p)
+	f, st, err := infile.Open(p)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", p, unwrapPath(err))
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("%s: %v", p, unwrapPath(err))
+		return nil, fmt.Errorf("%s: %v", p, err)
 	}
 	z, err := zip.NewReader(f, st.Size())
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
@@ -406,19 +427,14 @@ func (r *countReader) Seek(off int64, whence int) (int64, error) {
 }
 
 func openTar(p string) (*tarContainer, error) {
-	f, err := os.Open(p)
+	f, st, err := infile.Open(p)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", p, unwrapPath(err))
+		return nil, fmt.Errorf("%s: %v", p, err)
 	}
 	var magic [2]byte
 	if _, err := f.ReadAt(magic[:], 0); err == nil && magic == [2]byte{0x1f, 0x8b} {
 		f.Close()
 		return nil, fmt.Errorf("%s: a gzip-compressed tar cannot be read in place; unpack it (tar xzf) or use the uncompressed .tar", p)
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("%s: %v", p, err)
 	}
 	c := &tarContainer{path: p, f: f, m: map[string][2]int64{}}
 	cr := &countReader{f: f}

@@ -2,29 +2,28 @@ package vector
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
-	"os"
 	"regexp"
 	"sort"
 	"strings"
 
 	"github.com/paulmach/orb"
 	"github.com/paulmach/orb/geojson"
+
+	"canopy/compute/internal/infile"
 )
 
 // maxGeoJSON bounds the size of a GeoJSON file read whole into memory.
 const maxGeoJSON = 1 << 30
 
 func readGeoJSON(path string) (*Layer, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	data, err := infile.ReadFile(path, maxGeoJSON)
+	var big *infile.TooLarge
+	if errors.As(err, &big) {
+		return nil, fmt.Errorf("%s: %s is more than the %s of GeoJSON Canopy reads; convert it once to a GeoPackage, which has no such limit: ogr2ogr -f GPKG stands.gpkg %s", path, infile.Bytes(big.Size), infile.Bytes(big.Limit), path)
 	}
-	if st.Size() > maxGeoJSON {
-		return nil, fmt.Errorf("%s: %d MiB is too large for GeoJSON; convert it with ogr2ogr -f GPKG stands.gpkg %s", path, st.Size()>>20, path)
-	}
-	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -13,6 +13,8 @@ import (
 
 	"modernc.org/sqlite" // the "sqlite" database/sql driver, pure Go
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"canopy/compute/internal/infile"
 )
 
 // sqliteURI returns the SQLite URI of a file path with the given query,
@@ -24,6 +26,11 @@ func sqliteURI(path, query string) string {
 
 // openGPKG opens a GeoPackage read-only.
 func openGPKG(path string) (*sql.DB, error) {
+	// SQLite opens the path itself: check first that it is a regular
+	// file, so that a FIFO cannot block the open.
+	if err := infile.Check(path); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	db, err := sql.Open("sqlite", sqliteURI(path, "mode=ro"))
 	if err != nil {
 		return nil, gpkgError(path, err)

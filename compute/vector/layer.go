@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/paulmach/orb"
+
+	"canopy/compute/internal/infile"
 )
 
 // Layer is a table of stands: polygon features with attributes, in one CRS.
@@ -99,7 +101,7 @@ func Read(path, layer string) (*Layer, error) {
 		return nil, fmt.Errorf("%s: zipped files are not read; unzip it, or convert it with ogr2ogr -f GPKG stands.gpkg /vsizip/%s", path, path)
 	}
 	head := make([]byte, 16)
-	f, err := os.Open(path)
+	f, _, err := infile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

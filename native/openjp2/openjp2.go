@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"image"
 	"io"
-	"os"
 	"runtime"
 	"runtime/cgo"
 	"sync"
@@ -157,18 +156,11 @@ func Open(r io.ReaderAt, size int64, name string) (*Decoder, error) {
 
 // OpenFile opens the JPEG 2000 file at path; Close closes it.
 func OpenFile(path string) (*Decoder, error) {
-	f, err := os.Open(path)
+	f, err := compute.OpenInput(path)
 	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
 		return nil, fmt.Errorf("jpeg2000 %s: %v", path, err)
 	}
 	st, err := f.Stat()
-	if err == nil && st.IsDir() {
-		err = errors.New("is a directory")
-	}
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("jpeg2000 %s: %v", path, err)

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -86,9 +87,9 @@ func parseShard(s string, getenv func(string) string) (i, n int, err error) {
 func expandScenes(args []string, list string) ([]string, error) {
 	var in []string
 	if list != "" {
-		f, err := os.Open(list)
+		f, err := compute.OpenInput(list)
 		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", list, unwrapPath(err))
+			return nil, fmt.Errorf("read %s: %w", list, err)
 		}
 		defer f.Close()
 		sc := bufio.NewScanner(f)
@@ -190,11 +191,14 @@ func fingerprint(scenePath string, settings string) (string, error) {
 
 // previous reads DIR/batch.jsonl: the fingerprint of each scene's last
 // "done" or "skipped" line.
-func previous(path string) map[string]string {
+func previous(path string) (map[string]string, error) {
 	m := map[string]string{}
-	f, err := os.Open(path)
+	f, err := compute.OpenInput(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return m, nil
+	}
 	if err != nil {
-		return m
+		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
@@ -205,7 +209,7 @@ func previous(path string) map[string]string {
 			m[l.Scene] = l.Fingerprint
 		}
 	}
-	return m
+	return m, nil
 }
 
 func cmdBatch(args []string, stdout, stderr io.Writer) error {
@@ -254,7 +258,10 @@ func cmdBatch(args []string, stdout, stderr io.Writer) error {
 	k = min(k, max(1, len(mine)))
 	settings := fmt.Sprintf("index=%s bands=%s mask=%s buffer=%d", strings.Join(sel.names, ","), pf.bands, pf.mask, pf.buffer)
 	logPath := filepath.Join(*outDir, "batch.jsonl")
-	done := previous(logPath)
+	done, err := previous(logPath)
+	if err != nil {
+		return err
+	}
 	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("open %s: %w", logPath, unwrapPath(err))

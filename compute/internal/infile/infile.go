@@ -10,8 +10,10 @@ package infile
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
+	"strings"
 	"syscall"
 )
 
@@ -71,4 +73,73 @@ func bare(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// Check reports, without opening it, whether path is a regular file (or a
+// symbolic link to one): for readers that open by path themselves, such
+// as SQLite, which would block on a FIFO.
+func Check(path string) error {
+	st, err := os.Stat(path)
+	if err != nil {
+		return bare(err)
+	}
+	return Regular(st)
+}
+
+// TooLarge is the error of ReadFile for a file larger than its limit.
+type TooLarge struct {
+	Size, Limit int64
+}
+
+func (e *TooLarge) Error() string {
+	return fmt.Sprintf("is %s, more than the %s Canopy reads from such a file", Bytes(e.Size), Bytes(e.Limit))
+}
+
+// ReadFile reads a whole regular file of at most limit bytes, opened as
+// Open does; a larger file gives a *TooLarge at once, before anything is
+// read (and a file that grows past limit while it is read, too).
+func ReadFile(path string, limit int64) ([]byte, error) {
+	f, st, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st.Size() > limit {
+		return nil, &TooLarge{Size: st.Size(), Limit: limit}
+	}
+	b := make([]byte, 0, st.Size()+1)
+	for {
+		if int64(len(b)) > limit {
+			return nil, &TooLarge{Size: int64(len(b)), Limit: limit}
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := f.Read(b[len(b):min(int64(cap(b)), limit+1)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return nil, bare(err)
+		}
+	}
+}
+
+// Bytes writes a size for people: "900 bytes", "16 MiB", "1.5 GiB".
+func Bytes(n int64) string {
+	switch {
+	case n < 1<<10:
+		return fmt.Sprintf("%d bytes", n)
+	case n < 1<<20:
+		return trimZero(float64(n)/(1<<10)) + " KiB"
+	case n < 1<<30:
+		return trimZero(float64(n)/(1<<20)) + " MiB"
+	}
+	return trimZero(float64(n)/(1<<30)) + " GiB"
+}
+
+func trimZero(v float64) string {
+	s := fmt.Sprintf("%.1f", v)
+	return strings.TrimSuffix(s, ".0")
 }
