@@ -1,0 +1,431 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"canopy/compute"
+	"canopy/compute/geo"
+	"canopy/compute/geotiff"
+	"canopy/compute/grid"
+	"canopy/compute/outfile"
+	"canopy/compute/raster"
+	"canopy/compute/vector"
+	"canopy/compute/warp"
+)
+
+// warpMemory bounds what canopy warp holds at once: the inputs' bands as
+// stored, the mosaic's bands and their filled maps.
+const warpMemory = 8 << 30
+
+// warpInput is one INPUT of canopy warp: its bands as stored and where
+// they lie.
+type warpInput struct {
+	spec  string
+	path  string
+	bands []*warp.Source
+	grid  grid.Grid
+}
+
+// cmdWarp is canopy warp: reproject and mosaic bands onto one grid.
+func cmdWarp(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("warp", stderr)
+	crsFlag := fs.String("crs", "", "target system: EPSG:N, a bare code, or WKT (default: --like's, the stands', else the UTM zone that covers most of the inputs)")
+	resFlag := fs.String("res", "", "pixel size in the target system's units, X[,Y] (default: --like's, else the inputs' finest when both are in metres)")
+	bbox := fs.String("bbox", "", "extent W,S,E,N in the target system's units (aligned to the pixel size)")
+	like := fs.String("like", "", "take the grid (system, pixel size, extent) of this GeoTIFF")
+	stands := fs.String("stands", "", "cover these stands (FILE[:LAYER]); their system is the default target")
+	resampling := fs.String("resampling", "nearest", "nearest, bilinear, cubic or average")
+	backendName := fs.String("backend", "c", "warp backend: "+strings.Join(warp.Names(), ", "))
+	maxErr := fs.Float64("error", warp.MaxError, "the approximate transformer's error bound in source pixels (0: every pixel exact)")
+	tif := fs.String("tif", "", "output COG (float32, NaN where no input is valid)")
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	inputs, err := parseInterspersed(fs, args, stdout)
+	if err != nil {
+		return err
+	}
+	if len(inputs) == 0 {
+		return compute.Usagef("no INPUT: name one or more GeoTIFFs (FILE or FILE:BAND)")
+	}
+	if *tif == "" {
+		return compute.Usagef("--tif OUT is required")
+	}
+	n := 0
+	for _, s := range []string{*bbox, *like, *stands} {
+		if s != "" {
+			n++
+		}
+	}
+	if n > 1 {
+		return compute.Usagef("--bbox, --like and --stands each give the extent: name one")
+	}
+	if *like != "" && (*crsFlag != "" || *resFlag != "") {
+		return compute.Usagef("--like gives the system and pixel size: leave out --crs and --res")
+	}
+	r, err := warp.ParseResampling(*resampling)
+	if err != nil {
+		return compute.Usagef("--resampling: %v", err)
+	}
+	be, err := warp.Get(*backendName)
+	if err != nil {
+		return compute.Usagef("--backend: %v", err)
+	}
+	if !(*maxErr >= 0) || math.IsInf(*maxErr, 0) {
+		return compute.Usagef("--error %g: want a number ≥ 0", *maxErr)
+	}
+	t0 := time.Now()
+	ins, err := loadWarpInputs(inputs)
+	if err != nil {
+		return err
+	}
+	load := time.Since(t0)
+	target, err := warpGrid(ins, *crsFlag, *resFlag, *bbox, *like, *stands)
+	if err != nil {
+		return err
+	}
+	bands := len(ins[0].bands)
+	need := int64(target.Width) * int64(target.Height) * int64(bands) * int64(ins[0].bands[0].Plane.Type.Size()+1)
+	for _, in := range ins {
+		for _, b := range in.bands {
+			need += int64(len(b.Plane.Data))
+		}
+	}
+	if need > warpMemory {
+		return fmt.Errorf("the mosaic of %s needs %s of memory, more than the %s canopy warp takes: choose a smaller extent or a coarser pixel", target, raster.Bytes(need), raster.Bytes(warpMemory))
+	}
+	geoRef, err := target.GeoRef()
+	if err != nil {
+		return err
+	}
+
+	// Plan each input once (its bands share its grid), then warp the
+	// bands in the order given: each pixel takes the first input valid
+	// there.
+	t1 := time.Now()
+	plans := make([]*warp.Plan, len(ins))
+	for i, in := range ins {
+		if plans[i], err = warp.NewPlan(target, in.bands[0].Grid, r, *maxErr); err != nil {
+			return fmt.Errorf("%s: %w", in.spec, err)
+		}
+	}
+	planTime := time.Since(t1)
+	t2 := time.Now()
+	targets := make([]*warp.Target, bands)
+	for b := range bands {
+		src0 := ins[0].bands[b]
+		if targets[b], err = warp.NewTarget(plans[0], src0.Plane.Type, src0.NoData, src0.HasNoData); err != nil {
+			return err
+		}
+		for i, in := range ins {
+			if err := be.Warp(plans[i], in.bands[b], targets[b]); err != nil {
+				return fmt.Errorf("%s: %w", in.spec, err)
+			}
+		}
+	}
+	warpTime := time.Since(t2)
+
+	t3 := time.Now()
+	var paths []string
+	for _, in := range ins {
+		paths = append(paths, in.path)
+	}
+	set := outfile.NewSet(paths...)
+	if err := writeWarped(set, *tif, target, targets, geoRef); err != nil {
+		set.Abort()
+		return err
+	}
+	if err := set.Commit(); err != nil {
+		return err
+	}
+	writeTime := time.Since(t3)
+	valid := 0
+	for _, f := range targets[0].Filled {
+		if f != 0 {
+			valid++
+		}
+	}
+	ms := func(d time.Duration) float64 { return math.Round(float64(d.Microseconds())/10) / 100 }
+	if *asJSON {
+		return json.NewEncoder(stdout).Encode(map[string]any{
+			"crs": target.CRS, "epsg": target.EPSG, "res_x": target.ResX, "res_y": target.ResY,
+			"width": target.Width, "height": target.Height, "x0": target.X0, "y0": target.Y0,
+			"bands": bands, "inputs": len(ins), "resampling": r.String(), "backend": be.Name(),
+			"valid_pixels": valid, "load_ms": ms(load), "plan_ms": ms(planTime), "warp_ms": ms(warpTime), "write_ms": ms(writeTime),
+		})
+	}
+	fmt.Fprintf(stdout, "%s: %s, %s (%s), %d band(s) from %d input(s), %d of %d pixels valid; plan %.1f ms, warp %.1f ms, write %.1f ms\n",
+		*tif, target, r, be.Name(), bands, len(ins), valid, target.Width*target.Height, ms(planTime), ms(warpTime), ms(writeTime))
+	return nil
+}
+
+// parseInterspersed parses flags anywhere among the positional
+// arguments (canopy warp A.tif B.tif --crs ... or --crs ... A.tif).
+func parseInterspersed(fs *flag.FlagSet, args []string, stdout io.Writer) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fs.SetOutput(stdout)
+				fs.PrintDefaults()
+				return nil, err
+			}
+			return nil, compute.UsageError{Msg: err.Error()}
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// loadWarpInputs reads every input's bands (FILE: all of them; FILE:B:
+// band B) at their stored type. Every input must give as many bands, of
+// the same types.
+func loadWarpInputs(specs []string) ([]*warpInput, error) {
+	var ins []*warpInput
+	for _, spec := range specs {
+		path, band, err := raster.ParseSpec(spec)
+		if err != nil {
+			return nil, compute.Usagef("%s: %v", spec, err)
+		}
+		f, err := geotiff.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		in, err := readWarpInput(f, spec, path, band)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		if len(ins) > 0 {
+			a := ins[0]
+			if len(in.bands) != len(a.bands) {
+				return nil, fmt.Errorf("%s has %d band(s), %s %d: a mosaic needs as many from each input", spec, len(in.bands), a.spec, len(a.bands))
+			}
+			for i := range in.bands {
+				if in.bands[i].Plane.Type != a.bands[i].Plane.Type {
+					return nil, fmt.Errorf("band %d of %s holds %s, of %s %s: a mosaic needs one type a band", i+1, spec, in.bands[i].Plane.Type, a.spec, a.bands[i].Plane.Type)
+				}
+			}
+		}
+		ins = append(ins, in)
+	}
+	return ins, nil
+}
+
+func readWarpInput(f *geotiff.File, spec, path string, band int) (*warpInput, error) {
+	if !f.Geo().Valid() {
+		return nil, fmt.Errorf("%s is not georeferenced: a warp needs to know where its pixels are", path)
+	}
+	g, err := grid.Of(f.Geo(), f.Width(), f.Height())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	bands := []int{band}
+	if band == 0 {
+		bands = bands[:0]
+		for b := 1; b <= f.Bands(); b++ {
+			bands = append(bands, b)
+		}
+	} else if band > f.Bands() {
+		return nil, fmt.Errorf("%s has %d band(s), no band %d", path, f.Bands(), band)
+	}
+	t, _ := f.DataType()
+	nd, has := f.NoData()
+	in := &warpInput{spec: spec, path: path, grid: g}
+	for _, b := range bands {
+		p := compute.NewPlane(t, f.Width(), f.Height())
+		if err := f.ReadRowsInto(b, 0, f.Height(), p); err != nil {
+			return nil, err
+		}
+		s := &warp.Source{Plane: p, NoData: nd, HasNoData: has, Name: fmt.Sprintf("%s:%d", path, b),
+			Grid: warp.SourceGrid{Width: g.Width, Height: g.Height, Affine: g.Affine(), CRS: g.CRS}}
+		if t != compute.F32 && has && (nd != math.Trunc(nd) || math.IsNaN(nd)) {
+			s.HasNoData = false // no sample of the type can equal it
+		}
+		in.bands = append(in.bands, s)
+	}
+	return in, nil
+}
+
+// warpGrid decides the target grid from the flags and the inputs.
+func warpGrid(ins []*warpInput, crsFlag, resFlag, bbox, like, stands string) (grid.Grid, error) {
+	if like != "" {
+		f, err := geotiff.Open(like)
+		if err != nil {
+			return grid.Grid{}, err
+		}
+		defer f.Close()
+		g, err := grid.Of(f.Geo(), f.Width(), f.Height())
+		if err != nil {
+			return grid.Grid{}, fmt.Errorf("--like %s: %v", like, err)
+		}
+		return g, nil
+	}
+	var layer *vector.Layer
+	if stands != "" {
+		path, name, err := vector.ParseStands(stands)
+		if err != nil {
+			return grid.Grid{}, compute.Usagef("--stands: %v", err)
+		}
+		if layer, err = vector.Read(path, name); err != nil {
+			return grid.Grid{}, err
+		}
+		if layer.CRS == "" {
+			return grid.Grid{}, fmt.Errorf("%s says nothing of its CRS: the stands' place is unknown", path)
+		}
+	}
+	// The system.
+	var def string
+	var epsg int
+	var err error
+	switch {
+	case crsFlag != "":
+		if def, epsg, err = grid.ParseCRS(crsFlag); err != nil {
+			return grid.Grid{}, compute.Usagef("--crs: %v", err)
+		}
+	case layer != nil:
+		if def, epsg, err = grid.ParseCRS(layer.CRS); err != nil {
+			return grid.Grid{}, fmt.Errorf("--stands: %v", err)
+		}
+	default:
+		var areas [][4]float64
+		for _, in := range ins {
+			ll, err := grid.LonLat(in.grid)
+			if err != nil {
+				return grid.Grid{}, fmt.Errorf("%s: %v", in.spec, err)
+			}
+			areas = append(areas, ll)
+		}
+		code, err := grid.UTMZone(areas...)
+		if err != nil {
+			return grid.Grid{}, err
+		}
+		def, epsg = fmt.Sprintf("EPSG:%d", code), code
+	}
+	// The pixel size.
+	var rx, ry float64
+	if resFlag != "" {
+		parts := strings.Split(resFlag, ",")
+		if len(parts) > 2 {
+			return grid.Grid{}, compute.Usagef("--res %q: want X or X,Y", resFlag)
+		}
+		for i, p := range parts {
+			v, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+			if err != nil || !(v > 0) || math.IsInf(v, 0) {
+				return grid.Grid{}, compute.Usagef("--res %q: %q is not a positive number", resFlag, p)
+			}
+			if i == 0 {
+				rx, ry = v, v
+			} else {
+				ry = v
+			}
+		}
+	} else {
+		c, err := geo.Describe(def)
+		if err != nil {
+			return grid.Grid{}, err
+		}
+		m, ok := c.MetresPerUnit()
+		for _, in := range ins {
+			ic, err := geo.Describe(in.grid.CRS)
+			if err != nil {
+				return grid.Grid{}, err
+			}
+			im, iok := ic.MetresPerUnit()
+			if !ok || !iok {
+				return grid.Grid{}, compute.Usagef("--res: the target system or %s is not in metres; give the pixel size", in.spec)
+			}
+			px := math.Min(in.grid.ResX, in.grid.ResY) * im / m
+			if rx == 0 || px < rx {
+				rx, ry = px, px
+			}
+		}
+	}
+	// The extent.
+	var b [4]float64
+	switch {
+	case bbox != "":
+		if b, err = grid.ParseBBox(bbox); err != nil {
+			return grid.Grid{}, compute.Usagef("--bbox: %v", err)
+		}
+	case layer != nil:
+		lb := layer.Bound()
+		sg := grid.Grid{CRS: layer.CRS, X0: lb.Min[0], Y0: lb.Max[1], ResX: math.Max(lb.Max[0]-lb.Min[0], 1e-9) / 100, ResY: math.Max(lb.Max[1]-lb.Min[1], 1e-9) / 100, Width: 100, Height: 100}
+		if b, err = grid.Footprint(sg, def); err != nil {
+			return grid.Grid{}, fmt.Errorf("--stands: %v", err)
+		}
+	default:
+		var fps [][4]float64
+		for _, in := range ins {
+			fp, err := grid.Footprint(in.grid, def)
+			if err != nil {
+				return grid.Grid{}, fmt.Errorf("%s: %v", in.spec, err)
+			}
+			fps = append(fps, fp)
+		}
+		b = grid.Union(fps...)
+	}
+	g, err := grid.Aligned(def, epsg, rx, ry, b)
+	if err != nil {
+		return grid.Grid{}, err
+	}
+	return g, nil
+}
+
+// writeWarped writes the mosaic's bands as a float32 COG: each pixel's
+// value where an input was valid, NaN elsewhere.
+func writeWarped(set *outfile.Set, path string, g grid.Grid, targets []*warp.Target, geoRef *compute.GeoRef) error {
+	fw, err := set.Create(path)
+	if err != nil {
+		return err
+	}
+	var out io.WriterAt = fw
+	if wr := wrapOutput(fw); wr != outWriter(fw) {
+		out = wr
+	}
+	c, err := geotiff.NewCOG(out, g.Width, g.Height, len(targets), geoRef, geotiff.COGOptions{ScratchDir: filepath.Dir(path)})
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	const block = 256
+	rows := make([][]float32, len(targets))
+	for b := range rows {
+		rows[b] = make([]float32, block*g.Width)
+	}
+	for y0 := 0; y0 < g.Height; y0 += block {
+		n := min(block, g.Height-y0)
+		for b, t := range targets {
+			for i := 0; i < n*g.Width; i++ {
+				j := y0*g.Width + i
+				if t.Filled[j] != 0 {
+					rows[b][i] = float32(t.Plane.At(j))
+				} else {
+					rows[b][i] = float32(math.NaN())
+				}
+			}
+		}
+		part := make([][]float32, len(rows))
+		for b := range rows {
+			part[b] = rows[b][:n*g.Width]
+		}
+		if err := c.WriteRows(y0, n, part); err != nil {
+			c.Abort()
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+	}
+	if err := c.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
