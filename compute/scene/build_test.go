@@ -6,12 +6,15 @@ import (
 	"bytes"
 	"compress/zlib"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"canopy/compute"
@@ -381,4 +384,360 @@ func hasForm(forms []string, f string) bool {
 		}
 	}
 	return false
+}
+
+// Full-size JPEG 2000 bands. Encoding a 10980² image takes OpenJPEG most
+// of a minute, so a band is assembled from tiles GDAL encodes once: the
+// codestream of an image of 2048² tiles is its main header and one
+// tile-part per tile, each tile coded on its own. With five
+// decomposition levels and 64² code-blocks, tiles whose origins are
+// multiples of 2048 are coded the same wherever they lie, so an all-zero
+// tile (and the narrower zero tiles of the right and bottom edges), and
+// one tile holding the patch of known values, encoded once, make the whole
+// band: the main header of the small images with the full size in SIZ,
+// the tile-parts renumbered. OpenJPEG (and GDAL) decode the result as
+// they decode any tiled JPEG 2000.
+
+const j2kTile = 2048
+
+// j2kParts are the codestream pieces of one encoded image.
+type j2kParts struct {
+	main  []byte         // SOC to the first SOT
+	tiles map[int][]byte // tile index -> its tile-parts (SOT ... data)
+}
+
+// encodeJ2K encodes a w×h single-band image (bits 8 or 16, all zero but
+// for the patch) with GDAL into a raw codestream and splits it.
+func encodeJ2K(t testing.TB, dir string, w, h, bits int, patch []uint16, px, py, ps int) j2kParts {
+	t.Helper()
+	needGDALTool(t)
+	in := filepath.Join(dir, "in.tif")
+	out := filepath.Join(dir, "out.j2k")
+	writeTIFF(t, in, tiffSpec{w: w, h: h, bits: bits, px: px, py: py, patch: patch, patchSize: ps})
+	cmd := exec.Command("gdal_translate", "-q", "-of", "JP2OpenJPEG", "-co", "CODEC=J2K", "-co", "QUALITY=100", "-co", "REVERSIBLE=YES",
+		"-co", "YCBCR420=NO", "-co", "RESOLUTIONS=6", "-co", "BLOCKXSIZE=2048", "-co", "BLOCKYSIZE=2048", "-co", "PROGRESSION=LRCP", in, out)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("gdal_translate: %v %s", err, b)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(in)
+	os.Remove(out)
+	return splitJ2K(t, b)
+}
+
+func splitJ2K(t testing.TB, b []byte) j2kParts {
+	t.Helper()
+	be := binary.BigEndian
+	if len(b) < 4 || be.Uint16(b) != 0xFF4F {
+		t.Fatal("not a JPEG 2000 codestream")
+	}
+	i := 2
+	for i+4 <= len(b) && be.Uint16(b[i:]) != 0xFF90 {
+		m := be.Uint16(b[i:])
+		if m == 0xFF55 || m == 0xFF57 || m == 0xFF60 { // TLM, PLM, PPM: tile positions in the main header
+			t.Fatalf("GDAL wrote marker %04X in the main header: tiles cannot be renumbered", m)
+		}
+		i += 2 + int(be.Uint16(b[i+2:]))
+	}
+	p := j2kParts{main: b[:i], tiles: map[int][]byte{}}
+	for i+12 <= len(b) && be.Uint16(b[i:]) == 0xFF90 {
+		idx := int(be.Uint16(b[i+4:]))
+		n := int(be.Uint32(b[i+6:]))
+		if n == 0 {
+			n = len(b) - 2 - i
+		}
+		p.tiles[idx] = append(p.tiles[idx], b[i:i+n]...)
+		i += n
+	}
+	if be.Uint16(b[i:]) != 0xFFD9 {
+		t.Fatalf("codestream: %04X after the tile-parts, not EOC", be.Uint16(b[i:]))
+	}
+	return p
+}
+
+// j2kBand is what a band needs: the zero tiles of its size and type, and
+// the patch tile.
+type j2kBand struct {
+	w, h, bits int
+	zero       j2kParts // an image of (2048+ew) x (2048+eh): tiles full, right, bottom, corner
+	patch      j2kParts // one 2048² tile with the patch
+	pt         int      // the tile the patch goes to
+}
+
+var j2kCache sync.Map // "w h bits" -> the zero image; bits, place and patch -> the patch tile
+
+// newJ2KBand encodes what a w×h band with the patch at (px, py) needs.
+func newJ2KBand(t testing.TB, w, h, bits int, patch []uint16, px, py, ps int) j2kBand {
+	t.Helper()
+	ew, eh := w%j2kTile, h%j2kTile
+	if ew == 0 || eh == 0 || px/j2kTile != (px+ps-1)/j2kTile || py/j2kTile != (py+ps-1)/j2kTile || px >= w-ew || py >= h-eh {
+		t.Fatalf("patch (%d, %d) must lie within one full tile of a %dx%d band with partial edge tiles", px, py, w, h)
+	}
+	dir := t.TempDir()
+	key := fmt.Sprint(w, h, bits)
+	z, ok := j2kCache.Load(key)
+	if !ok {
+		z = encodeJ2K(t, dir, j2kTile+ew, j2kTile+eh, bits, nil, 0, 0, 0)
+		j2kCache.Store(key, z)
+	}
+	tx, ty := px/j2kTile, py/j2kTile
+	pkey := fmt.Sprint(bits, px-tx*j2kTile, py-ty*j2kTile, ps, patch)
+	pv, ok := j2kCache.Load(pkey)
+	if !ok {
+		pv = encodeJ2K(t, dir, j2kTile, j2kTile, bits, patch, px-tx*j2kTile, py-ty*j2kTile, ps)
+		j2kCache.Store(pkey, pv)
+	}
+	pp := pv.(j2kParts)
+	across := (w + j2kTile - 1) / j2kTile
+	return j2kBand{w: w, h: h, bits: bits, zero: z.(j2kParts), patch: pp, pt: ty*across + tx}
+}
+
+// writeJP2 writes the band as a JP2 file (signature, file type, header
+// and codestream boxes).
+func (jb j2kBand) writeJP2(t testing.TB, path string) {
+	t.Helper()
+	be := binary.BigEndian
+	across, down := (jb.w+j2kTile-1)/j2kTile, (jb.h+j2kTile-1)/j2kTile
+	var cs bytes.Buffer
+	main := append([]byte(nil), jb.zero.main...)
+	// SIZ follows SOC: FF51 Lsiz Rsiz Xsiz Ysiz ...
+	if be.Uint16(main[2:]) != 0xFF51 {
+		t.Fatal("no SIZ after SOC")
+	}
+	be.PutUint32(main[8:], uint32(jb.w))
+	be.PutUint32(main[12:], uint32(jb.h))
+	cs.Write(main)
+	for ty := range down {
+		for tx := range across {
+			src := 0 // full zero tile
+			switch {
+			case tx == across-1 && ty == down-1:
+				src = 3
+			case tx == across-1:
+				src = 1
+			case ty == down-1:
+				src = 2
+			}
+			part := jb.zero.tiles[src]
+			idx := ty*across + tx
+			if idx == jb.pt {
+				part = jb.patch.tiles[0]
+			}
+			part = append([]byte(nil), part...)
+			// Renumber every tile-part of the tile.
+			for i := 0; i+12 <= len(part); {
+				be.PutUint16(part[i+4:], uint16(idx))
+				i += int(be.Uint32(part[i+6:]))
+			}
+			cs.Write(part)
+		}
+	}
+	cs.Write([]byte{0xFF, 0xD9})
+	box := func(typ string, body []byte) []byte {
+		b := make([]byte, 8, 8+len(body))
+		be.PutUint32(b, uint32(8+len(body)))
+		copy(b[4:], typ)
+		return append(b, body...)
+	}
+	ihdr := make([]byte, 14)
+	be.PutUint32(ihdr, uint32(jb.h))
+	be.PutUint32(ihdr[4:], uint32(jb.w))
+	be.PutUint16(ihdr[8:], 1)
+	ihdr[10] = byte(jb.bits - 1)
+	ihdr[11] = 7
+	colr := []byte{1, 0, 0, 0, 0, 0, 17}
+	var f bytes.Buffer
+	f.Write([]byte{0, 0, 0, 12, 'j', 'P', ' ', ' ', 0x0D, 0x0A, 0x87, 0x0A})
+	f.Write(box("ftyp", []byte("jp2 \x00\x00\x00\x00jp2 ")))
+	f.Write(box("jp2h", append(box("ihdr", ihdr), box("colr", colr)...)))
+	f.Write(box("jp2c", cs.Bytes()))
+	if err := os.WriteFile(path, f.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// realS2 is a real Sentinel-2 L2A MTD_MSIL2A.xml of the corpus (and its
+// MTD_TL.xml where the corpus has it) with what it declares, read by hand
+// from the files.
+type realS2 struct {
+	id       string // product name (PRODUCT_URI without .SAFE)
+	mtdName  string // the metadata file's name in the product
+	tlHead   string // the corpus's MTD_TL.xml head ("" : none, made from the tile)
+	granule  string // GRANULE/<granule>
+	prefix   string // band file prefix, "T29UNU_20221005T115411_"
+	ext      string // band files: ".jp2" or ".tif" (imageFormat)
+	sensor   string
+	baseline string
+	tile     string
+	date     string // SENSING_TIME (or PRODUCT_START_TIME), to the second
+	cloud    float64
+	epsg     int
+	ulx, uly float64
+	add      float64 // BOA_ADD_OFFSET (0 when the baseline has none)
+}
+
+var realS2s = []realS2{
+	{"S2A_MSIL2A_20221005T115411_N0400_R023_T29UNU_20221005T164454", "MTD_MSIL2A.xml", "S2A_MSIL2A_20221005T115411_N0400_R023_T29UNU_20221005T164454_MTD_TL.head.xml",
+		"L2A_T29UNU_A038058_20221005T115407", "T29UNU_20221005T115411_", ".jp2", "Sentinel-2A", "04.00", "29UNU", "2022-10-05 11:56:49", 59.769726, 32629, 499980, 5900040, -1000},
+	{"S2B_MSIL2A_20230823T095559_N0509_R122_T34UCF_20230823T124759", "MTD_MSIL2A.xml", "S2B_MSIL2A_20230823T095559_N0509_R122_T34UCF_20230823T124759_MTD_TL.head.xml",
+		"L2A_T34UCF_A033753_20230823T095553", "T34UCF_20230823T095559_", ".jp2", "Sentinel-2B", "05.09", "34UCF", "2023-08-23 10:05:35", 6.859297, 32634, 300000, 6100020, -1000},
+	// Reprocessed at baseline 02.12 by ESRI in 2020: MTD_MSIL2a.xml,
+	// imageFormat GeoTIFF, no BOA_ADD_OFFSET. The corpus has no MTD_TL.xml
+	// for it: the test writes one for tile 43MDV (UTM 43 south, the
+	// 100 km square D V at 400 km east, 9900 km north: the tile's corner
+	// 20 m west and 40 m north of the square's, as every tile's).
+	{"S2A_MSIL2A_20180721T053721_N0212_R062_T43MDV_20201011T181419", "MTD_MSIL2a.xml", "",
+		"L2A_T43MDV_A016075_20180721T053717", "T43MDV_20180721T053721_", ".tif", "Sentinel-2A", "02.12", "43MDV", "2018-07-21 05:37:21", 99.999999, 32743, 399960, 10000040, 0},
+}
+
+// The patch of known values: 16 x 16 pixels at 10 m from s2PX, s2PY (the
+// same ground as 8 x 8 at 20 m).
+const s2PX, s2PY = 4100, 2050
+
+// s2DN is the stored value of band b (B04, B08, B05, B8A) at 10 m patch
+// pixel (i, j); 20 m bands hold the value of their pixel's upper-left
+// 10 m pixel. Row 0 holds nodata, saturation, and DN 1000 in red and NIR
+// (reflectance exactly 0 at baselines with the offset −1000).
+func s2DN(b string, i, j int) uint16 {
+	switch {
+	case j == 0 && i == 0 && (b == "B04" || b == "B05"):
+		return 0
+	case j == 0 && i == 1 && b == "B04":
+		return 65535
+	case j == 0 && i == 2 && (b == "B04" || b == "B08"):
+		return 1000
+	case j == 0 && i == 3 && b == "B08":
+		return 0
+	}
+	switch b {
+	case "B04":
+		return uint16(1300 + 17*i + 23*j)
+	case "B08":
+		return uint16(3500 + 31*i + 11*j)
+	case "B05":
+		return uint16(1800 + 13*i + 7*j)
+	}
+	return uint16(3300 + 29*i + 5*j) // B8A
+}
+
+// s2SCL is the scene class at 20 m patch pixel (i, j).
+func s2SCL(i, j int) uint16 {
+	if j == 1 && i >= 1 && i <= 6 {
+		return []uint16{9, 3, 8, 10, 1, 0}[i-1]
+	}
+	if j == 3 && i == 1 {
+		return 5
+	}
+	if j == 3 && i == 2 {
+		return 6
+	}
+	return 4
+}
+
+// s2NDVI is the reference NDVI of 10 m patch pixel (i, j) (red B04, NIR
+// B08), from the metadata's own numbers: (DN + add) / 10000, NaN where a
+// DN is 0 or 65535, where SCL masks, or where the denominator is 0.
+func s2NDVI(r realS2, i, j int) float64 {
+	rd, nd := s2DN("B04", i, j), s2DN("B08", i, j)
+	switch s2SCL(i/2, j/2) {
+	case 0, 1, 3, 8, 9, 10:
+		return math.NaN()
+	}
+	if rd == 0 || nd == 0 || rd == 65535 || nd == 65535 {
+		return math.NaN()
+	}
+	red := (float64(rd) + r.add) / 10000
+	nir := (float64(nd) + r.add) / 10000
+	if nir+red == 0 {
+		return math.NaN()
+	}
+	return (nir - red) / (nir + red)
+}
+
+var s2Bands = map[int][]string{10: {"B02", "B03", "B04", "B08"}, 20: {"B05", "B06", "B07", "B8A", "B11", "B12", "SCL"}}
+
+// buildS2 writes the .SAFE folder of r in dir: the corpus's MTD (as
+// mtdName) and MTD_TL.xml, and the 10 m and 20 m band files the readers
+// use, at 10980² and 5490², JPEG 2000 or GeoTIFF as imageFormat says.
+func buildS2(t testing.TB, dir string, r realS2) string {
+	t.Helper()
+	safe := filepath.Join(dir, r.id+".SAFE")
+	gran := filepath.Join(safe, "GRANULE", r.granule)
+	if err := os.MkdirAll(filepath.Join(gran, "QI_DATA"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	copyFile(t, filepath.Join("testdata", "real", "sentinel2", r.id+"_"+r.mtdName), filepath.Join(safe, r.mtdName))
+	var tl []byte
+	if r.tlHead != "" {
+		head, err := os.ReadFile(filepath.Join("testdata", "real", "sentinel2", r.tlHead))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tl = append(head, "  </n1:Geometric_Info>\n</n1:Level-2A_Tile_ID>\n"...)
+	} else {
+		tl = []byte(fmt.Sprintf(`<?xml version="1.0" encoding="UTF-8"?>
+<n1:Level-2A_Tile_ID xmlns:n1="https://psd-14.sentinel2.eo.esa.int/PSD/S2_PDI_Level-2A_Tile_Metadata.xsd">
+  <n1:General_Info><TILE_ID>made by the test for T%s</TILE_ID></n1:General_Info>
+  <n1:Geometric_Info>
+    <Tile_Geocoding metadataLevel="Brief">
+      <HORIZONTAL_CS_NAME>WGS84 / UTM zone %s</HORIZONTAL_CS_NAME>
+      <HORIZONTAL_CS_CODE>EPSG:%d</HORIZONTAL_CS_CODE>
+      <Size resolution="10"><NROWS>10980</NROWS><NCOLS>10980</NCOLS></Size>
+      <Size resolution="20"><NROWS>5490</NROWS><NCOLS>5490</NCOLS></Size>
+      <Size resolution="60"><NROWS>1830</NROWS><NCOLS>1830</NCOLS></Size>
+      <Geoposition resolution="10"><ULX>%g</ULX><ULY>%g</ULY><XDIM>10</XDIM><YDIM>-10</YDIM></Geoposition>
+      <Geoposition resolution="20"><ULX>%g</ULX><ULY>%g</ULY><XDIM>20</XDIM><YDIM>-20</YDIM></Geoposition>
+      <Geoposition resolution="60"><ULX>%g</ULX><ULY>%g</ULY><XDIM>60</XDIM><YDIM>-60</YDIM></Geoposition>
+    </Tile_Geocoding>
+  </n1:Geometric_Info>
+</n1:Level-2A_Tile_ID>
+`, r.tile, r.tile[:3], r.epsg, r.ulx, r.uly, r.ulx, r.uly, r.ulx, r.uly))
+	}
+	if err := os.WriteFile(filepath.Join(gran, "MTD_TL.xml"), tl, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, res := range []int{10, 20} {
+		n, px, py, ps := 10980, s2PX, s2PY, patchSize
+		if res == 20 {
+			n, px, py, ps = 5490, s2PX/2, s2PY/2, patchSize/2
+		}
+		img := filepath.Join(gran, "IMG_DATA", fmt.Sprintf("R%dm", res))
+		os.MkdirAll(img, 0o755)
+		for _, b := range s2Bands[res] {
+			bits := 16
+			var patch []uint16
+			switch {
+			case b == "SCL":
+				bits = 8
+				patch = make([]uint16, ps*ps)
+				for j := range ps {
+					for i := range ps {
+						patch[j*ps+i] = s2SCL(i, j)
+					}
+				}
+			case b == "B04" || b == "B08" || b == "B05" || b == "B8A":
+				k := res / 10
+				patch = make([]uint16, ps*ps)
+				for j := range ps {
+					for i := range ps {
+						patch[j*ps+i] = s2DN(b, i*k, j*k)
+					}
+				}
+			}
+			file := filepath.Join(img, fmt.Sprintf("%s%s_%dm%s", r.prefix, b, res, r.ext))
+			if r.ext == ".tif" {
+				writeTIFF(t, file, tiffSpec{w: n, h: n, bits: bits, geo: northUp(r.epsg, r.ulx, r.uly, float64(res)), nodata: "0",
+					px: px, py: py, patch: patch, patchSize: ps})
+				continue
+			}
+			if patch == nil {
+				patch = make([]uint16, ps*ps) // all zero: the zero tiles alone
+			}
+			newJ2KBand(t, n, n, bits, patch, px, py, ps).writeJP2(t, file)
+		}
+	}
+	return safe
 }

@@ -62,11 +62,13 @@ func readSmall(c container, name string, limit int64) ([]byte, error) {
 }
 
 // find returns the members whose base name matches the glob pattern,
-// sorted.
+// ignoring case (older Sentinel-2 products name their metadata
+// MTD_MSIL2a.xml), sorted.
 func find(c container, pattern string) []string {
 	var out []string
+	pattern = strings.ToLower(pattern)
 	for _, n := range c.names() {
-		if ok, _ := path.Match(pattern, path.Base(n)); ok {
+		if ok, _ := path.Match(pattern, strings.ToLower(path.Base(n))); ok {
 			out = append(out, n)
 		}
 	}

@@ -1,9 +1,12 @@
 package scene
 
 import (
+	"encoding/json"
+	"fmt"
 	"image"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -192,4 +195,180 @@ func TestMTLJSONDeterministic(t *testing.T) {
 			t.Fatalf("json: level %q file %q", mj.get("PROCESSING_LEVEL", mtlContents), mj.get("FILE_NAME_QUALITY_L1_PIXEL", mtlContents))
 		}
 	}
+}
+
+// Every real Sentinel-2 L2A metadata file of the corpus, with band files
+// at the size MTD_TL.xml declares (JPEG 2000, or GeoTIFF where
+// MTD_MSIL2A.xml says imageFormat GeoTIFF), as a .SAFE folder, as its
+// MTD_MSIL2A.xml, and as the deflated .SAFE.zip the Copernicus services
+// serve, opens with what the metadata declares, and NDVI at the known
+// pixels equals the reference from the metadata's own offset and
+// quantification.
+func TestRealSentinel2(t *testing.T) {
+	for _, r := range realS2s {
+		t.Run(r.baseline, func(t *testing.T) {
+			if r.ext == ".jp2" {
+				needGDALTool(t) // GDAL encodes the JPEG 2000 tiles
+			}
+			dir := t.TempDir()
+			safe := buildS2(t, dir, r)
+			zipped := safe + ".zip"
+			zipDir(t, safe, zipped)
+			for _, p := range []string{safe, filepath.Join(safe, r.mtdName), zipped} {
+				checkRealS2(t, r, p)
+			}
+			if r.ext == ".jp2" {
+				gdalRealS2(t, r, safe)
+			}
+		})
+	}
+}
+
+func checkRealS2(t *testing.T, r realS2, p string) {
+	t.Helper()
+	s, err := Open(p)
+	if err != nil {
+		t.Fatalf("%s: %v", p, err)
+	}
+	defer s.Close()
+	if s.Kind != KindSentinel2L2A || s.Sensor != r.sensor || s.Product != r.id || s.Baseline != r.baseline || s.Tile != r.tile || s.CloudShare != r.cloud ||
+		s.Date.UTC().Format("2006-01-02 15:04:05") != r.date {
+		t.Errorf("%s: %s %q %q baseline %s tile %s cloud %v date %v", p, s.Kind, s.Sensor, s.Product, s.Baseline, s.Tile, s.CloudShare, s.Date)
+	}
+	if a, _ := s.Grid.Geo.Affine(); s.CRS.EPSG != r.epsg || s.Grid.Width != 10980 || s.Grid.Height != 10980 || a != [6]float64{r.ulx, 10, 0, r.uly, 0, -10} {
+		t.Errorf("%s: crs %v grid %dx%d %v", p, s.CRS, s.Grid.Width, s.Grid.Height, a)
+	}
+	if got := s.RoleNames(); !equalStrings(got, Roles) {
+		t.Errorf("%s: roles %v", p, got)
+	}
+	for role, res := range map[string]float64{"red": 10, "nir": 10, "blue": 10, "rededge1": 20, "nir2": 20, "swir2": 20} {
+		b := s.Bands[role]
+		if b.Resolution != res || b.Radiometry.Add != r.add || b.Radiometry.Scale != 1e-4 || b.Radiometry.Offset != 0 || !b.HasNoData || b.NoData != 0 || b.Saturated != 65535 {
+			t.Errorf("%s: %s: %+v", p, role, b)
+		}
+	}
+	if s.Mask.Kind != "scl" || s.Mask.Source.Resolution != 20 {
+		t.Errorf("%s: mask %+v", p, s.Mask)
+	}
+	for _, n := range s.Notes {
+		t.Errorf("%s: unexpected note %q", p, n)
+	}
+	win := image.Rect(s2PX, s2PY, s2PX+patchSize, s2PY+patchSize)
+	bands, mask, err := s.Load([]string{"red", "nir"}, LoadOptions{Window: win})
+	if err != nil {
+		t.Fatalf("%s: %v", p, err)
+	}
+	got := ndvi(bands[0], bands[1], mask)
+	nan := 0
+	for j := range patchSize {
+		for i := range patchSize {
+			w, g := s2NDVI(r, i, j), got[j*patchSize+i]
+			if math.IsNaN(w) {
+				nan++
+			}
+			if math.IsNaN(w) != math.IsNaN(g) || (!math.IsNaN(w) && math.Abs(w-g) > 1e-6) {
+				t.Fatalf("%s: NDVI at patch (%d, %d): %v, reference %v", p, i, j, g, w)
+			}
+		}
+	}
+	if nan < 20 {
+		t.Errorf("%s: only %d masked pixels in the patch", p, nan)
+	}
+	// A 20 m pair on the 10 m grid: each 20 m pixel repeated 2 x 2.
+	b20, _, err := s.Load([]string{"rededge1", "nir2"}, LoadOptions{Window: win, Mask: "none"})
+	if err != nil {
+		t.Fatalf("%s: %v", p, err)
+	}
+	for j := range patchSize {
+		for i := range patchSize {
+			if v := b20[0].Plane.At(j*patchSize + i); v != float64(s2DN("B05", i/2*2, j/2*2)) {
+				t.Fatalf("%s: B05 at patch (%d, %d): %v, want %d", p, i, j, v, s2DN("B05", i/2*2, j/2*2))
+			}
+		}
+	}
+}
+
+func equalStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// gdalRealS2 checks the product against GDAL's SENTINEL2 driver: the same
+// 10 m grid, geotransform, CRS, and the same values in the patch for each
+// of its 10 m bands.
+func gdalRealS2(t *testing.T, r realS2, safe string) {
+	t.Helper()
+	sub := fmt.Sprintf("SENTINEL2_L2A:%s:10m:EPSG_%d", filepath.Join(safe, r.mtdName), r.epsg)
+	out, err := exec.Command("gdalinfo", "-json", sub).Output()
+	if err != nil {
+		t.Fatalf("gdalinfo %s: %v", sub, err)
+	}
+	var info struct {
+		GeoTransform []float64 `json:"geoTransform"`
+		Size         []int     `json:"size"`
+		CRS          struct {
+			WKT string `json:"wkt"`
+		} `json:"coordinateSystem"`
+		Bands []struct {
+			Description string `json:"description"`
+		} `json:"bands"`
+	}
+	if err := json.Unmarshal(out, &info); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(safe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	a, _ := s.Grid.Geo.Affine()
+	if !equalFloats(info.GeoTransform, a[:]) || len(info.Size) != 2 || info.Size[0] != s.Grid.Width || info.Size[1] != s.Grid.Height ||
+		!strings.Contains(info.CRS.WKT, fmt.Sprintf(`ID["EPSG",%d]`, r.epsg)) {
+		t.Fatalf("GDAL: %v %v; Canopy: %v %dx%d", info.GeoTransform, info.Size, a, s.Grid.Width, s.Grid.Height)
+	}
+	raw := filepath.Join(t.TempDir(), "s2.raw")
+	if out, err := exec.Command("gdal_translate", "-q", "-of", "ENVI", "-srcwin", fmt.Sprint(s2PX), fmt.Sprint(s2PY), fmt.Sprint(patchSize), fmt.Sprint(patchSize), sub, raw).CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	all := rawU16(t, raw)
+	roles := map[string]string{"B4": "red", "B3": "green", "B2": "blue", "B8": "nir"}
+	win := image.Rect(s2PX, s2PY, s2PX+patchSize, s2PY+patchSize)
+	if len(info.Bands) != 4 {
+		t.Fatalf("GDAL: %d bands at 10 m", len(info.Bands))
+	}
+	for i, b := range info.Bands {
+		role := roles[strings.Split(b.Description, ",")[0]]
+		if role == "" {
+			t.Fatalf("GDAL band %q", b.Description)
+		}
+		got, _, err := s.Load([]string{role}, LoadOptions{Mask: "none", Window: win})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := all[i*patchSize*patchSize : (i+1)*patchSize*patchSize]
+		for j, v := range want {
+			if got[0].Plane.At(j) != float64(v) {
+				t.Fatalf("%s pixel %d: %v, GDAL %d", role, j, got[0].Plane.At(j), v)
+			}
+		}
+	}
+}
+
+func equalFloats(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }

@@ -219,51 +219,80 @@ func (s *Scene) readSentinel2() error {
 	}
 
 	// Band files: IMAGE_FILE entries (without extension) or, failing
-	// that, the IMG_DATA folders; the finest resolution of each band.
-	var files []string
-	for _, n := range x.all("IMAGE_FILE") {
-		files = append(files, path.Join(root, n.text)+".jp2")
-	}
-	if len(files) == 0 {
-		files = find(c, "*_*m.jp2")
-	}
-	found := map[string]bool{}
+	// that, the IMG_DATA folders; the finest resolution of each band. The
+	// file is the entry with the extension of the granule's imageFormat
+	// (JPEG2000: .jp2; GeoTIFF: .tif, as some archives deliver since
+	// 2022), or with the other one when only that one is there.
+	found := map[string]string{} // lower-case name -> name
 	for _, n := range c.names() {
-		found[n] = true
+		found[strings.ToLower(n)] = n
 	}
-	s.Bands = map[string]*Source{}
-	var scl *Source
-	for _, f := range files {
-		mm := s2File.FindStringSubmatch(strings.TrimSuffix(f, ".jp2"))
+	exts := []string{".jp2", ".tif", ".TIF", ".tiff"}
+	if f := x.first("Granule"); f != nil && strings.Contains(strings.ToLower(f.attr["imageFormat"]), "tif") {
+		exts = []string{".tif", ".TIF", ".tiff", ".jp2"}
+	}
+	type entry struct {
+		base, name string
+		res        int
+	}
+	var entries []entry
+	for _, n := range x.all("IMAGE_FILE") {
+		entries = append(entries, entry{base: path.Join(root, n.text)})
+	}
+	if len(entries) == 0 {
+		for _, f := range append(find(c, "*_*m.jp2"), find(c, "*_*m.tif")...) {
+			entries = append(entries, entry{base: strings.TrimSuffix(f, path.Ext(f))})
+		}
+	}
+	// The finest listed resolution of each band and of SCL.
+	finestOf := map[string]entry{}
+	for _, e := range entries {
+		mm := s2File.FindStringSubmatch(e.base)
 		if mm == nil {
 			continue
 		}
-		name, res := mm[1], mm[2]
-		role := s2Roles[name]
-		if name == "SCL" {
+		e.name = mm[1]
+		role := s2Roles[e.name]
+		if e.name == "SCL" {
 			role = "scl"
 		}
 		if role == "" {
 			continue
 		}
-		r, _ := strconv.Atoi(res)
-		old := s.Bands[role]
-		if role == "scl" {
-			old = scl
+		e.res, _ = strconv.Atoi(mm[2])
+		if old, ok := finestOf[role]; !ok || e.res < old.res {
+			finestOf[role] = e
 		}
-		if old != nil && old.Resolution <= float64(r) {
+	}
+	s.Bands = map[string]*Source{}
+	var scl *Source
+	for _, role := range append(append([]string{}, Roles...), "scl") {
+		e, ok := finestOf[role]
+		if !ok {
 			continue
 		}
-		if !found[f] {
-			return fmt.Errorf("%s: band %s is listed in MTD_MSIL2A.xml but %s is missing", s.Path, name, c.where(f))
+		f := ""
+		for _, ext := range exts {
+			if n, ok := found[strings.ToLower(e.base+ext)]; ok {
+				f = n
+				break
+			}
 		}
+		if f == "" {
+			return fmt.Errorf("%s: band %s is listed in MTD_MSIL2A.xml but %s is missing", s.Path, e.name, c.where(e.base+exts[0]))
+		}
+		r := e.res
 		g := geos[r]
 		if g == nil || g.dx == 0 {
-			return fmt.Errorf("%s: no Size and Geoposition at %d m for %s", c.where(tls[0]), r, name)
+			return fmt.Errorf("%s: no Size and Geoposition at %d m for %s", c.where(tls[0]), r, e.name)
 		}
-		src := &Source{Role: role, Name: name, File: f, Band: 1, Format: "jp2", Resolution: float64(r),
+		src := &Source{Role: role, Name: e.name, File: f, Band: 1, Format: "jp2", Resolution: float64(r),
 			Width: g.w, Height: g.h, QABit: -1, geo: northUp(s.CRS.EPSG, g.x0, g.y0, float64(r))}
-		if err := s.checkJP2(src); err != nil {
+		if strings.EqualFold(path.Ext(f), ".jp2") {
+			if err := s.checkJP2(src); err != nil {
+				return err
+			}
+		} else if err := s.checkS2TIFF(src, c.where(tls[0])); err != nil {
 			return err
 		}
 		if role == "scl" {
@@ -271,11 +300,11 @@ func (s *Scene) readSentinel2() error {
 			scl = src
 			continue
 		}
-		add := offsets[name]
-		if _, ok := offsets[name]; !ok && assumeOffset {
+		add := offsets[e.name]
+		if _, ok := offsets[e.name]; !ok && assumeOffset {
 			add = -1000
 		} else if !ok && len(offsets) > 0 {
-			return fmt.Errorf("%s: BOA_ADD_OFFSET lists no offset for %s", c.where(mtd), name)
+			return fmt.Errorf("%s: BOA_ADD_OFFSET lists no offset for %s", c.where(mtd), e.name)
 		}
 		src.Radiometry = compute.Radiometry{Add: add, Scale: 1 / quant}
 		src.NoData, src.HasNoData = nodata, true
@@ -307,6 +336,35 @@ func normBand(n string) string {
 		return "B0" + n[1:]
 	}
 	return n
+}
+
+// checkS2TIFF reads a GeoTIFF band file's header (products whose
+// MTD_MSIL2A.xml declares imageFormat GeoTIFF) and checks its size and
+// georeferencing against MTD_TL.xml's; it sets the stored type.
+func (s *Scene) checkS2TIFF(src *Source, tl string) error {
+	want := *src
+	src.Format = "tiff"
+	src.geo = nil
+	if err := s.checkTIFF(src); err != nil {
+		return err
+	}
+	if src.Width != want.Width || src.Height != want.Height {
+		return fmt.Errorf("%s: %s is %dx%d but %s says %dx%d at %g m", s.c.where(src.File), src.Name, src.Width, src.Height, tl, want.Width, want.Height, want.Resolution)
+	}
+	if a, ok := src.geo.Affine(); ok {
+		w, _ := want.geo.Affine()
+		if math.Abs(a[0]-w[0]) > 1e-6 || math.Abs(a[3]-w[3]) > 1e-6 || math.Abs(a[1]-w[1]) > 1e-9 || math.Abs(a[5]-w[5]) > 1e-9 {
+			return fmt.Errorf("%s: %s's georeferencing (corner %.3f, %.3f, pixel %g m) is not %s's (corner %.3f, %.3f, pixel %g m)", s.c.where(src.File), src.Name, a[0], a[3], a[1], tl, w[0], w[3], w[1])
+		}
+	}
+	if e := epsgOf(src.geo); e != 0 && e != s.CRS.EPSG {
+		return fmt.Errorf("%s: %s is in EPSG:%d but %s says EPSG:%d", s.c.where(src.File), src.Name, e, tl, s.CRS.EPSG)
+	}
+	src.geo = want.geo
+	if src.Type != compute.U16 && src.Type != compute.U8 {
+		return fmt.Errorf("%s: %s is %s, expected unsigned 8 or 16-bit integers", s.c.where(src.File), src.Name, src.Type)
+	}
+	return nil
 }
 
 // checkJP2 reads a band file's JPEG 2000 header and checks it against the

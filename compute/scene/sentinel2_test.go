@@ -261,7 +261,7 @@ func TestSCLMaskBuffer(t *testing.T) {
 	}
 }
 
-func needGDALTool(t *testing.T) {
+func needGDALTool(t testing.TB) {
 	t.Helper()
 	for _, tool := range []string{"gdal_translate", "gdalinfo"} {
 		if _, err := exec.LookPath(tool); err != nil {
