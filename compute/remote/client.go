@@ -374,7 +374,12 @@ func (c *Client) once(ctx context.Context, u string, off, n int64, known *answer
 		if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil {
 			return answer{}, cause
 		}
-		return answer{}, errors.Unwrap(err) // url.Error's inner error: the URL may hold a signature
+		inner := errors.Unwrap(err) // url.Error's inner error: the URL may hold a signature
+		var de *net.DNSError
+		if errors.As(err, &de) && de.IsNotFound {
+			return answer{}, permanent{inner} // no such host: retrying will not make one
+		}
+		return answer{}, inner
 	}
 	defer resp.Body.Close()
 	a := answer{total: -1, val: validator{resp.Header.Get("ETag"), resp.Header.Get("Last-Modified")}}

@@ -29,6 +29,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -444,6 +445,13 @@ func (c *Client) once(ctx context.Context, method, target string, payload []byte
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err
+		}
+		// A server that is not there (refused, no such host) stays so;
+		// a broken or timed-out exchange may mend.
+		var oe *net.OpError
+		var de *net.DNSError
+		if (errors.As(err, &oe) && oe.Op == "dial" && !oe.Timeout()) || (errors.As(err, &de) && de.IsNotFound) {
+			return nil, err, false, 0
 		}
 		return nil, err, true, 0
 	}

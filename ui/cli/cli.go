@@ -43,6 +43,8 @@ const usage = `usage:
   canopy fake --size N[xM] [--seed S] [--scene noise|landscape] --red R.tif --nir N.tif
   canopy warp INPUT... [--crs EPSG:N] [--res M] [--bbox W,S,E,N|--like F|--stands F]
               [--resampling nearest|bilinear|cubic|average] [--backend go|go-parallel|c] --tif OUT
+  canopy search --collection C --bbox W,S,E,N|--stands F --datetime A/B [--cloud P]
+                [--api earth-search|planetary-computer|URL] [--max N] [--json]
 INPUT is --red F[:B] --nir F[:B] (shorthand), --band ROLE=F[:B] (repeatable), or --scene PATH
 (a Sentinel-2 L2A .SAFE folder or .zip, a Landsat Collection 2 Level-2 folder or .tar, a STAC
 item .json, an orthomosaic GeoTIFF). F:B selects band B (1-based) of a multi-band file.
@@ -78,11 +80,13 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		err = cmdFake(args[1:], stdout, stderr)
 	case "warp":
 		err = cmdWarp(args[1:], stdout, stderr)
+	case "search":
+		err = cmdSearch(args[1:], stdout, stderr)
 	case "help", "-h", "--help", "-help":
 		fmt.Fprintln(stdout, usage)
 		return ExitOK
 	default:
-		err = compute.Usagef("unknown command %q (commands: gui, backends, indices, scene, compute, zonal, change, batch, bench, fake, warp)", args[0])
+		err = compute.Usagef("unknown command %q (commands: gui, backends, indices, scene, compute, zonal, change, batch, bench, fake, warp, search)", args[0])
 	}
 	var ue compute.UsageError
 	switch {

@@ -1,0 +1,199 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/paulmach/orb"
+
+	"canopy/compute"
+	"canopy/compute/stac"
+	"canopy/compute/vector"
+)
+
+// apiNames are the STAC APIs --api knows by name.
+var apiNames = map[string]string{
+	"earth-search":       stac.EarthSearch,
+	"planetary-computer": stac.PlanetaryComputer,
+	"pc":                 stac.PlanetaryComputer,
+}
+
+// cmdSearch is `canopy search`: the scenes of a STAC API over an area and
+// a season, as a list or (--json) as a STAC ItemCollection that holds the
+// items as the API sent them (links unsigned: a Planetary Computer item is
+// signed when it is read).
+func cmdSearch(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("search", stderr)
+	var collections collectionFlags
+	fs.Var(&collections, "collection", "collection to search (repeatable, or comma-separated): sentinel-2-l2a, landsat-c2-l2, ...")
+	bbox := fs.String("bbox", "", "the area: west,south,east,north in degrees")
+	stands := fs.String("stands", "", "the area: the extent of these stands (FILE[:LAYER])")
+	datetime := fs.String("datetime", "", "the season: START/END (dates or RFC 3339 times; .. for open)")
+	cloud := fs.Float64("cloud", -1, "keep scenes with at most this cloud cover (percent)")
+	api := fs.String("api", "earth-search", "the STAC API: earth-search, planetary-computer, or its URL")
+	limit := fs.Int("max", 1000, "the most scenes listed")
+	asJSON := fs.Bool("json", false, "print a STAC ItemCollection (the items as the API sent them)")
+	if err := parse(fs, args, stdout); err != nil {
+		return err
+	}
+	var cols []string
+	for _, c := range collections {
+		for _, x := range strings.Split(c, ",") {
+			if x = strings.TrimSpace(x); x != "" {
+				cols = append(cols, x)
+			}
+		}
+	}
+	if len(cols) == 0 {
+		return compute.Usagef("--collection: name the collection (sentinel-2-l2a, landsat-c2-l2, ...)")
+	}
+	if (*bbox == "") == (*stands == "") {
+		return compute.Usagef("give the area: --bbox W,S,E,N or --stands FILE (one of them)")
+	}
+	if *datetime == "" {
+		return compute.Usagef("--datetime: give the season, START/END (2024-05-01/2024-09-30)")
+	}
+	if _, err := stac.Interval(*datetime); err != nil {
+		return compute.Usagef("--datetime: %v", err)
+	}
+	if *cloud > 100 || math.IsNaN(*cloud) {
+		return compute.Usagef("--cloud %g: a share in percent, 0 to 100", *cloud)
+	}
+	if *limit <= 0 {
+		return compute.Usagef("--max %d: at least 1", *limit)
+	}
+	apiURL := *api
+	if u, ok := apiNames[strings.ToLower(apiURL)]; ok {
+		apiURL = u
+	} else if !strings.HasPrefix(apiURL, "http://") && !strings.HasPrefix(apiURL, "https://") {
+		return compute.Usagef("--api %q: earth-search, planetary-computer, or an http(s) URL", apiURL)
+	}
+	q := stac.Query{API: apiURL, Collections: cols, Datetime: *datetime, MaxCloud: *cloud, MaxItems: *limit}
+	if *bbox != "" {
+		b, err := parseBBox(*bbox)
+		if err != nil {
+			return compute.Usagef("--bbox: %v", err)
+		}
+		q.BBox = b
+	} else {
+		b, err := standsBBox(*stands)
+		if err != nil {
+			return err
+		}
+		q.BBox = b
+	}
+	if _, err := q.Body(); err != nil {
+		return compute.Usagef("%v", err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	items, err := (&stac.Client{}).Search(ctx, q)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		feats := make([]json.RawMessage, len(items))
+		for i, it := range items {
+			feats[i] = it.Raw
+		}
+		return json.NewEncoder(stdout).Encode(map[string]any{
+			"type":     "FeatureCollection",
+			"features": feats,
+			"canopy:search": map[string]any{
+				"api": stac.SearchURL(apiURL), "collections": cols, "bbox": q.BBox, "datetime": *datetime,
+				"max_cloud": nullIfNegative(*cloud), "searched": time.Now().UTC().Format(time.RFC3339),
+			},
+		})
+	}
+	fmt.Fprintf(stdout, "%-16s  %6s  %-13s  %s\n", "date (UTC)", "cloud", "platform", "id")
+	for _, it := range items {
+		c := "     -"
+		if !math.IsNaN(it.Cloud) {
+			c = fmt.Sprintf("%5.1f%%", it.Cloud)
+		}
+		fmt.Fprintf(stdout, "%-16s  %6s  %-13s  %s\n", it.Date.Format("2006-01-02 15:04"), c, it.Platform, it.ID)
+	}
+	word := "scenes"
+	if len(items) == 1 {
+		word = "scene"
+	}
+	fmt.Fprintf(stdout, "%d %s from %s\n", len(items), word, stac.SearchURL(apiURL))
+	return nil
+}
+
+func nullIfNegative(v float64) any {
+	if v < 0 {
+		return nil
+	}
+	return v
+}
+
+// collectionFlags is the repeatable --collection.
+type collectionFlags []string
+
+func (c *collectionFlags) String() string { return strings.Join(*c, ",") }
+
+func (c *collectionFlags) Set(v string) error { *c = append(*c, v); return nil }
+
+// parseBBox reads W,S,E,N in degrees.
+func parseBBox(s string) ([]float64, error) {
+	parts := strings.Split(s, ",")
+	if len(parts) != 4 {
+		return nil, fmt.Errorf("%q: four numbers west,south,east,north", s)
+	}
+	b := make([]float64, 4)
+	for i, p := range parts {
+		v, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("%q: %q is not a number", s, p)
+		}
+		b[i] = v
+	}
+	if b[0] < -180 || b[2] > 180 || b[1] < -90 || b[3] > 90 || b[1] > b[3] || b[0] > b[2] {
+		return nil, fmt.Errorf("%q is not west,south,east,north in degrees", s)
+	}
+	return b, nil
+}
+
+// standsBBox is the extent of the stands in degrees (WGS 84).
+func standsBBox(spec string) ([]float64, error) {
+	path, name, err := vector.ParseStands(spec)
+	if err != nil {
+		return nil, compute.Usagef("--stands: %v", err)
+	}
+	l, err := vector.Read(path, name)
+	if err != nil {
+		return nil, err
+	}
+	if err := vector.Reproject(l, "EPSG:4326"); err != nil {
+		return nil, err
+	}
+	var bound orb.Bound
+	first := true
+	for _, f := range l.Features {
+		if f.Geom == nil {
+			continue
+		}
+		b := f.Geom.Bound()
+		if b.IsEmpty() && b.Min == (orb.Point{}) {
+			continue
+		}
+		if first {
+			bound, first = b, false
+		} else {
+			bound = bound.Union(b)
+		}
+	}
+	if first {
+		return nil, fmt.Errorf("%s: the stands have no geometry: their extent is unknown", path)
+	}
+	return []float64{bound.Min[0], bound.Min[1], bound.Max[0], bound.Max[1]}, nil
+}
