@@ -14,6 +14,7 @@ import (
 // runGUI starts the desktop app, after checking that there is a display to
 // open a window on (GLFW would panic without one).
 func runGUI(args []string) int {
+	releaseConsole()
 	if runtime.GOOS == "linux" && os.Getenv("DISPLAY") == "" && os.Getenv("WAYLAND_DISPLAY") == "" {
 		fmt.Fprintln(os.Stderr, "canopy: no display to open the window on (DISPLAY and WAYLAND_DISPLAY are unset); run `canopy help` for the command line, or use xvfb-run")
 		return 1

@@ -55,6 +55,7 @@ func onSignal(ch chan os.Signal) {
 	}
 	liveMu.Lock() // held until exit: no new temporary file after this
 	for w := range live {
+		w.f.Close() // Windows removes no file that is still open
 		os.Remove(w.tmp)
 	}
 	code := 130

@@ -21,4 +21,12 @@
 // the Context, and every GL call, must come from that same goroutine.
 // ProcAddress hands GL entry points to a loader: native/egl/gl's Init, or
 // go-gl's gl.InitWithProcAddrFunc.
+//
+// On Windows, which has no EGL, the same functions make the context through
+// WGL (egl_windows.c): opengl32.dll loaded at run time (CANOPY_LIBGL names
+// another), a hidden 1x1 window per context for its device context, as GLFW
+// makes Fyne's, and wglCreateContextAttribsARB for the core profile. Only
+// the kinds Any and Hardware apply there; where the driver has no
+// WGL_ARB_create_context (Windows' own OpenGL 1.1, a Remote Desktop session
+// without a driver), Open says so in one line.
 package egl

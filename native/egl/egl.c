@@ -1,3 +1,5 @@
+//go:build !windows
+
 /*
  * Headless OpenGL contexts through EGL; see egl.h. No window, no X server
  * and never EGL_DEFAULT_DISPLAY: the display comes from EGL device

@@ -2,6 +2,7 @@ package egl
 
 /*
 #cgo linux LDFLAGS: -ldl -lpthread
+#cgo windows LDFLAGS: -lgdi32 -luser32
 #include <stdlib.h>
 #include "egl.h"
 */

@@ -1,0 +1,7 @@
+//go:build !windows && !nogui
+
+package main
+
+// releaseConsole does nothing: only Windows gives a program started from
+// the desktop a console window of its own.
+func releaseConsole() {}
