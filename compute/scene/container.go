@@ -26,9 +26,12 @@ const (
 	// maxMember is the largest archive member read (a 10980² Sentinel-2
 	// band is about 120 MB; a Landsat SR band about 120 MB).
 	maxMember = 2 << 30
-	// maxInflate is the largest deflated member inflated into memory (zip
-	// members that are not stored cannot be read in place).
-	maxInflate = 1 << 30
+	// maxInflate is the most a zip's compressed members may take once
+	// inflated into memory, all together (members that are not stored
+	// cannot be read in place; each is inflated once, however often it is
+	// read). A Sentinel-2 10 m band is about 120 MB: NDVI with its mask
+	// takes about 260 MB, a natural-colour view with NDVI about 500 MB.
+	maxInflate = 768 << 20
 	// maxMembers is the most members an archive index holds.
 	maxMembers = 100000
 )
@@ -212,6 +215,10 @@ type zipContainer struct {
 	z    *zip.Reader
 	m    map[string]*zip.File
 	list []string
+
+	mu       sync.Mutex
+	inflated map[string]*inflater // each compressed member's one inflater
+	held     int64                // their declared sizes, within maxInflate
 }
 
 func openZip(p string) (*zipContainer, error) {
@@ -269,10 +276,21 @@ func (c *zipContainer) open(name string) (io.ReaderAt, int64, error) {
 		}
 		return io.NewSectionReader(c.f, off, size), size, nil
 	}
-	if size > maxInflate {
-		return nil, 0, fmt.Errorf("%s: a compressed member of %d bytes is more than the %d inflated in memory: unpack the archive", c.where(name), size, int64(maxInflate))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if z := c.inflated[name]; z != nil {
+		return z, size, nil
 	}
-	return &inflater{f: zf, size: size, where: c.where(name)}, size, nil
+	if c.held+size > maxInflate {
+		return nil, 0, fmt.Errorf("%s: its compressed members would take %d MiB once inflated in memory, more than the %d MiB Canopy allows: unzip the archive and open the folder", c.where(name), (c.held+size)>>20, maxInflate>>20)
+	}
+	z := &inflater{f: zf, size: size, where: c.where(name)}
+	if c.inflated == nil {
+		c.inflated = map[string]*inflater{}
+	}
+	c.inflated[name] = z
+	c.held += size
+	return z, size, nil
 }
 
 // inflater reads a deflated zip member as an io.ReaderAt: it inflates

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -206,11 +207,7 @@ func openSTAC(p string) (*Scene, error) {
 // sortKeys orders asset keys alphabetically with each "-jp2" key after its
 // plain twin.
 func sortKeys(k []string) {
-	for i := 1; i < len(k); i++ {
-		for j := i; j > 0 && keyLess(k[j], k[j-1]); j-- {
-			k[j], k[j-1] = k[j-1], k[j]
-		}
-	}
+	sort.Slice(k, func(i, j int) bool { return keyLess(k[i], k[j]) })
 }
 
 func keyLess(a, b string) bool {

@@ -125,6 +125,9 @@ func Open(r io.ReaderAt, size int64, name string) (*Decoder, error) {
 	default:
 		return nil, fmt.Errorf("jpeg2000 %s: not a JPEG 2000 file (no JP2 signature or codestream marker)", name)
 	}
+	if err := checkHeader(r, size, d.format == C.OPJ_CODEC_JP2); err != nil {
+		return nil, fmt.Errorf("jpeg2000 %s: %v", name, err)
+	}
 	c, err := d.open(1, 0)
 	if err != nil {
 		return nil, err
