@@ -685,13 +685,17 @@ func (w *Window) ExportStands(path string) error {
 	if len(p.results) == 0 {
 		return errors.New("export stands: no stands are open")
 	}
-	if strings.EqualFold(filepath.Ext(path), ".gpkg") {
-		return vector.WriteGPKG(path, p.layer, zonal.GPKGColumns(p.classes), zonal.GPKGRows(p.results))
-	}
 	set := outfile.NewSet(p.layer.Path)
 	f, err := set.Create(path)
 	if err != nil {
 		return err
+	}
+	if strings.EqualFold(filepath.Ext(path), ".gpkg") {
+		if err := vector.WriteGPKGTo(f, p.layer, zonal.GPKGColumns(p.classes), zonal.GPKGRows(p.results)); err != nil {
+			set.Abort()
+			return err
+		}
+		return set.Commit()
 	}
 	if err := zonal.WriteCSV(f, p.results, p.classes); err != nil {
 		set.Abort()

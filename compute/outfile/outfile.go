@@ -108,6 +108,12 @@ func (w *Writer) Fd() uintptr { return w.f.Fd() }
 // Path is the output's final path.
 func (w *Writer) Path() string { return w.path }
 
+// TempPath is the temporary file's path, for an encoder that can only
+// write a file it opens by name (SQLite writes a GeoPackage so). What is
+// written there is what Commit puts in place; the encoder must close its
+// own handle before Commit and create no other file beside it.
+func (w *Writer) TempPath() string { return w.tmp }
+
 // Create starts the output at path: a temporary file in the same directory
 // (".NAME.RANDOM.tmp", created exclusively) with the permission bits of
 // the file it will replace, or 0666 less the umask for a new file. It

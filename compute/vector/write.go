@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/paulmach/orb"
+
+	"canopy/compute/outfile"
 )
 
 // Column is an extra column WriteGPKG adds to the stands: its name and its
@@ -62,10 +62,32 @@ func layerSRS(crs string) (srs, error) {
 // column: int, int64, float32, float64, string, bool or nil; a NaN is
 // written as NULL), as a GeoPackage 1.3 feature table named after the
 // layer, in the layer's CRS. An extra column replaces an attribute of the
-// same name (compared without regard to case). The file is written to a
-// temporary file beside path and renamed into place, so an existing file
-// is either replaced whole or left untouched.
-func WriteGPKG(path string, layer *Layer, columns []Column, rows [][]any) (err error) {
+// same name (compared without regard to case). The file is written as an
+// output of its own (compute/outfile): to a temporary file beside path,
+// renamed into place only when complete, so an existing file is either
+// replaced whole or left untouched; a symbolic link, FIFO, device or
+// folder at path is refused; the temporary file is removed on failure and
+// on SIGINT or SIGTERM. WriteGPKGTo writes into one output of a run's set.
+func WriteGPKG(path string, layer *Layer, columns []Column, rows [][]any) error {
+	set := outfile.NewSet(layer.Path)
+	defer set.Abort()
+	w, err := set.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := WriteGPKGTo(w, layer, columns, rows); err != nil {
+		return err
+	}
+	return set.Commit()
+}
+
+// WriteGPKGTo writes the GeoPackage of WriteGPKG into w, an output of a
+// run's outfile.Set, so that it is put in place together with the run's
+// other outputs (all or none). SQLite writes the temporary file by name
+// (w.TempPath) and is closed before WriteGPKGTo returns; messages name the
+// output's final path.
+func WriteGPKGTo(w *outfile.Writer, layer *Layer, columns []Column, rows [][]any) (err error) {
+	path := w.Path()
 	if len(rows) != len(layer.Features) {
 		return fmt.Errorf("write %s: %d rows of values for %d stands", path, len(rows), len(layer.Features))
 	}
@@ -152,22 +174,7 @@ func WriteGPKG(path string, layer *Layer, columns []Column, rows [][]any) (err e
 		geomType = "MULTIPOLYGON"
 	}
 
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := os.CreateTemp(dir, "."+base+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmpName := tmp.Name()
-	tmp.Close()
-	defer func() {
-		if err != nil {
-			os.Remove(tmpName)
-			os.Remove(tmpName + "-journal")
-		}
-	}()
+	tmpName := w.TempPath()
 	db, err := sql.Open("sqlite", sqliteURI(tmpName, "mode=rw"))
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
@@ -185,10 +192,13 @@ func WriteGPKG(path string, layer *Layer, columns []Column, rows [][]any) (err e
 		}
 		return nil
 	}
+	// The journal in memory before anything is written: no file but the
+	// output's own is ever made beside it.
 	for _, q := range []string{
+		"PRAGMA journal_mode = MEMORY",
+		"PRAGMA temp_store = MEMORY",
 		fmt.Sprintf("PRAGMA application_id = %d", gpkgApplicationID),
 		fmt.Sprintf("PRAGMA user_version = %d", gpkgUserVersion),
-		"PRAGMA journal_mode = MEMORY",
 	} {
 		if err := exec(q); err != nil {
 			return err
@@ -298,12 +308,6 @@ func WriteGPKG(path string, layer *Layer, columns []Column, rows [][]any) (err e
 	closed = true
 	if err := db.Close(); err != nil {
 		return fmt.Errorf("write %s: %v", path, err)
-	}
-	if err := os.Chmod(tmpName, 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmpName, path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
 }

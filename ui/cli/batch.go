@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -23,6 +22,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
+	"canopy/compute/outfile"
 	"canopy/compute/pipeline"
 	"canopy/compute/usererr"
 )
@@ -189,19 +189,12 @@ func fingerprint(scenePath string, settings string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil))[:32], nil
 }
 
-// previous reads DIR/batch.jsonl: the fingerprint of each scene's last
-// "done" or "skipped" line.
-func previous(path string) (map[string]string, error) {
+// previous reads DIR/batch.jsonl (opened by outfile.OpenJournal: a
+// regular file, never a FIFO or a link): the fingerprint of each scene's
+// last "done" or "skipped" line.
+func previous(f io.ReaderAt) (map[string]string, error) {
 	m := map[string]string{}
-	f, err := compute.OpenInput(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return m, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(io.NewSectionReader(f, 0, 1<<62))
 	sc.Buffer(make([]byte, 1<<16), 1<<20)
 	for sc.Scan() {
 		var l batchLine
@@ -258,15 +251,17 @@ func cmdBatch(args []string, stdout, stderr io.Writer) error {
 	k = min(k, max(1, len(mine)))
 	settings := fmt.Sprintf("index=%s bands=%s mask=%s buffer=%d", strings.Join(sel.names, ","), pf.bands, pf.mask, pf.buffer)
 	logPath := filepath.Join(*outDir, "batch.jsonl")
-	done, err := previous(logPath)
+	// The journal follows the outputs' rules (compute/outfile): never
+	// through a link, never a FIFO or a device, never a scene or the list.
+	logf, err := outfile.OpenJournal(logPath, append(slices.Clone(all), *list)...)
 	if err != nil {
 		return err
 	}
-	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
-		return fmt.Errorf("open %s: %w", logPath, unwrapPath(err))
-	}
 	defer logf.Close()
+	done, err := previous(logf)
+	if err != nil {
+		return err
+	}
 	shardName := ""
 	if sn > 1 {
 		shardName = fmt.Sprintf("%d/%d", si, sn)
@@ -380,7 +375,7 @@ func batchScene(s, dir string, bandMap map[string]int, sel selection, eng *share
 		if err != nil {
 			return err
 		}
-		o, err := openOutputs([]string{s}, out, nil, in.Width, in.Height, sc.Grid.Geo, sel, pngStyle{}, geotiff.Deflate)
+		o, err := openOutputs(append([]string{s}, sc.Files()...), out, nil, in.Width, in.Height, sc.Grid.Geo, sel, pngStyle{}, geotiff.Deflate)
 		if err != nil {
 			return err
 		}

@@ -170,7 +170,13 @@ func cmdChange(args []string, stdout, stderr io.Writer) error {
 	for _, c := range stats.ClassesOf(classes, diff, area) {
 		rep.Classes = append(rep.Classes, changeClass{Name: c.Class.Name, Bounds: c.Class.Bounds(), Pixels: c.Pixels, Hectares: c.Hectares})
 	}
-	set := outfile.NewSet(*before, *after, *stands)
+	// Every file of both dates is protected (a band file of a product
+	// named as --tif is refused, not overwritten), and the stands.
+	inputs := append(append([]string{*before, *after, *stands}, sb.Files()...), sa.Files()...)
+	if p, _, err := vector.ParseStands(*stands); err == nil {
+		inputs = append(inputs, p)
+	}
+	set := outfile.NewSet(inputs...)
 	defer set.Abort()
 	if *tif != "" {
 		w, err := set.Create(*tif)

@@ -364,11 +364,10 @@ func cmdCompute(args []string, stdout, stderr io.Writer) error {
 		if o == "" {
 			continue
 		}
-		for _, p := range in.inputFiles() {
-			if sameFile(o, p) {
-				return compute.Usagef("refusing to overwrite input %s with an output", p)
-			}
+		if err := refuseInputs([]string{o}, in.inputFiles()); err != nil {
+			return err
 		}
+		in.outs = append(in.outs, o)
 		for _, o2 := range outs[i+1:] {
 			if sameFile(o, o2) {
 				return compute.Usagef("two outputs name the same file %s", o)

@@ -34,6 +34,12 @@ type inputFlags struct {
 	mask            string
 	maskBuffer      int
 	nodata          string
+	// outs are the run's outputs: one that is a file of the --scene (a
+	// band, the metadata, a mask) is refused as soon as the product is
+	// open, before its pixels are read.
+	outs []string
+	// sceneFiles are the files of the --scene, once it was opened.
+	sceneFiles []string
 }
 
 func (f *inputFlags) register(fs *flag.FlagSet) {
@@ -103,7 +109,20 @@ func (f *inputFlags) inputFiles() []string {
 	if f.scene != "" {
 		out = append(out, f.scene)
 	}
-	return out
+	return append(out, f.sceneFiles...)
+}
+
+// refuseInputs is the usage error for an output that names one of the
+// inputs (the same file, whatever the name), or nil.
+func refuseInputs(outs, inputs []string) error {
+	for _, o := range outs {
+		for _, p := range inputs {
+			if sameFile(o, p) {
+				return compute.Usagef("refusing to overwrite input %s with an output", p)
+			}
+		}
+	}
+	return nil
 }
 
 // loaded is what the inputs gave: the bands of the roles asked for (at
@@ -169,6 +188,10 @@ func (f *inputFlags) load(roles []string, names []string) (*loaded, error) {
 			return nil, err
 		}
 		defer sc.Close()
+		f.sceneFiles = sc.Files()
+		if err := refuseInputs(f.outs, f.sceneFiles); err != nil {
+			return nil, err
+		}
 		for _, r := range roles {
 			if sc.Bands[r] == nil {
 				return nil, compute.UsageError{Msg: (&compute.MissingRoleError{Index: strings.Join(names, ","), Role: r, Given: sc.RoleNames()}).Error() + " in " + f.scene}

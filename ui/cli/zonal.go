@@ -12,6 +12,10 @@ import (
 	"canopy/compute/zonal"
 )
 
+// beforeCommit runs just before a zonal run puts its outputs in place
+// (tests stop there to interrupt the run).
+var beforeCommit = func() {}
+
 // zonalReport is what `canopy zonal --json` prints.
 type zonalReport struct {
 	Index    string   `json:"index"`
@@ -63,6 +67,14 @@ func cmdZonal(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	for _, o := range []string{*csvOut, *gpkgOut} {
+		if o != "" {
+			in.outs = append(in.outs, o)
+		}
+	}
+	if err := refuseInputs(in.outs, append(in.inputFiles(), path)); err != nil {
+		return err
+	}
 	j, l, err := computeIndices(&in, sel, *backend)
 	if err != nil {
 		return err
@@ -95,6 +107,9 @@ func cmdZonal(args []string, stdout, stderr io.Writer) error {
 	for _, w := range warnings {
 		fmt.Fprintf(stderr, "canopy zonal: warning: %s\n", w)
 	}
+	// The CSV and the GeoPackage are one run's outputs: both or neither,
+	// never over an input, a link, a FIFO or a device, nothing left
+	// behind on failure or interruption.
 	set := outfile.NewSet(append(in.inputFiles(), path)...)
 	defer set.Abort()
 	if *csvOut != "" {
@@ -110,20 +125,18 @@ func cmdZonal(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("write %s: %w", *csvOut, err)
 		}
 	}
-	if err := set.Commit(); err != nil {
-		return err
-	}
 	if *gpkgOut != "" {
-		// The GeoPackage writer makes its own temporary file and renames
-		// it; it refuses an input like every output.
-		for _, p := range append(in.inputFiles(), path) {
-			if sameFile(*gpkgOut, p) {
-				return compute.Usagef("refusing to overwrite input %s with an output", p)
-			}
-		}
-		if err := vector.WriteGPKG(*gpkgOut, layer, zonal.GPKGColumns(classes), zonal.GPKGRows(res)); err != nil {
+		w, err := set.Create(*gpkgOut)
+		if err != nil {
 			return err
 		}
+		if err := vector.WriteGPKGTo(w, layer, zonal.GPKGColumns(classes), zonal.GPKGRows(res)); err != nil {
+			return err
+		}
+	}
+	beforeCommit()
+	if err := set.Commit(); err != nil {
+		return err
 	}
 	rep := zonalReport{Index: sel.names[0], Stands: len(res), CRS: rcrs, Width: j.Width, Height: j.Height, CSV: *csvOut, GPKG: *gpkgOut, Warnings: warnings}
 	if *asJSON {
