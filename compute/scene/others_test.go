@@ -93,7 +93,8 @@ func TestSTAC(t *testing.T) {
 	if !slices.Equal(s.RoleNames(), want) {
 		t.Fatalf("roles %v, want %v", s.RoleNames(), want)
 	}
-	if r := s.Bands["red"].Radiometry; r != (compute.Radiometry{Scale: 1e-4, Offset: -0.1}) || s.Bands["nir2"].Resolution != 20 || s.Mask.Kind != "scl" {
+	// scale 1e-4, offset -0.1 read as (DN - 1000) * 1e-4.
+	if r := s.Bands["red"].Radiometry; r != (compute.Radiometry{Add: -1000, Scale: 1e-4}) || s.Bands["nir2"].Resolution != 20 || s.Mask.Kind != "scl" {
 		t.Fatalf("red %+v, nir2 %v m, mask %q", r, s.Bands["nir2"].Resolution, s.Mask.Kind)
 	}
 	bands, mask, err := s.Load([]string{"red", "nir"}, LoadOptions{})

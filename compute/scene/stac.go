@@ -139,8 +139,10 @@ func openSTAC(p string) (*Scene, error) {
 		switch {
 		case contains(Roles, strings.TrimSuffix(k, "-jp2")):
 			role = strings.TrimSuffix(k, "-jp2")
-		case k == "scl" || k == "qa_pixel" || k == "qa_radsat":
-			role = k
+		case qaKey(k) != "":
+			// Earth Search writes "scl", Planetary Computer "SCL", USGS
+			// "QA_PIXEL.TIF".
+			role = qaKey(k)
 		case len(a.EOBands) == 1:
 			cn, name := a.EOBands[0].CommonName, a.EOBands[0].Name
 			role = stacCommon[cn]
@@ -157,6 +159,17 @@ func openSTAC(p string) (*Scene, error) {
 		src, err := stacSource(fc, dir, k, a, role, epsg)
 		if err != nil {
 			return fail(fmt.Errorf("%s: %v", p, err))
+		}
+		if role != "scl" && role != "qa_pixel" && role != "qa_radsat" {
+			src.Radiometry = s.stacRadiometry(it, a, src.Radiometry)
+			if isS2Item(it) {
+				// The product's Special_Values: DN 0 no data, 65535
+				// saturated, whatever the item says.
+				src.Saturated, src.HasSaturated = 65535, true
+				if !src.HasNoData {
+					src.NoData, src.HasNoData = 0, true
+				}
+			}
 		}
 		if epsg == 0 && src.epsg != 0 {
 			epsg = src.epsg
@@ -320,4 +333,98 @@ func platformName(p string) string {
 		return "unknown"
 	}
 	return p
+}
+
+// stacRadiometry settles a reflectance asset's radiometry. The rule: an
+// asset's raster:bands scale and offset describe the asset's own file
+// (an archive may re-encode the product's digital numbers), so they win
+// over the product's rule; but a Sentinel-2 L2A item's own properties
+// win over them where they say the pixels are otherwise, because
+// archives have written raster:bands from one template for every item
+// (element84/earth-search issues 66 and 71):
+//   - earthsearch:boa_offset_applied true: Earth Search applied the
+//     offset to the pixels; no offset is applied again;
+//   - s2:processing_baseline before 04.00 with a negative offset: ESA's
+//     products before 04.00 have none, so the offset is a template's;
+//   - no raster:bands scale (Planetary Computer): the product's rule,
+//     1/10000 and, from baseline 04.00, an offset of -1000 DN.
+//
+// Each departure from raster:bands is said in Scene.Notes. The result is
+// written (DN + Add) * Scale when the offset is a whole number of DN, as
+// for the products themselves, so that a reflectance of exactly 0 stays 0
+// and 0/0 stays NaN.
+func (s *Scene) stacRadiometry(it stacItem, a stacAsset, r compute.Radiometry) compute.Radiometry {
+	if isS2Item(it) {
+		base, _ := it.Properties["s2:processing_baseline"].(string)
+		baseline, _ := strconv.ParseFloat(base, 64)
+		hasScale := len(a.RasterBands) > 0 && a.RasterBands[0].Scale != nil
+		applied, _ := it.Properties["earthsearch:boa_offset_applied"].(bool)
+		switch {
+		case applied:
+			if r.Offset != 0 || r.Add != 0 {
+				s.note(fmt.Sprintf("raster:bands gives an offset of %g but earthsearch:boa_offset_applied says the offset is already in the pixels: none applied", r.Offset))
+			}
+			if !hasScale {
+				r.Scale = 1e-4
+			}
+			r.Add, r.Offset = 0, 0
+		case !hasScale:
+			r = compute.Radiometry{Scale: 1e-4}
+			switch {
+			case baseline >= 4:
+				r.Add = -1000
+				s.note(fmt.Sprintf("the item gives no raster:bands scale: using the product's own rule for baseline %s, (DN - 1000) / 10000", base))
+			case baseline > 0:
+				s.note(fmt.Sprintf("the item gives no raster:bands scale: using the product's own rule for baseline %s, DN / 10000", base))
+			default:
+				s.note("the item gives no raster:bands scale and no s2:processing_baseline: using DN / 10000 without offset")
+			}
+		case baseline > 0 && baseline < 4 && r.Offset < 0:
+			s.note(fmt.Sprintf("raster:bands gives an offset of %g but baseline %s products have none: none applied", r.Offset, base))
+			r.Offset = 0
+		}
+	}
+	return addForm(r)
+}
+
+// addForm writes scale * DN + offset as (DN + add) * scale when the offset
+// is a whole number of DN, so that DN = -add gives exactly 0.
+func addForm(r compute.Radiometry) compute.Radiometry {
+	if r.Scale == 0 || r.Offset == 0 || r.Add != 0 {
+		return r
+	}
+	a := r.Offset / r.Scale
+	ra := math.Round(a)
+	if ra != 0 && math.Abs(a-ra) <= 1e-9*math.Max(1, math.Abs(a)) {
+		return compute.Radiometry{Add: ra, Scale: r.Scale}
+	}
+	return r
+}
+
+// note adds a note once.
+func (s *Scene) note(n string) {
+	for _, x := range s.Notes {
+		if x == n {
+			return
+		}
+	}
+	s.Notes = append(s.Notes, n)
+}
+
+// qaKey is the mask role of an asset key ("scl", "qa_pixel", "qa_radsat"),
+// whatever its case and a ".TIF" ending; "" for other keys.
+func qaKey(k string) string {
+	switch l := strings.TrimSuffix(strings.ToLower(k), ".tif"); l {
+	case "scl", "qa_pixel", "qa_radsat":
+		return l
+	}
+	return ""
+}
+
+// isS2Item reports whether a STAC item is a Sentinel-2 one (platform
+// "sentinel-2a", "Sentinel-2B", ..., or s2:* properties).
+func isS2Item(it stacItem) bool {
+	plat, _ := it.Properties["platform"].(string)
+	_, hasBase := it.Properties["s2:processing_baseline"].(string)
+	return strings.HasPrefix(strings.ToLower(plat), "sentinel-2") || hasBase
 }
