@@ -147,6 +147,23 @@ func cog(t *testing.T, tif []byte, block int) []byte {
 	return b
 }
 
+var (
+	windowMu   sync.Mutex
+	windowData []byte
+)
+
+// windowCOG is the COG of TestWindowRequests and TestNginx, made once:
+// 1500×1100, two uint16 bands, 256² tiles.
+func windowCOG(t *testing.T) []byte {
+	t.Helper()
+	windowMu.Lock()
+	defer windowMu.Unlock()
+	if windowData == nil {
+		windowData = cog(t, tiff(t, 1500, 1100, 2, 1), 256)
+	}
+	return windowData
+}
+
 // openBoth opens the same bytes locally and over the server.
 func openBoth(t *testing.T, c *Client, u string, data []byte) (local, rem *geotiff.File, f *File) {
 	t.Helper()
@@ -190,7 +207,7 @@ func samePlanes(t *testing.T, a, b []compute.Plane) {
 // file); the pixels are the local file's, bit for bit.
 func TestWindowRequests(t *testing.T) {
 	s := newRangeServer(t)
-	data := cog(t, tiff(t, 1500, 1100, 2, 1), 256)
+	data := windowCOG(t)
 	u := s.put("/b.tif", data)
 	c := New(testOptions())
 	local, rem, f := openBoth(t, c, u, data)
