@@ -276,7 +276,7 @@ func (s *Set) Commit() error {
 			if len(written) > 0 {
 				msg = "written: " + strings.Join(written, ", ")
 			}
-			return fmt.Errorf("write %s: %w (%s; not written: %s)", w.path, heldOpen(bare(e)), msg, strings.Join(left, ", "))
+			return fmt.Errorf("write %s: %w (%s; not written: %s)", w.path, bare(e), msg, strings.Join(left, ", "))
 		}
 		untrack(w)
 		written = append(written, w.path)

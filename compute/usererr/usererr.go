@@ -5,10 +5,11 @@
 //
 // It is the one place that maps the operating system's errors (a missing
 // file or folder, permission denied, a read-only or full disk, a folder
-// given as a file) and the GPU's (out of memory) to such words; the window
-// and the terminal both show every error through Explain. Errors the
-// engine already words for users (a damaged GeoTIFF, an unknown index, a
-// grid mismatch) pass through unchanged but for being kept on one line.
+// given as a file; on Windows also a file another program holds open)
+// and the GPU's (out of memory) to such words; the window and the terminal
+// both show every error through Explain. Errors the engine already words
+// for users (a damaged GeoTIFF, an unknown index, a grid mismatch) pass
+// through unchanged but for being kept on one line.
 package usererr
 
 import (
@@ -99,6 +100,9 @@ var writeOps = map[string]bool{"write": true, "create": true, "mkdir": true, "re
 func explainOS(err error) *Error {
 	path, op := pathOf(err)
 	write := writeOps[op] || writes(err)
+	if words := windowsWords(err, path, write); words != "" {
+		return &Error{Path: path, Words: words, Err: err}
+	}
 	words := ""
 	switch {
 	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
