@@ -1,6 +1,7 @@
 package pipeline_test
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -142,7 +143,7 @@ func BenchmarkPipeline(b *testing.B) {
 					}
 					sinks = append(sinks, pipeline.SinkFunc(func(bl *pipeline.Block) error { return cog.WriteRows(bl.Y0, bl.Rows, bl.Out) }))
 				}
-				res, err := pipeline.Run(in.Input, pipeline.Options{Backend: be, Names: []string{"ndvi"}, Exprs: []*index.Expr{ndvi.Expr},
+				res, err := pipeline.Run(context.Background(), in.Input, pipeline.Options{Backend: be, Names: []string{"ndvi"}, Exprs: []*index.Expr{ndvi.Expr},
 					Verify: c.verify, DecodeOnly: c.decodeOnly}, sinks...)
 				if err != nil {
 					b.Fatal(err)
@@ -305,14 +306,14 @@ func BenchmarkStreamedBlocks(b *testing.B) {
 	for _, depth := range []int{1, 2, 3, 4} {
 		b.Run(fmt.Sprintf("depth%d", depth), func(b *testing.B) {
 			opt := pipeline.Options{Backend: be, Names: []string{"ndvi"}, Exprs: []*index.Expr{ndvi.Expr}, StreamDepth: depth}
-			if _, err := pipeline.Run(in, opt); err != nil { // set-up, JIT, page-locking the pool
+			if _, err := pipeline.Run(context.Background(), in, opt); err != nil { // set-up, JIT, page-locking the pool
 				b.Fatal(err)
 			}
 			var px int64
 			var busy time.Duration
 			for b.Loop() {
 				t := time.Now()
-				if _, err := pipeline.Run(in, opt); err != nil {
+				if _, err := pipeline.Run(context.Background(), in, opt); err != nil {
 					b.Fatal(err)
 				}
 				busy += time.Since(t)

@@ -22,11 +22,13 @@
 package pipeline
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"canopy/compute"
@@ -145,6 +147,10 @@ type Options struct {
 	// DecodeOnly runs the decode stage alone (no job, no sinks): the
 	// reading throughput the other stages should hide behind.
 	DecodeOnly bool
+	// Progress, when set, hears of every block that has passed every
+	// sink: done of total blocks. It is called from the run's goroutines,
+	// one call at a time; it must return quickly.
+	Progress func(done, total int)
 }
 
 // Result is what a run did.
@@ -237,424 +243,546 @@ type block struct {
 	out    [][]float32     // full-height outputs
 	mask   []uint8         // the block's mask (MaskRows)
 	job    *compute.Job
-	left   sync.WaitGroup // sinks still writing it
+	left   atomic.Int32 // sinks still to write it
 }
 
 // Run runs the indices over in block by block and hands every block to
 // the sinks, in order. It returns when every block has passed every sink,
 // or at the first error (a read, the backend, a sink), which it returns
-// with the block's rows named. Sinks that need finishing (a file's
+// with the block's rows named. A cancelled ctx stops the run at the next
+// block of every stage and Run returns ctx.Err(); a reader or a sink that
+// is busy finishes its block first. Sinks that need finishing (a file's
 // layout) are finished by the caller after Run.
-func Run(in *Input, opt Options, sinks ...Sink) (*Result, error) {
+//
+// Run is four parts: the plan (the block height, the blocks in flight,
+// the stream's depth: planRun), the pool of blocks (newPool), the job
+// template every block's job copies (template), and the stages on their
+// goroutines (decode, compute, verify, sink), connected by channels.
+func Run(ctx context.Context, in *Input, opt Options, sinks ...Sink) (*Result, error) {
 	t0 := time.Now()
-	if in == nil || in.Width <= 0 || in.Height <= 0 {
-		return nil, errors.New("pipeline: empty input")
+	if err := checkInput(in); err != nil {
+		return nil, err
 	}
-	for _, b := range in.Bands {
-		if b.Plane.Type.Size() == 0 {
-			return nil, fmt.Errorf("%s band %s: unknown sample type", b.Role, b.Source)
-		}
-	}
-	if in.Mask != nil && len(in.Mask) != in.Width*in.Height {
-		return nil, fmt.Errorf("mask holds %d pixels, image has %d", len(in.Mask), in.Width*in.Height)
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	outputs := len(opt.Exprs)
 	if opt.DecodeOnly {
 		outputs, sinks = 0, nil
 	}
-	streamer, streams := opt.Backend.(compute.JobStreamer)
-	streams = streams && !opt.DecodeOnly && outputs > 0 && opt.StreamDepth != 1
+	r := &run{in: in, opt: opt, sinks: sinks, plan: planRun(in, opt, outputs), done: make(chan struct{})}
+	r.res = &Result{Width: in.Width, Height: in.Height, Blocks: r.plan.blocks, BlockRows: r.plan.rows}
+	r.newPool()
+	if err := r.template(); err != nil {
+		return nil, err
+	}
+	stop := context.AfterFunc(ctx, func() { r.fail(ctx.Err()) })
+	r.stages()
+	stop()
+	if err := r.failed(); err != nil {
+		return nil, err
+	}
+	r.keepPool()
+	for _, d := range r.busySinks {
+		r.res.Encode = max(r.res.Encode, d)
+	}
+	r.res.Wall = time.Since(t0)
+	return r.res, nil
+}
+
+// checkInput refuses an input the stages cannot run over.
+func checkInput(in *Input) error {
+	if in == nil || in.Width <= 0 || in.Height <= 0 {
+		return errors.New("pipeline: empty input")
+	}
+	for _, b := range in.Bands {
+		if b.Plane.Type.Size() == 0 {
+			return fmt.Errorf("%s band %s: unknown sample type", b.Role, b.Source)
+		}
+	}
+	if in.Mask != nil && len(in.Mask) != in.Width*in.Height {
+		return fmt.Errorf("mask holds %d pixels, image has %d", len(in.Mask), in.Width*in.Height)
+	}
+	return nil
+}
+
+// runPlan is the shape of a run: the block height and count, the blocks
+// in flight, the number of outputs, and the stream's depth (1: one job per
+// block, each waited for).
+type runPlan struct {
+	rows, blocks, inFlight, outputs, depth int
+	streamer                               compute.JobStreamer
+	streams                                bool
+}
+
+// planRun sizes the blocks and the blocks in flight for in and opt.
+func planRun(in *Input, opt Options, outputs int) runPlan {
+	p := runPlan{outputs: outputs, depth: 1}
+	p.streamer, p.streams = opt.Backend.(compute.JobStreamer)
+	p.streams = p.streams && !opt.DecodeOnly && outputs > 0 && opt.StreamDepth != 1
 	rows := opt.BlockRows
 	if rows <= 0 {
 		rows = BlockRowsFor(in, outputs)
-		if streams {
+		if p.streams {
 			rows = blockRows(in, outputs, streamBlockPixels)
 		}
 	}
-	rows = min(rows, in.Height)
+	p.rows = min(rows, in.Height)
 	k := opt.InFlight
 	if k <= 0 {
 		// One block per stage and one to spare; three (decode, compute,
 		// sinks) when blocks are large, for memory.
 		k = 4
-		bytes := int64(in.Width) * int64(rows) * int64(4*outputs)
-		for _, b := range in.Bands {
-			bytes += int64(in.Width) * int64(rows) * int64(b.Plane.Type.Size())
-		}
-		if bytes > largeBlock {
+		if blockBytes(in, p.rows, outputs) > largeBlock {
 			k = 3
 		}
 	}
-	depth := 1
-	if streams {
-		depth = opt.StreamDepth
-		if depth <= 0 {
-			depth = DefaultStreamDepth
+	if p.streams {
+		p.depth = opt.StreamDepth
+		if p.depth <= 0 {
+			p.depth = DefaultStreamDepth
 			if h, ok := opt.Backend.(compute.StreamDepthHinter); ok && h.StreamDepthHint() > 1 {
-				depth = h.StreamDepthHint()
+				p.depth = h.StreamDepthHint()
 			}
 		}
 	}
 	if opt.InFlight <= 0 {
-		k += depth - 1 // the blocks the stream holds besides the one computing
+		k += p.depth - 1 // the blocks the stream holds besides the one computing
 	}
-	nBlocks := (in.Height + rows - 1) / rows
+	p.blocks = (in.Height + p.rows - 1) / p.rows
 	// The stream may hold every block when it sees them all; otherwise one
 	// must stay free for the decoder or the run would wait on itself.
-	if k >= nBlocks {
-		k = nBlocks
-		depth = min(depth, k)
+	if k >= p.blocks {
+		k = p.blocks
+		p.depth = min(p.depth, k)
 	} else {
-		depth = min(depth, max(1, k-1))
+		p.depth = min(p.depth, max(1, k-1))
 	}
-	res := &Result{Width: in.Width, Height: in.Height, Blocks: nBlocks, BlockRows: rows}
+	p.inFlight = k
+	return p
+}
 
-	// The pool: a streaming backend's blocks come from the last run of the
-	// same shape when there was one (their memory is page-locked already).
-	free := make(chan *block, k)
-	var first *block
-	key := poolKey{width: in.Width, rows: rows, outputs: outputs, mask: in.Mask == nil && in.MaskRows != nil}
+// blockBytes is the memory of one block of rows rows: its band planes and
+// its outputs.
+func blockBytes(in *Input, rows, outputs int) int64 {
+	bytes := int64(in.Width) * int64(rows) * int64(4*outputs)
+	for _, b := range in.Bands {
+		bytes += int64(in.Width) * int64(rows) * int64(b.Plane.Type.Size())
+	}
+	return bytes
+}
+
+// run is one Run's state, shared by its stages.
+type run struct {
+	in    *Input
+	opt   Options
+	plan  runPlan
+	sinks []Sink
+	res   *Result
+
+	free  chan *block // the pool
+	first *block
+	key   poolKey
+	tmpl  *compute.Job // nil: no job, the bands go to the sinks
+
+	mu      sync.Mutex // res's stage fields, runErr, passed
+	runErr  error
+	done    chan struct{} // closed at the first error
+	passed  int           // blocks through every sink (Progress)
+	readers []readerBands
+
+	toCompute, toVerify chan *block
+	toSinks             []chan *block
+	busySinks           []time.Duration
+}
+
+// readerBands are the bands one Reader gives, read once per block.
+type readerBands struct {
+	r     Reader
+	bands []int // indices into in.Bands, in the reader's order
+}
+
+// fail stops the run with err (the first error wins).
+func (r *run) fail(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.runErr == nil {
+		r.runErr = err
+		close(r.done)
+	}
+}
+
+// failed is the run's error, nil while it goes on.
+func (r *run) failed() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.runErr
+}
+
+// stopped reports whether the run has failed, without waiting.
+func (r *run) stopped() bool { return runErrSet(r.done) }
+
+// release gives a block back to the pool.
+func (r *run) release(b *block) { r.free <- b }
+
+// through counts a block that went its whole way and reports progress.
+func (r *run) through() {
+	if r.opt.Progress == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.passed++
+	r.opt.Progress(r.passed, r.plan.blocks)
+}
+
+func rowsOf(b *block) string {
+	return fmt.Sprintf("rows %d to %d", b.Y0, b.Y0+b.Rows)
+}
+
+// newPool makes the run's blocks: a streaming backend's blocks come from
+// the last run of the same shape when there was one (their memory is
+// page-locked already).
+func (r *run) newPool() {
+	in, p := r.in, r.plan
+	r.free = make(chan *block, p.inFlight)
+	r.key = poolKey{width: in.Width, rows: p.rows, outputs: p.outputs, mask: in.Mask == nil && in.MaskRows != nil}
 	for _, band := range in.Bands {
-		key.types = append(key.types, band.Plane.Type)
+		r.key.types = append(r.key.types, band.Plane.Type)
 	}
 	var reused []*block
-	if streams {
-		reused = blockCache.take(key, k)
+	if p.streams {
+		reused = blockCache.take(r.key, p.inFlight)
 	}
-	for i := range k {
+	for i := range p.inFlight {
 		var b *block
 		if i < len(reused) {
 			b = reused[i]
 		} else {
 			b = &block{}
 			for _, band := range in.Bands {
-				b.planes = append(b.planes, compute.NewPlane(band.Plane.Type, in.Width, rows))
+				b.planes = append(b.planes, compute.NewPlane(band.Plane.Type, in.Width, p.rows))
 			}
-			for range outputs {
-				b.out = append(b.out, make([]float32, in.Width*rows))
+			for range p.outputs {
+				b.out = append(b.out, make([]float32, in.Width*p.rows))
 			}
-			if key.mask {
-				b.mask = make([]uint8, in.Width*rows)
+			if r.key.mask {
+				b.mask = make([]uint8, in.Width*p.rows)
 			}
 		}
-		for _, band := range in.Bands {
-			res.Bytes += int64(in.Width) * int64(rows) * int64(band.Plane.Type.Size())
+		r.res.Bytes += blockBytes(in, p.rows, p.outputs)
+		if r.key.mask {
+			r.res.Bytes += int64(in.Width) * int64(p.rows)
 		}
-		res.Bytes += int64(outputs) * int64(in.Width) * int64(rows) * 4
-		if key.mask {
-			res.Bytes += int64(in.Width) * int64(rows)
+		if r.first == nil {
+			r.first = b
 		}
-		if first == nil {
-			first = b
-		}
-		free <- b
+		r.free <- b
 	}
+}
 
-	// The job of a first block's size fixes the program and the bands'
-	// order; every block's job swaps in its planes.
-	var tmpl *compute.Job
-	if !opt.DecodeOnly && outputs > 0 {
-		probe := make([]compute.BandInput, len(in.Bands))
-		for i, b := range in.Bands {
-			probe[i] = b.BandInput
-			probe[i].Plane = first.planes[i]
-		}
-		var mask []uint8
-		if in.Mask != nil {
-			mask = in.Mask[:in.Width*rows]
-		} else if first.mask != nil {
-			mask = first.mask
-		}
-		var err error
-		if tmpl, err = compute.PlanJob(probe, mask, opt.Names, opt.Exprs); err != nil {
-			return nil, err
-		}
-		tmpl.Mode = opt.Mode
+// keepPool hands a streaming run's blocks to the cache once every block is
+// back from its sinks.
+func (r *run) keepPool() {
+	if !r.plan.streams {
+		return
 	}
+	pool := make([]*block, 0, r.plan.inFlight)
+	for range r.plan.inFlight {
+		pool = append(pool, <-r.free)
+	}
+	blockCache.put(r.key, pool)
+}
 
-	var (
-		done    = make(chan struct{})
-		errOnce sync.Once
-		runErr  error
-		mu      sync.Mutex
-	)
-	fail := func(err error) {
-		errOnce.Do(func() {
-			runErr = err
-			close(done)
-		})
+// template plans the job of a first block's size: it fixes the program
+// and the bands' order; every block's job swaps in its planes.
+func (r *run) template() error {
+	in := r.in
+	if r.opt.DecodeOnly || r.plan.outputs == 0 {
+		return nil
 	}
-	release := func(b *block) { free <- b }
-	rowsOf := func(b *block) string {
-		return fmt.Sprintf("rows %d to %d", b.Y0, b.Y0+b.Rows)
-	}
-
-	// Readers, each read once per block for all its bands.
-	type readerBands struct {
-		r     Reader
-		bands []int // indices into in.Bands, in the reader's order
-	}
-	var readers []readerBands
+	probe := make([]compute.BandInput, len(in.Bands))
 	for i, b := range in.Bands {
+		probe[i] = b.BandInput
+		probe[i].Plane = r.first.planes[i]
+	}
+	var mask []uint8
+	if in.Mask != nil {
+		mask = in.Mask[:in.Width*r.plan.rows]
+	} else if r.first.mask != nil {
+		mask = r.first.mask
+	}
+	tmpl, err := compute.PlanJob(probe, mask, r.opt.Names, r.opt.Exprs)
+	if err != nil {
+		return err
+	}
+	tmpl.Mode = r.opt.Mode
+	r.tmpl = tmpl
+	return nil
+}
+
+// stages runs decode, compute, verify and the sinks, each on its own
+// goroutine, and waits for them all.
+func (r *run) stages() {
+	for i, b := range r.in.Bands {
 		found := false
-		for ri := range readers {
-			if readers[ri].r == b.Reader {
-				readers[ri].bands = append(readers[ri].bands, i)
+		for ri := range r.readers {
+			if r.readers[ri].r == b.Reader {
+				r.readers[ri].bands = append(r.readers[ri].bands, i)
 				found = true
 				break
 			}
 		}
 		if !found {
-			readers = append(readers, readerBands{b.Reader, []int{i}})
+			r.readers = append(r.readers, readerBands{b.Reader, []int{i}})
 		}
 	}
-
-	toCompute := make(chan *block, k)
-	toVerify := make(chan *block, k)
-	toSinks := make([]chan *block, len(sinks))
-	for i := range toSinks {
-		toSinks[i] = make(chan *block, k)
+	k := r.plan.inFlight
+	r.toCompute = make(chan *block, k)
+	r.toVerify = make(chan *block, k)
+	r.toSinks = make([]chan *block, len(r.sinks))
+	for i := range r.toSinks {
+		r.toSinks[i] = make(chan *block, k)
 	}
+	r.busySinks = make([]time.Duration, len(r.sinks))
 	var wg sync.WaitGroup
+	wg.Go(r.decode)
+	wg.Go(r.compute)
+	wg.Go(r.verify)
+	for si := range r.sinks {
+		wg.Go(func() { r.sink(si) })
+	}
+	wg.Wait()
+}
 
-	// Decode.
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		defer close(toCompute)
-		var busy time.Duration
-		defer func() { mu.Lock(); res.Decode = busy; mu.Unlock() }()
-		for bi := range nBlocks {
-			var b *block
-			select {
-			case b = <-free:
-			case <-done:
+// decode fills blocks from the readers, in order, and makes their masks.
+func (r *run) decode() {
+	defer close(r.toCompute)
+	in, rows := r.in, r.plan.rows
+	var busy time.Duration
+	defer func() { r.mu.Lock(); r.res.Decode = busy; r.mu.Unlock() }()
+	for bi := range r.plan.blocks {
+		var b *block
+		select {
+		case b = <-r.free:
+		case <-r.done:
+			return
+		}
+		t := time.Now()
+		b.Index, b.Y0, b.Rows, b.Width = bi, bi*rows, min(rows, in.Height-bi*rows), in.Width
+		b.Bands = b.Bands[:0]
+		for i, band := range in.Bands {
+			bi := band.BandInput
+			bi.Plane = b.planes[i]
+			bi.Plane.Height = b.Rows
+			bi.Plane.Data = bi.Plane.Data[:b.Rows*in.Width*bi.Plane.Type.Size()]
+			b.Bands = append(b.Bands, bi)
+		}
+		b.Mask = nil
+		if in.Mask != nil {
+			b.Mask = in.Mask[b.Y0*in.Width : (b.Y0+b.Rows)*in.Width]
+		}
+		b.Out = b.Out[:0]
+		for _, o := range b.out {
+			b.Out = append(b.Out, o[:b.Rows*in.Width])
+		}
+		for _, rb := range r.readers {
+			dst := make([]compute.Plane, len(rb.bands))
+			for _, i := range rb.bands {
+				dst[in.Bands[i].Index] = b.Bands[i].Plane
+			}
+			if err := rb.r.ReadRows(b.Y0, b.Y0+b.Rows, dst); err != nil {
+				r.fail(err)
 				return
 			}
-			t := time.Now()
-			b.Index, b.Y0, b.Rows, b.Width = bi, bi*rows, min(rows, in.Height-bi*rows), in.Width
-			b.Bands = b.Bands[:0]
-			for i, band := range in.Bands {
-				bi := band.BandInput
-				bi.Plane = b.planes[i]
-				bi.Plane.Height = b.Rows
-				bi.Plane.Data = bi.Plane.Data[:b.Rows*in.Width*bi.Plane.Type.Size()]
-				b.Bands = append(b.Bands, bi)
-			}
-			b.Mask = nil
-			if in.Mask != nil {
-				b.Mask = in.Mask[b.Y0*in.Width : (b.Y0+b.Rows)*in.Width]
-			}
-			b.Out = b.Out[:0]
-			for _, o := range b.out {
-				b.Out = append(b.Out, o[:b.Rows*in.Width])
-			}
-			for _, rb := range readers {
-				dst := make([]compute.Plane, len(rb.bands))
-				for _, i := range rb.bands {
-					dst[in.Bands[i].Index] = b.Bands[i].Plane
-				}
-				if err := rb.r.ReadRows(b.Y0, b.Y0+b.Rows, dst); err != nil {
-					fail(err)
-					return
-				}
-			}
-			if b.mask != nil {
-				b.Mask = b.mask[:b.Rows*in.Width]
-				clear(b.Mask)
-				if err := in.MaskRows(b.Y0, b.Y0+b.Rows, b.Bands, b.Mask); err != nil {
-					fail(fmt.Errorf("%s: mask: %w", rowsOf(b), err))
-					return
-				}
-			}
-			busy += time.Since(t)
-			select {
-			case toCompute <- b:
-			case <-done:
+		}
+		if b.mask != nil {
+			b.Mask = b.mask[:b.Rows*in.Width]
+			clear(b.Mask)
+			if err := in.MaskRows(b.Y0, b.Y0+b.Rows, b.Bands, b.Mask); err != nil {
+				r.fail(fmt.Errorf("%s: mask: %w", rowsOf(b), err))
 				return
+			}
+		}
+		busy += time.Since(t)
+		select {
+		case r.toCompute <- b:
+		case <-r.done:
+			return
+		}
+	}
+}
+
+// compute runs one job per block, waited for, or up to the plan's depth
+// of blocks in flight on a streaming backend (handed on in order as each
+// is done).
+func (r *run) compute() {
+	defer close(r.toVerify)
+	var busy time.Duration
+	var tm compute.Timings
+	defer func() { r.mu.Lock(); r.res.Compute, r.res.Timings = busy, tm; r.mu.Unlock() }()
+	be, depth := r.opt.Backend, r.plan.depth
+	pass := func(b *block) bool {
+		select {
+		case r.toVerify <- b:
+			return true
+		case <-r.done:
+			return false
+		}
+	}
+	var js compute.JobStream
+	var queued []*block
+	defer func() {
+		if js != nil {
+			if err := js.Close(); err != nil {
+				r.fail(err)
 			}
 		}
 	}()
-
-	// Compute: one job per block, waited for, or up to depth blocks in
-	// flight on a streaming backend (handed on in order as each is done).
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		defer close(toVerify)
-		var busy time.Duration
-		var tm compute.Timings
-		defer func() { mu.Lock(); res.Compute, res.Timings = busy, tm; mu.Unlock() }()
-		pass := func(b *block) bool {
-			select {
-			case toVerify <- b:
-				return true
-			case <-done:
-				return false
+	for b := range r.toCompute {
+		if r.opt.DecodeOnly || r.stopped() {
+			if r.opt.DecodeOnly {
+				r.through()
 			}
+			r.release(b)
+			continue
 		}
-		var js compute.JobStream
-		var queued []*block
-		defer func() {
-			if js != nil {
-				if err := js.Close(); err != nil {
-					fail(err)
-				}
-			}
-		}()
-		for b := range toCompute {
-			if opt.DecodeOnly || runErrSet(done) {
-				release(b)
-				continue
-			}
-			if tmpl == nil { // no job: the bands go to the sinks
-				if !pass(b) {
-					return
-				}
-				continue
-			}
-			t := time.Now()
-			j := blockJob(tmpl, in, &b.Block)
-			b.job = j
-			if depth <= 1 {
-				bt, err := compute.RunJob(opt.Backend, j)
-				if err != nil {
-					fail(fmt.Errorf("%s: %w", rowsOf(b), err))
-					return
-				}
-				tm.Add(bt)
-				busy += time.Since(t)
-				if !pass(b) {
-					return
-				}
-				continue
-			}
-			if js == nil {
-				var err error
-				if js, err = streamer.StreamJobs(depth); err != nil {
-					fail(fmt.Errorf("%s: %s: %w", rowsOf(b), opt.Backend.Name(), err))
-					return
-				}
-			}
-			if len(queued) == depth {
-				bt, err := js.Wait()
-				if err != nil {
-					fail(fmt.Errorf("%s: %s: %w", rowsOf(queued[0]), opt.Backend.Name(), err))
-					return
-				}
-				tm.Add(bt)
-				if !pass(queued[0]) {
-					return
-				}
-				queued = queued[1:]
-			}
-			if err := js.Submit(j); err != nil {
-				fail(fmt.Errorf("%s: %s: %w", rowsOf(b), opt.Backend.Name(), err))
+		if r.tmpl == nil { // no job: the bands go to the sinks
+			if !pass(b) {
 				return
 			}
-			queued = append(queued, b)
-			busy += time.Since(t)
+			continue
 		}
-		for len(queued) > 0 && !runErrSet(done) {
-			t := time.Now()
-			bt, err := js.Wait()
+		t := time.Now()
+		j := blockJob(r.tmpl, r.in, &b.Block)
+		b.job = j
+		if depth <= 1 {
+			bt, err := compute.RunJob(be, j)
 			if err != nil {
-				fail(fmt.Errorf("%s: %s: %w", rowsOf(queued[0]), opt.Backend.Name(), err))
+				r.fail(fmt.Errorf("%s: %w", rowsOf(b), err))
 				return
 			}
 			tm.Add(bt)
 			busy += time.Since(t)
+			if !pass(b) {
+				return
+			}
+			continue
+		}
+		if js == nil {
+			var err error
+			if js, err = r.plan.streamer.StreamJobs(depth); err != nil {
+				r.fail(fmt.Errorf("%s: %s: %w", rowsOf(b), be.Name(), err))
+				return
+			}
+		}
+		if len(queued) == depth {
+			bt, err := js.Wait()
+			if err != nil {
+				r.fail(fmt.Errorf("%s: %s: %w", rowsOf(queued[0]), be.Name(), err))
+				return
+			}
+			tm.Add(bt)
 			if !pass(queued[0]) {
 				return
 			}
 			queued = queued[1:]
 		}
-	}()
+		if err := js.Submit(j); err != nil {
+			r.fail(fmt.Errorf("%s: %s: %w", rowsOf(b), be.Name(), err))
+			return
+		}
+		queued = append(queued, b)
+		busy += time.Since(t)
+	}
+	for len(queued) > 0 && !r.stopped() {
+		t := time.Now()
+		bt, err := js.Wait()
+		if err != nil {
+			r.fail(fmt.Errorf("%s: %s: %w", rowsOf(queued[0]), be.Name(), err))
+			return
+		}
+		tm.Add(bt)
+		busy += time.Since(t)
+		if !pass(queued[0]) {
+			return
+		}
+		queued = queued[1:]
+	}
+}
 
-	// Verify, then hand the block to every sink.
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		defer func() {
-			for _, c := range toSinks {
-				close(c)
-			}
-		}()
-		var busy time.Duration
-		var reps []compute.Report
-		defer func() { mu.Lock(); res.Verify, res.Reports = busy, reps; mu.Unlock() }()
-		for b := range toVerify {
-			if opt.Verify && b.job != nil {
-				t := time.Now()
-				rs := compute.VerifyJob(b.job)
-				if reps == nil {
-					reps = make([]compute.Report, len(rs))
-					for i := range reps {
-						reps[i] = compute.Report{Worst: -1}
-					}
-				}
-				for i, r := range rs {
-					reps[i] = merge(reps[i], r, b.Y0*in.Width)
-				}
-				busy += time.Since(t)
-			}
-			b.job = nil
-			if len(sinks) == 0 {
-				release(b)
-				continue
-			}
-			b.left.Add(len(sinks))
-			go func(b *block) { b.left.Wait(); release(b) }(b)
-			for si, c := range toSinks {
-				select {
-				case c <- b:
-				case <-done:
-					for range toSinks[si:] {
-						b.left.Done()
-					}
-					return
-				}
-			}
+// verify checks each block against the float64 truth (with
+// Options.Verify), then hands it to every sink; the block goes back to
+// the pool when the last sink is done with it.
+func (r *run) verify() {
+	defer func() {
+		for _, c := range r.toSinks {
+			close(c)
 		}
 	}()
-
-	// Sinks.
-	busySinks := make([]time.Duration, len(sinks))
-	for si, s := range sinks {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for b := range toSinks[si] {
-				if runErrSet(done) {
-					b.left.Done()
-					continue
+	var busy time.Duration
+	var reps []compute.Report
+	defer func() { r.mu.Lock(); r.res.Verify, r.res.Reports = busy, reps; r.mu.Unlock() }()
+	for b := range r.toVerify {
+		if r.opt.Verify && b.job != nil {
+			t := time.Now()
+			rs := compute.VerifyJob(b.job)
+			if reps == nil {
+				reps = make([]compute.Report, len(rs))
+				for i := range reps {
+					reps[i] = compute.Report{Worst: -1}
 				}
-				t := time.Now()
-				if err := s.Write(&b.Block); err != nil {
-					fail(fmt.Errorf("%s: %w", rowsOf(b), err))
-				}
-				busySinks[si] += time.Since(t)
-				b.left.Done()
 			}
-		}()
-	}
-	wg.Wait()
-	if runErr != nil {
-		return nil, runErr
-	}
-	if streams {
-		// Every block comes back to the pool once its sinks are done.
-		pool := make([]*block, 0, k)
-		for range k {
-			pool = append(pool, <-free)
+			for i, rep := range rs {
+				reps[i] = merge(reps[i], rep, b.Y0*r.in.Width)
+			}
+			busy += time.Since(t)
 		}
-		blockCache.put(key, pool)
+		b.job = nil
+		if len(r.sinks) == 0 {
+			r.through()
+			r.release(b)
+			continue
+		}
+		b.left.Store(int32(len(r.sinks)))
+		for si, c := range r.toSinks {
+			select {
+			case c <- b:
+			case <-r.done:
+				r.leave(b, len(r.toSinks)-si)
+				return
+			}
+		}
 	}
-	for _, d := range busySinks {
-		res.Encode = max(res.Encode, d)
+}
+
+// sink hands the blocks to sink si, in order.
+func (r *run) sink(si int) {
+	s := r.sinks[si]
+	for b := range r.toSinks[si] {
+		if r.stopped() {
+			r.leave(b, 1)
+			continue
+		}
+		t := time.Now()
+		if err := s.Write(&b.Block); err != nil {
+			r.fail(fmt.Errorf("%s: %w", rowsOf(b), err))
+		}
+		r.busySinks[si] += time.Since(t)
+		r.leave(b, 1)
 	}
-	res.Wall = time.Since(t0)
-	return res, nil
+}
+
+// leave says that n sinks are done with b: the last one counts it
+// (Progress) and gives it back to the pool.
+func (r *run) leave(b *block, n int) {
+	if b.left.Add(-int32(n)) != 0 {
+		return
+	}
+	if !r.stopped() {
+		r.through()
+	}
+	r.release(b)
 }
 
 // poolKey is the shape of a run's blocks.

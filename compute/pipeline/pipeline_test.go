@@ -2,6 +2,7 @@ package pipeline_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -169,7 +170,7 @@ func TestBitEqualToWholeImage(t *testing.T) {
 						t.Fatal(err)
 					}
 					c := &collect{t: t, w: w, h: h}
-					res, err := pipeline.Run(in.Input, pipeline.Options{Backend: be, Names: jb.names, Exprs: jb.exprs, Verify: true, BlockRows: rows, InFlight: 3}, c)
+					res, err := pipeline.Run(context.Background(), in.Input, pipeline.Options{Backend: be, Names: jb.names, Exprs: jb.exprs, Verify: true, BlockRows: rows, InFlight: 3}, c)
 					in.Close()
 					if err != nil {
 						t.Fatalf("%s %v blocks of %d rows: %v", name, jb.names, rows, err)
@@ -223,7 +224,7 @@ func TestMaskAndMemoryInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &collect{t: t, w: w, h: h}
-	res, err := pipeline.Run(in, pipeline.Options{Backend: be, Names: names, Exprs: exprs, Verify: true, BlockRows: 10}, c)
+	res, err := pipeline.Run(context.Background(), in, pipeline.Options{Backend: be, Names: names, Exprs: exprs, Verify: true, BlockRows: 10}, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +266,7 @@ func TestErrorsStopTheRun(t *testing.T) {
 	f := &failing{Reader: in.Bands[0].Reader, at: 100}
 	in.Bands[0].Reader, in.Bands[1].Reader = f, f
 	var seen int
-	_, err = pipeline.Run(in.Input, opt, pipeline.SinkFunc(func(b *pipeline.Block) error { seen++; return nil }))
+	_, err = pipeline.Run(context.Background(), in.Input, opt, pipeline.SinkFunc(func(b *pipeline.Block) error { seen++; return nil }))
 	if err == nil || !strings.Contains(err.Error(), "the file ends early") {
 		t.Fatalf("a failing read: %v", err)
 	}
@@ -275,7 +276,7 @@ func TestErrorsStopTheRun(t *testing.T) {
 
 	in2, _ := raster.OpenStored([]string{"red", "nir"}, specs[2:4])
 	defer in2.Close()
-	_, err = pipeline.Run(in2.Input, opt, pipeline.SinkFunc(func(b *pipeline.Block) error {
+	_, err = pipeline.Run(context.Background(), in2.Input, opt, pipeline.SinkFunc(func(b *pipeline.Block) error {
 		if b.Y0 >= 64 {
 			return errors.New("write out.tif: no space left on device")
 		}
@@ -288,7 +289,7 @@ func TestErrorsStopTheRun(t *testing.T) {
 	// A job whose index needs a band the input lacks fails before reading.
 	in3, _ := raster.OpenStored([]string{"red"}, specs[2:3])
 	defer in3.Close()
-	_, err = pipeline.Run(in3.Input, opt)
+	_, err = pipeline.Run(context.Background(), in3.Input, opt)
 	var mr *compute.MissingRoleError
 	if !errors.As(err, &mr) || mr.Role != "nir" {
 		t.Fatalf("missing role: %v", err)
@@ -382,11 +383,61 @@ func TestCOGBytesEqualWholeImage(t *testing.T) {
 	}
 	defer in.Close()
 	b := write("blocks.tif", func(c *geotiff.COGWriter) error {
-		_, err := pipeline.Run(in.Input, pipeline.Options{Backend: be, Names: names, Exprs: exprs, BlockRows: 48},
+		_, err := pipeline.Run(context.Background(), in.Input, pipeline.Options{Backend: be, Names: names, Exprs: exprs, BlockRows: 48},
 			pipeline.SinkFunc(func(bl *pipeline.Block) error { return c.WriteRows(bl.Y0, bl.Rows, bl.Out) }))
 		return err
 	})
 	if !bytes.Equal(a, b) {
 		t.Fatal("the pipeline's COG differs from the whole image's")
+	}
+}
+
+// A cancelled context stops the run at the next block with ctx.Err(), and
+// Progress hears of every block that passed the sinks, in order of count.
+func TestCancelAndProgress(t *testing.T) {
+	const w, h = 50, 400
+	specs := scene(t, w, h, 16)
+	be, _ := compute.New(compute.NameGo)
+	ndvi, _ := index.Lookup("ndvi")
+
+	in, err := raster.OpenStored([]string{"red", "nir"}, specs[2:4])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	var counts []int
+	opt := pipeline.Options{Backend: be, Names: []string{"ndvi"}, Exprs: []*index.Expr{ndvi.Expr}, BlockRows: 16,
+		Progress: func(done, total int) {
+			if total != 25 {
+				t.Errorf("progress total %d, want 25 blocks", total)
+			}
+			counts = append(counts, done)
+		}}
+	if _, err := pipeline.Run(context.Background(), in.Input, opt, pipeline.SinkFunc(func(*pipeline.Block) error { return nil })); err != nil {
+		t.Fatal(err)
+	}
+	if len(counts) != 25 || counts[0] != 1 || counts[24] != 25 {
+		t.Errorf("progress calls %v, want 1 to 25", counts)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	opt.Progress = nil
+	seen := 0
+	_, err = pipeline.Run(ctx, in.Input, opt, pipeline.SinkFunc(func(b *pipeline.Block) error {
+		seen++
+		if b.Y0 == 64 {
+			cancel()
+		}
+		return nil
+	}))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("a cancelled run: %v, want context.Canceled", err)
+	}
+	if seen > 5+4 {
+		t.Errorf("%d blocks reached the sink after the run was cancelled at the fifth", seen)
+	}
+	cancel()
+	if _, err := pipeline.Run(ctx, in.Input, opt); !errors.Is(err, context.Canceled) {
+		t.Errorf("a run on a cancelled context: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package pipeline_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -147,7 +148,7 @@ func TestStreamedBlocks(t *testing.T) {
 		}
 		col := &collect{t: t, w: w, h: h}
 		in.Input.Mask = mask
-		res, err := pipeline.Run(in.Input, pipeline.Options{Backend: be, Names: names, Exprs: exprs, Verify: true,
+		res, err := pipeline.Run(context.Background(), in.Input, pipeline.Options{Backend: be, Names: names, Exprs: exprs, Verify: true,
 			BlockRows: 16, StreamDepth: c.depth, InFlight: c.inFlight}, col)
 		in.Close()
 		what := fmt.Sprintf("depth %d, %d in flight, hint %d", c.depth, c.inFlight, c.hint)
@@ -183,7 +184,7 @@ func TestStreamedBlocks(t *testing.T) {
 		be.outs = map[*float32]bool{}
 		in, _ := raster.OpenStored(roles, specs)
 		defer in.Close()
-		if _, err := pipeline.Run(in.Input, pipeline.Options{Backend: be, Names: names, Exprs: exprs, BlockRows: 16}); err != nil {
+		if _, err := pipeline.Run(context.Background(), in.Input, pipeline.Options{Backend: be, Names: names, Exprs: exprs, BlockRows: 16}); err != nil {
 			t.Fatal(err)
 		}
 		return be.outs
@@ -209,7 +210,7 @@ func TestStreamedBlocks(t *testing.T) {
 		be := &streamer{Backend: base, failSubmit: c.submit, failWait: c.wait}
 		in, _ := raster.OpenStored(roles, specs)
 		var seen int
-		_, err := pipeline.Run(in.Input, pipeline.Options{Backend: be, Names: names, Exprs: exprs, BlockRows: 16},
+		_, err := pipeline.Run(context.Background(), in.Input, pipeline.Options{Backend: be, Names: names, Exprs: exprs, BlockRows: 16},
 			pipeline.SinkFunc(func(b *pipeline.Block) error { seen++; return nil }))
 		in.Close()
 		if err == nil || err.Error() != c.msg {
@@ -288,7 +289,7 @@ func streamedGPU(t *testing.T, be compute.Backend) {
 			}
 			in.Input.Mask = mask
 			col := &collect{t: t, w: w, h: h}
-			res, err := pipeline.Run(in.Input, pipeline.Options{Backend: be, Names: usable, Exprs: ux, Verify: true,
+			res, err := pipeline.Run(context.Background(), in.Input, pipeline.Options{Backend: be, Names: usable, Exprs: ux, Verify: true,
 				BlockRows: 48, StreamDepth: depth}, col)
 			in.Close()
 			if err != nil {

@@ -626,10 +626,5 @@ func (im *Image) Run(ctx context.Context, opt pipeline.Options, sinks ...pipelin
 		defer st.Close()
 		in = st.Input
 	}
-	stop := pipeline.SinkFunc(func(*pipeline.Block) error { return ctx.Err() })
-	res, err := pipeline.Run(in, opt, append([]pipeline.Sink{stop}, sinks...)...)
-	if ctx.Err() != nil {
-		return nil, ctx.Err()
-	}
-	return res, err
+	return pipeline.Run(ctx, in, opt, sinks...)
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"canopy/compute"
 	"canopy/compute/geotiff"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -23,7 +24,7 @@ import (
 	"golang.org/x/term"
 
 	"canopy/compute/outfile"
-	"canopy/compute/pipeline"
+	"canopy/compute/source"
 	"canopy/compute/usererr"
 )
 
@@ -363,31 +364,24 @@ func batchScene(s, dir string, bandMap map[string]int, sel selection, eng *share
 	}
 	removeStaleTemps(out)
 	err = func() error {
-		sc, bands, m, err := loadDate(s, bandMap, sel, mask, buffer)
+		spec := source.Spec{Product: s, Assign: bandMap, AssignFlag: "--bands", Mask: mask, MaskBuffer: buffer}
+		src, err := source.Open(context.Background(), spec, source.Options{Roles: sel.roles(), Need: sel.names[0]})
 		if err != nil {
 			return err
 		}
-		in, err := pipeline.Memory(bands, m)
-		if err != nil {
-			return err
-		}
+		defer src.Close()
 		b, mode, err := eng.get()
 		if err != nil {
 			return err
 		}
-		o, err := openOutputs(append([]string{s}, sc.Files()...), out, nil, in.Width, in.Height, sc.Grid.Geo, sel, pngStyle{}, geotiff.Deflate)
+		g := src.Grid()
+		o, err := openOutputs(append([]string{s}, src.Files()...), out, nil, g.Width, g.Height, g.Geo, sel, pngStyle{}, geotiff.Deflate)
 		if err != nil {
 			return err
 		}
 		defer o.abort()
-		res, err := pipeline.Run(in, pipeline.Options{Backend: b, Mode: mode, Names: sel.names, Exprs: sel.exprs, Verify: true}, o.sinks...)
-		if err != nil {
+		if _, err := source.Run(context.Background(), src, source.Job{Backend: b, Mode: mode, Names: sel.names, Exprs: sel.exprs, Verify: true}, o.sinks...); err != nil {
 			return err
-		}
-		for k, v := range res.Reports {
-			if err := v.Err(b.Name() + " " + sel.names[k]); err != nil {
-				return err
-			}
 		}
 		return o.finish()
 	}()

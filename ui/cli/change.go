@@ -7,14 +7,12 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strconv"
-	"strings"
 
 	"canopy/compute"
 	"canopy/compute/change"
 	"canopy/compute/geotiff"
 	"canopy/compute/outfile"
-	"canopy/compute/scene"
+	"canopy/compute/source"
 	"canopy/compute/stats"
 	"canopy/compute/vector"
 	"canopy/compute/zonal"
@@ -48,67 +46,18 @@ type changeClass struct {
 	Hectares float64 `json:"hectares"`
 }
 
-// parseBandMap reads --bands red=3,nir=4.
-func parseBandMap(s string) (map[string]int, error) {
-	m := map[string]int{}
-	if s == "" {
-		return m, nil
-	}
-	for _, kv := range strings.Split(s, ",") {
-		role, num, ok := strings.Cut(strings.TrimSpace(kv), "=")
-		b, err := strconv.Atoi(num)
-		if !ok || err != nil || b < 1 {
-			return nil, compute.Usagef("bad --bands entry %q: want ROLE=BAND, e.g. red=3,nir=4", kv)
-		}
-		m[strings.ToLower(role)] = b
-	}
-	return m, nil
-}
-
 // dateIndex computes the index of one date: the product or multi-band
-// GeoTIFF at path, roles from its metadata or from bandMap.
-func dateIndex(path string, bandMap map[string]int, sel selection, backend, mask string, buffer int) (*compute.Job, *scene.Scene, error) {
-	sc, bands, m, err := loadDate(path, bandMap, sel, mask, buffer)
+// GeoTIFF at path through the one road (source.Open, source.Run),
+// verified, its whole plane kept; the source comes back closed (its grid
+// and files stay).
+func dateIndex(path string, bandMap map[string]int, sel selection, backend, mask string, buffer int) (*source.Planes, source.Source, error) {
+	spec := source.Spec{Product: path, Assign: bandMap, AssignFlag: "--bands", Mask: mask, MaskBuffer: buffer}
+	planes, src, err := computeIndices(spec, source.Options{Need: sel.names[0]}, sel, backend)
 	if err != nil {
 		return nil, nil, err
 	}
-	b, mode, err := pickBackend(backend)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer b.Close()
-	j, err := runVerified(b, mode, bands, m, sel)
-	if err != nil {
-		return nil, nil, err
-	}
-	return j, sc, nil
-}
-
-// loadDate opens the product or multi-band GeoTIFF at path, names its
-// bands by bandMap (role -> 1-based band) and loads the bands sel needs
-// onto one grid, with the product's mask (mask: auto or none, grown by
-// buffer pixels).
-func loadDate(path string, bandMap map[string]int, sel selection, mask string, buffer int) (*scene.Scene, []compute.BandInput, []uint8, error) {
-	sc, err := scene.Open(path)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	defer sc.Close()
-	for role, b := range bandMap {
-		if err := sc.AssignBand(role, b); err != nil {
-			return nil, nil, nil, compute.UsageError{Msg: err.Error()}
-		}
-	}
-	for _, r := range sel.roles() {
-		if sc.Bands[r] == nil {
-			return nil, nil, nil, compute.UsageError{Msg: (&compute.MissingRoleError{Index: sel.names[0], Role: r, Given: sc.RoleNames()}).Error() + " in " + path + " (name it with --bands " + r + "=BAND)"}
-		}
-	}
-	bands, m, err := sc.Load(sel.roles(), scene.LoadOptions{Mask: mask, MaskBuffer: buffer})
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return sc, bands, m, nil
+	src.Close()
+	return planes, src, nil
 }
 
 func cmdChange(args []string, stdout, stderr io.Writer) error {
@@ -155,7 +104,8 @@ func cmdChange(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	aligned, al, err := change.OntoGrid(ja.Out[0], ja.Width, ja.Height, sa.Grid.Geo, jb.Width, jb.Height, sb.Grid.Geo)
+	geoA, geoB := sa.Grid().Geo, sb.Grid().Geo
+	aligned, al, err := change.OntoGrid(ja.Out[0], ja.Width, ja.Height, geoA, jb.Width, jb.Height, geoB)
 	if err != nil {
 		return fmt.Errorf("%s and %s: %w", *before, *after, err)
 	}
@@ -163,7 +113,7 @@ func cmdChange(args []string, stdout, stderr io.Writer) error {
 	if err := change.Difference(diff, jb.Out[0], aligned); err != nil {
 		return err
 	}
-	area, _ := sb.Grid.Geo.PixelArea()
+	area, _ := geoB.PixelArea()
 	sum := stats.Summarize(diff)
 	rep := changeReport{Index: sel.names[0], Before: *before, After: *after, Width: jb.Width, Height: jb.Height,
 		Alignment: al, Valid: sum.Valid, Invalid: sum.Total - sum.Valid, Mean: sum.Mean}
@@ -183,7 +133,7 @@ func cmdChange(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if err := geotiff.WriteBandsTo(w, jb.Width, jb.Height, [][]float32{diff}, sb.Grid.Geo, geotiff.WriteOptions{NoData: "nan", Descriptions: []string{"d" + sel.names[0]}}); err != nil {
+		if err := geotiff.WriteBandsTo(w, jb.Width, jb.Height, [][]float32{diff}, geoB, geotiff.WriteOptions{NoData: "nan", Descriptions: []string{"d" + sel.names[0]}}); err != nil {
 			return fmt.Errorf("write %s: %w", *tif, err)
 		}
 		rep.Tif = *tif
@@ -193,7 +143,7 @@ func cmdChange(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		opt := colormap.PNGOptions{Ramp: colormap.RampChange, Stretch: colormap.Stretch{Lo: -1, Hi: 1}, Legend: *legend, Geo: sb.Grid.Geo}
+		opt := colormap.PNGOptions{Ramp: colormap.RampChange, Stretch: colormap.Stretch{Lo: -1, Hi: 1}, Legend: *legend, Geo: geoB}
 		if *legend {
 			opt.Title = "d" + sel.names[0] + " (before − after)"
 		}
@@ -203,7 +153,7 @@ func cmdChange(args []string, stdout, stderr io.Writer) error {
 		rep.PNG = *png
 	}
 	if *stands != "" {
-		if err := changeByStand(set, *stands, *idField, *csvOut, diff, jb.Width, jb.Height, sb.Grid.Geo, classes, stderr); err != nil {
+		if err := changeByStand(set, *stands, *idField, *csvOut, diff, jb.Width, jb.Height, geoB, classes, stderr); err != nil {
 			return err
 		}
 		rep.CSV = *csvOut

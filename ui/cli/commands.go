@@ -1,16 +1,13 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"math"
 	"path/filepath"
 	"runtime"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -19,7 +16,7 @@ import (
 	"canopy/compute/geotiff"
 	"canopy/compute/outfile"
 	"canopy/compute/pipeline"
-	"canopy/compute/raster"
+	"canopy/compute/source"
 	"canopy/ui/render/colormap"
 )
 
@@ -249,76 +246,9 @@ func pngPaths(path string, names []string) []string {
 	return out
 }
 
-// source is what a run reads: the pipeline's input, its grid, and what
-// the report says about it.
-type source struct {
-	in     *pipeline.Input
-	geo    *compute.GeoRef
-	raw    bool // integer bands with no radiometry known
-	scene  bool
-	masked int
-	close  func()
-}
-
-// open opens the bands of roles for the block pipeline: band files are
-// read block by block at their stored type; a --scene is loaded whole (its
-// bands resampled onto one grid and masked), then passed on block by
-// block.
-func (f *inputFlags) open(roles, names []string) (*source, error) {
-	if f.scene != "" {
-		l, err := f.load(roles, names)
-		if err != nil {
-			return nil, err
-		}
-		in, err := pipeline.Memory(l.bands, l.mask)
-		if err != nil {
-			return nil, err
-		}
-		return &source{in: in, geo: l.geo, scene: true, masked: l.masked(), close: func() {}}, nil
-	}
-	if err := f.check(); err != nil {
-		return nil, err
-	}
-	specs, err := f.specs()
-	if err != nil {
-		return nil, err
-	}
-	var list []string
-	for _, r := range roles {
-		sp, ok := specs[r]
-		if !ok {
-			given := slices.Sorted(maps.Keys(specs))
-			return nil, compute.UsageError{Msg: (&compute.MissingRoleError{Index: strings.Join(names, ","), Role: r, Given: given}).Error() + fmt.Sprintf("; give it with --band %s=FILE[:BAND]", r)}
-		}
-		list = append(list, sp)
-	}
-	if len(roles) == 0 {
-		// A formula of constants only: the first band given sets the size.
-		r := slices.Sorted(maps.Keys(specs))[0]
-		roles, list = []string{r}, []string{specs[r]}
-	}
-	st, err := raster.OpenStored(roles, list)
-	if err != nil {
-		return nil, err
-	}
-	src := &source{in: st.Input, geo: st.Geo, raw: true, close: st.Close}
-	for i := range st.Bands {
-		b := &st.Bands[i]
-		if f.nodata != "" {
-			v, _ := strconv.ParseFloat(f.nodata, 64)
-			b.NoData, b.HasNoData = v, !math.IsNaN(v)
-		}
-		if b.Plane.Type == compute.F32 {
-			// Float bands are taken as physical values already.
-			src.raw = false
-		}
-	}
-	return src, nil
-}
-
 func cmdCompute(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("compute", stderr)
-	in := inputFlags{warn: stderr}
+	var in inputFlags
 	in.register(fs)
 	var ix indexFlags
 	ix.register(fs, "indices to compute")
@@ -381,18 +311,19 @@ func cmdCompute(args []string, stdout, stderr io.Writer) error {
 	defer b.Close()
 
 	t0 := time.Now()
-	src, err := in.open(sel.roles(), sel.names)
+	src, err := in.open(sel)
 	if err != nil {
 		return err
 	}
-	defer src.close()
+	defer src.Close()
 	open := time.Since(t0)
-	out, err := openOutputs(in.inputFiles(), *tif, pngs, src.in.Width, src.in.Height, src.geo, sel, pngStyle{*ramp, *stretch, *legend, *title, *pngSize}, comp)
+	g := src.Grid()
+	out, err := openOutputs(in.inputFiles(), *tif, pngs, g.Width, g.Height, g.Geo, sel, pngStyle{*ramp, *stretch, *legend, *title, *pngSize}, comp)
 	if err != nil {
 		return err
 	}
 	defer out.abort()
-	layRun, err := lay.start(src.in.Width, src.in.Height, sel.names)
+	layRun, err := lay.start(g.Width, g.Height, sel.names)
 	if err != nil {
 		return err
 	}
@@ -400,23 +331,20 @@ func cmdCompute(args []string, stdout, stderr io.Writer) error {
 	if layRun != nil {
 		sinks = append(sinks, layRun.sinks...)
 	}
-	res, err := pipeline.Run(src.in, pipeline.Options{Backend: b, Mode: mode, Names: sel.names, Exprs: sel.exprs, Verify: !*noVerify}, sinks...)
+	res, err := source.Run(context.Background(), src, source.Job{Backend: b, Mode: mode, Names: sel.names, Exprs: sel.exprs, Verify: !*noVerify}, sinks...)
 	if err != nil {
-		var mr *compute.MissingRoleError
-		if errors.As(err, &mr) {
-			return compute.UsageError{Msg: err.Error()}
-		}
 		return err
 	}
+	raw := src.Radiometry() == source.DigitalNumbers
 	t := res.Timings
 	rep := computeReport{Backend: b.Name(), Mode: mode, Device: b.Info().Device, BackendReason: why, Index: strings.Join(sel.names, ","),
 		Bands: map[string]string{}, Width: res.Width, Height: res.Height, LoadMS: ms(open + res.Decode), SetupMS: ms(t.Setup),
 		UploadMS: ms(t.Upload), KernelMS: ms(t.Kernel), DownloadMS: ms(t.Download), TotalMS: ms(t.Total),
-		Masked: src.masked, DigitalNumbers: src.raw}
-	for _, band := range src.in.Bands {
+		Masked: src.Masked(), DigitalNumbers: raw}
+	for _, band := range src.Input().Bands {
 		rep.Bands[band.Role] = band.Source
 	}
-	if src.scene {
+	if src.Product() != nil {
 		rep.Scene = in.scene
 	}
 	if !*noVerify {
@@ -428,9 +356,6 @@ func cmdCompute(args []string, stdout, stderr io.Writer) error {
 			if o == 0 {
 				rep.NaN = v.NaN
 			}
-			if err := v.Err(b.Name() + " " + sel.names[o]); err != nil {
-				return err
-			}
 		}
 	} else {
 		for _, n := range sel.names {
@@ -440,7 +365,7 @@ func cmdCompute(args []string, stdout, stderr io.Writer) error {
 	if err := out.finish(); err != nil {
 		return err
 	}
-	layouts, err := layRun.finish(in.inputFiles(), src.geo, sel, pngStyle{*ramp, *stretch, *legend, *title, *pngSize}, lay.metaOf(in.scene, src.in.Bands, src.raw))
+	layouts, err := layRun.finish(in.inputFiles(), g.Geo, sel, pngStyle{*ramp, *stretch, *legend, *title, *pngSize}, lay.metaOf(in.scene, src.Input().Bands, raw))
 	if err != nil {
 		return err
 	}
@@ -679,7 +604,7 @@ func writeFake(redPath, nirPath, kind string, w, h int, seed uint64, comp geotif
 			return nil
 		}))
 	}
-	if _, err := pipeline.Run(in, pipeline.Options{InFlight: 3}, sinks...); err != nil {
+	if _, err := pipeline.Run(context.Background(), in, pipeline.Options{InFlight: 3}, sinks...); err != nil {
 		return err
 	}
 	for k, c := range cogs {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"flag"
 	"image/png"
 	"io"
@@ -51,7 +52,7 @@ func layoutRunOf(t *testing.T, w, h int, index string, st pngStyle, args ...stri
 	}
 	defer b.Close()
 	// Small blocks, so that the maps arrive in many pieces.
-	if _, err := pipeline.Run(in, pipeline.Options{Backend: b, Names: sel.names, Exprs: sel.exprs, BlockRows: 37}, run.sinks...); err != nil {
+	if _, err := pipeline.Run(context.Background(), in, pipeline.Options{Backend: b, Names: sel.names, Exprs: sel.exprs, BlockRows: 37}, run.sinks...); err != nil {
 		t.Fatal(err)
 	}
 	return run.finish(nil, geo, sel, st, lf.metaOf("", in.Bands, false))

@@ -1,19 +1,15 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"flag"
-	"fmt"
-	"io"
-	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"canopy/compute"
 	"canopy/compute/index"
-	"canopy/compute/raster"
-	"canopy/compute/scene"
+	"canopy/compute/source"
 )
 
 // bandFlags is the repeatable --band ROLE=F[:B].
@@ -26,9 +22,6 @@ func (b *bandFlags) Set(v string) error { *b = append(*b, v); return nil }
 // shorthand, --band ROLE=F[:B], or --scene PATH, with the mask and nodata
 // options. compute, zonal, change and batch share them.
 type inputFlags struct {
-	// warn, when set, hears a one-line notice before a load that needs
-	// more memory than raster.Budget.
-	warn            io.Writer
 	red, nir, scene string
 	bands           bandFlags
 	mask            string
@@ -57,59 +50,23 @@ func (f *inputFlags) given() bool {
 	return f.red != "" || f.nir != "" || f.scene != "" || len(f.bands) > 0
 }
 
-// specs returns the file bands by role: --band entries and the shorthand.
-func (f *inputFlags) specs() (map[string]string, error) {
-	m := map[string]string{}
-	add := func(role, spec, flagName string) error {
-		role = strings.ToLower(strings.TrimSpace(role))
-		if index.RoleIndex(role) < 0 {
-			return compute.Usagef("%s: unknown role %q (roles: %s)", flagName, role, strings.Join(index.Roles[:], ", "))
-		}
-		if spec == "" {
-			return compute.Usagef("%s: no file for role %s", flagName, role)
-		}
-		if old, dup := m[role]; dup && old != spec {
-			return compute.Usagef("%s: role %s given twice (%s and %s)", flagName, role, old, spec)
-		}
-		m[role] = spec
-		return nil
+// spec is the inputs as a source.Spec: the files by role (one role
+// parser for every face: source.ParseBands) or the product, with the
+// mask and nodata options.
+func (f *inputFlags) spec() (source.Spec, error) {
+	files, err := source.ParseBands(f.red, f.nir, f.bands)
+	if err != nil {
+		return source.Spec{}, err
 	}
-	if f.red != "" {
-		if err := add("red", f.red, "--red"); err != nil {
-			return nil, err
-		}
-	}
-	if f.nir != "" {
-		if err := add("nir", f.nir, "--nir"); err != nil {
-			return nil, err
-		}
-	}
-	for _, b := range f.bands {
-		role, spec, ok := strings.Cut(b, "=")
-		if !ok {
-			return nil, compute.Usagef("--band %q: want ROLE=FILE[:BAND], e.g. --band red=scene.tif:3", b)
-		}
-		if err := add(role, spec, "--band"); err != nil {
-			return nil, err
-		}
-	}
-	return m, nil
+	return source.Spec{Files: files, NoData: f.nodata, Product: f.scene, Mask: f.mask, MaskBuffer: f.maskBuffer}, nil
 }
 
 // inputFiles lists the files the inputs read (for refusing to overwrite
 // them with an output).
 func (f *inputFlags) inputFiles() []string {
-	var out []string
-	specs, _ := f.specs()
-	for _, s := range specs {
-		if p, _, err := raster.ParseSpec(s); err == nil {
-			out = append(out, p, s)
-		}
-	}
-	if f.scene != "" {
-		out = append(out, f.scene)
-	}
-	return append(out, f.sceneFiles...)
+	s, _ := f.spec()
+	s.Product = f.scene
+	return append(s.InputFiles(), f.sceneFiles...)
 }
 
 // refuseInputs is the usage error for an output that names one of the
@@ -125,29 +82,12 @@ func refuseInputs(outs, inputs []string) error {
 	return nil
 }
 
-// loaded is what the inputs gave: the bands of the roles asked for (at
-// their stored type, with radiometry and nodata), the mask, and where the
-// pixels are.
-type loaded struct {
-	bands []compute.BandInput
-	mask  []uint8
-	geo   *compute.GeoRef
-	// scene is the product, nil for bands given as files.
-	scene *scene.Scene
-	// raw is true when the bands are digital numbers with no radiometry
-	// known (plain files): index values then depend on the scaling.
-	raw bool
-}
-
-// masked counts the masked pixels.
-func (l *loaded) masked() int {
-	n := 0
-	for _, m := range l.mask {
-		if m != 0 {
-			n++
-		}
-	}
-	return n
+// refuse keeps the files of the --scene (source.Options.Refuse, called
+// once the product is open, before its pixels are read) and refuses an
+// output that names one of them.
+func (f *inputFlags) refuse(files []string) error {
+	f.sceneFiles = files
+	return refuseInputs(f.outs, files)
 }
 
 // check validates the flags without reading pixels.
@@ -158,124 +98,26 @@ func (f *inputFlags) check() error {
 	if !f.given() {
 		return compute.Usagef("no input: give --red and --nir, --band ROLE=FILE[:BAND], or --scene PATH")
 	}
-	if f.mask != "auto" && f.mask != "none" {
-		return compute.Usagef("bad --mask %q: auto or none", f.mask)
+	s, err := f.spec()
+	if err != nil {
+		return err
 	}
-	if f.maskBuffer < 0 || f.maskBuffer > 1000 {
-		return compute.Usagef("bad --mask-buffer %d: 0 to 1000 pixels", f.maskBuffer)
-	}
-	if f.nodata != "" {
-		if _, err := strconv.ParseFloat(f.nodata, 64); err != nil {
-			return compute.Usagef("bad --nodata %q: not a number", f.nodata)
-		}
-		if f.scene != "" {
-			return compute.Usagef("--nodata applies to bands given as files; a --scene's nodata comes from its metadata")
-		}
-	}
-	_, err := f.specs()
-	return err
+	return s.Check()
 }
 
-// load reads the bands of roles (each role once) and checks that they share
-// a grid and a CRS.
-func (f *inputFlags) load(roles []string, names []string) (*loaded, error) {
+// open opens the bands of sel's roles (source.Open): band files are read
+// block by block at their stored type; a --scene is loaded whole (its
+// bands resampled onto one grid and masked), then passed on block by
+// block.
+func (f *inputFlags) open(sel selection) (source.Source, error) {
 	if err := f.check(); err != nil {
 		return nil, err
 	}
-	if f.scene != "" {
-		sc, err := scene.Open(f.scene)
-		if err != nil {
-			return nil, err
-		}
-		defer sc.Close()
-		f.sceneFiles = sc.Files()
-		if err := refuseInputs(f.outs, f.sceneFiles); err != nil {
-			return nil, err
-		}
-		for _, r := range roles {
-			if sc.Bands[r] == nil {
-				return nil, compute.UsageError{Msg: (&compute.MissingRoleError{Index: strings.Join(names, ","), Role: r, Given: sc.RoleNames()}).Error() + " in " + f.scene}
-			}
-		}
-		bands, mask, err := sc.Load(roles, scene.LoadOptions{Mask: f.mask, MaskBuffer: f.maskBuffer})
-		if err != nil {
-			return nil, err
-		}
-		return &loaded{bands: bands, mask: mask, geo: sc.Grid.Geo, scene: sc}, nil
-	}
-	specs, err := f.specs()
+	s, err := f.spec()
 	if err != nil {
 		return nil, err
 	}
-	given := slices.Sorted(func(yield func(string) bool) {
-		for r := range specs {
-			if !yield(r) {
-				return
-			}
-		}
-	})
-	for _, r := range roles {
-		if _, ok := specs[r]; !ok {
-			return nil, compute.UsageError{Msg: (&compute.MissingRoleError{Index: strings.Join(names, ","), Role: r, Given: given}).Error() + fmt.Sprintf("; give it with --band %s=FILE[:BAND]", r)}
-		}
-	}
-	if f.warn != nil {
-		var need raster.Need
-		for _, r := range roles {
-			if n, err := raster.Estimate(specs[r]); err == nil {
-				need.Width, need.Height, need.Memory = n.Width, n.Height, need.Memory+n.Memory
-			}
-		}
-		if need = need.WithPlanes(len(names)); need.Large() {
-			fmt.Fprintf(f.warn, "canopy: %s\n", need)
-		}
-	}
-	l := &loaded{raw: true}
-	var geos []*compute.GeoRef
-	type res struct {
-		b   compute.BandInput
-		g   *compute.GeoRef
-		err error
-	}
-	results := make([]res, len(roles))
-	done := make(chan int, len(roles))
-	for i, r := range roles {
-		go func() {
-			b, g, err := raster.LoadStored(r, specs[r])
-			results[i] = res{b, g, err}
-			done <- i
-		}()
-	}
-	for range roles {
-		<-done
-	}
-	for _, r := range results {
-		if r.err != nil {
-			return nil, r.err
-		}
-	}
-	for i, r := range results {
-		b := r.b
-		if f.nodata != "" {
-			v, _ := strconv.ParseFloat(f.nodata, 64)
-			b.NoData, b.HasNoData = v, !math.IsNaN(v)
-		}
-		if i > 0 {
-			if err := raster.CheckSameGrid(results[0].b, b, results[0].g, r.g); err != nil {
-				return nil, err
-			}
-		}
-		l.bands = append(l.bands, b)
-		geos = append(geos, r.g)
-		if b.Plane.Type == compute.F32 {
-			// Float bands are taken as physical values already.
-			l.raw = false
-		}
-	}
-	if len(geos) > 0 {
-		l.geo = geos[0]
-	}
-	return l, nil
+	return source.Open(context.Background(), s, source.Options{Roles: sel.roles(), Need: strings.Join(sel.names, ","), Refuse: f.refuse})
 }
 
 // indexFlags are --index NAME[,NAME...] and --expr EXPR.
@@ -348,48 +190,28 @@ func (f *indexFlags) parse() (selection, error) {
 	return s, nil
 }
 
-// runVerified makes the job of sel over bands (a missing role is a usage
-// error), runs it on b in mode and checks every output against the
-// float64 truth.
-func runVerified(b compute.Backend, mode string, bands []compute.BandInput, mask []uint8, sel selection) (*compute.Job, error) {
-	j, err := compute.NewJob(bands, mask, sel.names, sel.exprs)
-	if err != nil {
-		var mr *compute.MissingRoleError
-		if errors.As(err, &mr) {
-			return nil, compute.UsageError{Msg: err.Error()}
-		}
-		return nil, err
-	}
-	j.Mode = mode
-	if _, err := compute.RunJob(b, j); err != nil {
-		return nil, err
-	}
-	for o, v := range compute.VerifyJob(j) {
-		if err := v.Err(b.Name() + " " + sel.names[o]); err != nil {
-			return nil, err
-		}
-	}
-	return j, nil
-}
-
-// computeIndices loads the bands sel needs, runs its job on the backend
-// named (name[:mode] or auto) and verifies it: what zonal computes before
-// its own work.
-func computeIndices(in *inputFlags, sel selection, backendName string) (*compute.Job, *loaded, error) {
+// computeIndices opens the bands sel needs, runs its job on the backend
+// named (name[:mode] or auto) through the one road (source.Run), verified,
+// and keeps the whole planes: what zonal and change compute before their
+// own work. Close the source when done.
+func computeIndices(spec source.Spec, opt source.Options, sel selection, backendName string) (*source.Planes, source.Source, error) {
 	b, mode, err := pickBackend(backendName)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer b.Close()
-	l, err := in.load(sel.roles(), sel.names)
+	opt.Roles = sel.roles()
+	src, err := source.Open(context.Background(), spec, opt)
 	if err != nil {
 		return nil, nil, err
 	}
-	j, err := runVerified(b, mode, l.bands, l.mask, sel)
-	if err != nil {
+	g := src.Grid()
+	planes := source.NewPlanes(g.Width, g.Height, len(sel.names))
+	if _, err := source.Run(context.Background(), src, source.Job{Backend: b, Mode: mode, Names: sel.names, Exprs: sel.exprs, Verify: true}, planes); err != nil {
+		src.Close()
 		return nil, nil, err
 	}
-	return j, l, nil
+	return planes, src, nil
 }
 
 // productFlags are the flags of commands over whole products or
@@ -411,13 +233,10 @@ func (f *productFlags) register(fs *flag.FlagSet, what string) {
 
 // parse checks the flags and returns the band roles and the indices.
 func (f *productFlags) parse() (map[string]int, selection, error) {
-	if f.mask != "auto" && f.mask != "none" {
-		return nil, selection{}, compute.Usagef("bad --mask %q: auto or none", f.mask)
+	if err := source.CheckMask(f.mask, f.buffer); err != nil {
+		return nil, selection{}, err
 	}
-	if f.buffer < 0 || f.buffer > 1000 {
-		return nil, selection{}, compute.Usagef("bad --mask-buffer %d: 0 to 1000 pixels", f.buffer)
-	}
-	bandMap, err := parseBandMap(f.bands)
+	bandMap, err := source.ParseAssign(f.bands)
 	if err != nil {
 		return nil, selection{}, err
 	}

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
 	"canopy/compute/outfile"
+	"canopy/compute/source"
 	"canopy/compute/vector"
 	"canopy/compute/zonal"
 )
@@ -75,15 +77,21 @@ func cmdZonal(args []string, stdout, stderr io.Writer) error {
 	if err := refuseInputs(in.outs, append(in.inputFiles(), path)); err != nil {
 		return err
 	}
-	j, l, err := computeIndices(&in, sel, *backend)
+	spec, err := in.spec()
 	if err != nil {
 		return err
 	}
-	gt, ok := l.geo.Affine()
+	planes, opened, err := computeIndices(spec, source.Options{Need: strings.Join(sel.names, ","), Refuse: in.refuse}, sel, *backend)
+	if err != nil {
+		return err
+	}
+	opened.Close()
+	geo := opened.Grid().Geo
+	gt, ok := geo.Affine()
 	if !ok {
 		return fmt.Errorf("the bands have no georeferencing: stands cannot be placed on them")
 	}
-	rcrs, err := vector.RasterCRS(l.geo)
+	rcrs, err := vector.RasterCRS(geo)
 	if err != nil {
 		return err
 	}
@@ -95,7 +103,7 @@ func cmdZonal(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	src, err := zonal.NewPlane(j.Out[0], j.Width, j.Height)
+	src, err := zonal.NewPlane(planes.Out[0], planes.Width, planes.Height)
 	if err != nil {
 		return err
 	}
@@ -138,11 +146,11 @@ func cmdZonal(args []string, stdout, stderr io.Writer) error {
 	if err := set.Commit(); err != nil {
 		return err
 	}
-	rep := zonalReport{Index: sel.names[0], Stands: len(res), CRS: rcrs, Width: j.Width, Height: j.Height, CSV: *csvOut, GPKG: *gpkgOut, Warnings: warnings}
+	rep := zonalReport{Index: sel.names[0], Stands: len(res), CRS: rcrs, Width: planes.Width, Height: planes.Height, CSV: *csvOut, GPKG: *gpkgOut, Warnings: warnings}
 	if *asJSON {
 		return json.NewEncoder(stdout).Encode(rep)
 	}
-	fmt.Fprintf(stdout, "%s over %d stands (%s, %dx%d pixels)\n", rep.Index, rep.Stands, rcrs, j.Width, j.Height)
+	fmt.Fprintf(stdout, "%s over %d stands (%s, %dx%d pixels)\n", rep.Index, rep.Stands, rcrs, planes.Width, planes.Height)
 	for _, p := range []string{*csvOut, *gpkgOut} {
 		if p != "" {
 			fmt.Fprintf(stdout, "wrote %s\n", p)

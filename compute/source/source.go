@@ -1,0 +1,398 @@
+// Package source is where a computation's pixels come from: the one place
+// that opens band files (--red/--nir/--band ROLE=F[:B]), products (a
+// Sentinel-2 SAFE folder or zip, a Landsat folder or tar, a STAC item, an
+// orthomosaic GeoTIFF: compute/scene) and generated scenes, and the one
+// run over them (Run: the block pipeline with verification, cancellation
+// and progress).
+//
+// A Spec says where the bands are (parsed once: ParseBands for the
+// --red/--nir/--band shorthand, ParseAssign for --bands ROLE=B,...). Open
+// turns a Spec and the roles a selection of indices reads into a Source,
+// which decides, once for every face:
+//
+//   - roles: which band of which file or product gives each role; a role
+//     the selection needs and the source lacks is a usage error naming it;
+//   - radiometry: reflectance (a product's scale and offset, float bands)
+//     or digital numbers (integer files with no radiometry known);
+//   - masks and nodata: a product's own mask (SCL, QA_PIXEL, alpha) as
+//     asked, a --nodata that overrides the files';
+//   - the grid: every band of one computation on one grid and CRS, or a
+//     clear error;
+//   - memory: band files are read block by block at their stored type as
+//     the pipeline asks; a product's bands are decoded and resampled onto
+//     one grid whole (its mask depends on several bands), then passed on
+//     block by block; a generated scene is made whole.
+//
+// Callers see a Source only through its interface: a grid, a pipeline
+// input (rows at their stored type, with the mask), the radiometry and
+// the product's metadata. That is how the coming kinds plug in without
+// their callers changing:
+//
+//   - a remote source (COG or product over HTTP range reads) is another
+//     implementation whose pipeline Reader fetches the byte ranges of a
+//     block's tiles (the header once, merged ranges) instead of reading a
+//     local file; Open picks it for a URL;
+//   - a time axis (several dates on one grid) is a Source whose Dates
+//     method lists the acquisitions and whose input gives one band per
+//     role and date, the masks as missing values; a caller that reads one
+//     date sees the Source it sees today.
+//
+// Adding a product reader is a file in compute/scene (which this package
+// opens for every face); nothing in the window or the terminal changes.
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"canopy/compute"
+	"canopy/compute/index"
+	"canopy/compute/pipeline"
+	"canopy/compute/raster"
+	"canopy/compute/scene"
+)
+
+// Spec says where the bands come from: files by role, a product, or a
+// generated scene (exactly one of Files, Product and Fake).
+type Spec struct {
+	// Files are band files by role: FILE or FILE:B (B from 1).
+	Files map[string]string
+	// NoData, when set, is the nodata value (as stored) of every band
+	// given as a file, over the files' own GDAL_NODATA.
+	NoData string
+
+	// Product is a product's path (compute/scene).
+	Product string
+	// Assign gives roles to bands of a product's file (an orthomosaic or
+	// a multi-band GeoTIFF): role → band number from 1. AssignFlag names
+	// the flag that sets it, for messages ("" when the face has none).
+	Assign     map[string]int
+	AssignFlag string
+	// Mask is the product's mask: "auto" (or "") for its own, "none".
+	// MaskBuffer grows it by that many pixels.
+	Mask       string
+	MaskBuffer int
+
+	// Fake is a generated scene's kind (compute.Scenes), Width×Height
+	// pixels from Seed.
+	Fake          string
+	Width, Height int
+	Seed          uint64
+}
+
+// Radiometry says what a source's samples are.
+type Radiometry int
+
+const (
+	// Reflectance: a product's bands with their scale and offset, or
+	// float bands taken as physical values.
+	Reflectance Radiometry = iota
+	// DigitalNumbers: integer bands of plain files with no radiometry
+	// known; an index is then one of the raw numbers.
+	DigitalNumbers
+)
+
+// ParseBands reads the band shorthand of a face's command line: --red,
+// --nir and every --band ROLE=FILE[:BAND] into files by role. A role
+// given twice with different files, an unknown role or a malformed entry
+// is a usage error naming the flag.
+func ParseBands(red, nir string, bands []string) (map[string]string, error) {
+	m := map[string]string{}
+	add := func(role, spec, flagName string) error {
+		role = strings.ToLower(strings.TrimSpace(role))
+		if index.RoleIndex(role) < 0 {
+			return compute.Usagef("%s: unknown role %q (roles: %s)", flagName, role, strings.Join(index.Roles[:], ", "))
+		}
+		if spec == "" {
+			return compute.Usagef("%s: no file for role %s", flagName, role)
+		}
+		if old, dup := m[role]; dup && old != spec {
+			return compute.Usagef("%s: role %s given twice (%s and %s)", flagName, role, old, spec)
+		}
+		m[role] = spec
+		return nil
+	}
+	if red != "" {
+		if err := add("red", red, "--red"); err != nil {
+			return nil, err
+		}
+	}
+	if nir != "" {
+		if err := add("nir", nir, "--nir"); err != nil {
+			return nil, err
+		}
+	}
+	for _, b := range bands {
+		role, spec, ok := strings.Cut(b, "=")
+		if !ok {
+			return nil, compute.Usagef("--band %q: want ROLE=FILE[:BAND], e.g. --band red=scene.tif:3", b)
+		}
+		if err := add(role, spec, "--band"); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// ParseAssign reads --bands ROLE=B,... (the roles of a multi-band file's
+// bands, B from 1).
+func ParseAssign(s string) (map[string]int, error) {
+	m := map[string]int{}
+	if s == "" {
+		return m, nil
+	}
+	for _, kv := range strings.Split(s, ",") {
+		role, num, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		b, err := strconv.Atoi(num)
+		if !ok || err != nil || b < 1 {
+			return nil, compute.Usagef("bad --bands entry %q: want ROLE=BAND, e.g. red=3,nir=4", kv)
+		}
+		m[strings.ToLower(role)] = b
+	}
+	return m, nil
+}
+
+// CheckMask checks a mask choice and its buffer.
+func CheckMask(mask string, buffer int) error {
+	if mask != "auto" && mask != "none" {
+		return compute.Usagef("bad --mask %q: auto or none", mask)
+	}
+	if buffer < 0 || buffer > 1000 {
+		return compute.Usagef("bad --mask-buffer %d: 0 to 1000 pixels", buffer)
+	}
+	return nil
+}
+
+// Check validates a spec of files or a product without reading pixels.
+func (s Spec) Check() error {
+	if s.Product != "" && len(s.Files) > 0 {
+		return compute.Usagef("give the bands either as files (--red/--nir/--band) or as --scene, not both")
+	}
+	if s.Product == "" && len(s.Files) == 0 && s.Fake == "" {
+		return compute.Usagef("no input: give --red and --nir, --band ROLE=FILE[:BAND], or --scene PATH")
+	}
+	mask := s.Mask
+	if mask == "" {
+		mask = "auto"
+	}
+	if err := CheckMask(mask, s.MaskBuffer); err != nil {
+		return err
+	}
+	if s.NoData != "" {
+		if _, err := strconv.ParseFloat(s.NoData, 64); err != nil {
+			return compute.Usagef("bad --nodata %q: not a number", s.NoData)
+		}
+		if s.Product != "" {
+			return compute.Usagef("--nodata applies to bands given as files; a --scene's nodata comes from its metadata")
+		}
+	}
+	return nil
+}
+
+// InputFiles lists the files the spec reads (an output must not be one).
+func (s Spec) InputFiles() []string {
+	var out []string
+	for _, sp := range s.Files {
+		if p, _, err := raster.ParseSpec(sp); err == nil {
+			out = append(out, p, sp)
+		}
+	}
+	if s.Product != "" {
+		out = append(out, s.Product)
+	}
+	return out
+}
+
+// Grid is where a source's pixels are: its size and georeferencing (nil
+// when the files have none).
+type Grid struct {
+	Width, Height int
+	Geo           *compute.GeoRef
+}
+
+// Source is bands opened for a computation, on one grid.
+type Source interface {
+	// Grid is the grid every band shares.
+	Grid() Grid
+	// Input is the bands as the block pipeline reads them (rows at their
+	// stored type, radiometry and nodata with each band) and the mask.
+	Input() *pipeline.Input
+	// Radiometry says whether the samples are reflectance or digital
+	// numbers.
+	Radiometry() Radiometry
+	// Masked counts the pixels the product's mask removes (0 for files
+	// and generated scenes).
+	Masked() int
+	// Product is the product's metadata; nil for files and generated
+	// scenes.
+	Product() *scene.Scene
+	// Files are the files on disk the source reads (a product's every
+	// file: scene.Files), which a run's outputs must not replace.
+	Files() []string
+	// Close releases the files.
+	Close() error
+}
+
+// Options are what Open reads.
+type Options struct {
+	// Roles are the bands to open, in this order.
+	Roles []string
+	// Need names what needs them, for messages ("ndvi", "ndvi,evi").
+	Need string
+	// Refuse, when set, hears the files of a product as soon as its
+	// metadata is open, before any pixel is read: an error (an output
+	// that would replace one of them) stops Open.
+	Refuse func(files []string) error
+}
+
+// Open opens the bands of opt.Roles from spec (see the package comment
+// for what it decides). A cancelled ctx stops it before the pixels are
+// read. Close the source when done.
+func Open(ctx context.Context, spec Spec, opt Options) (Source, error) {
+	if err := spec.Check(); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	switch {
+	case spec.Product != "":
+		return openProduct(spec, opt)
+	case len(spec.Files) > 0:
+		return openFiles(spec, opt)
+	}
+	return openFake(spec, opt)
+}
+
+// opened is every source Open makes today.
+type opened struct {
+	grid    Grid
+	in      *pipeline.Input
+	radio   Radiometry
+	masked  int
+	product *scene.Scene
+	files   []string
+	close   func()
+}
+
+func (o *opened) Grid() Grid             { return o.grid }
+func (o *opened) Input() *pipeline.Input { return o.in }
+func (o *opened) Radiometry() Radiometry { return o.radio }
+func (o *opened) Masked() int            { return o.masked }
+func (o *opened) Product() *scene.Scene  { return o.product }
+func (o *opened) Files() []string        { return o.files }
+
+func (o *opened) Close() error {
+	if o.close != nil {
+		o.close()
+		o.close = nil
+	}
+	return nil
+}
+
+// openFiles opens band files for the pipeline, read block by block at
+// their stored type.
+func openFiles(spec Spec, opt Options) (Source, error) {
+	roles := opt.Roles
+	var list []string
+	for _, r := range roles {
+		sp, ok := spec.Files[r]
+		if !ok {
+			given := slices.Sorted(maps.Keys(spec.Files))
+			return nil, compute.UsageError{Msg: (&compute.MissingRoleError{Index: opt.Need, Role: r, Given: given}).Error() + fmt.Sprintf("; give it with --band %s=FILE[:BAND]", r)}
+		}
+		list = append(list, sp)
+	}
+	if len(roles) == 0 {
+		// A formula of constants only: the first band given sets the size.
+		r := slices.Sorted(maps.Keys(spec.Files))[0]
+		roles, list = []string{r}, []string{spec.Files[r]}
+	}
+	st, err := raster.OpenStored(roles, list)
+	if err != nil {
+		return nil, err
+	}
+	o := &opened{grid: Grid{st.Width, st.Height, st.Geo}, in: st.Input, radio: DigitalNumbers, files: spec.InputFiles(), close: st.Close}
+	for i := range st.Bands {
+		b := &st.Bands[i]
+		if spec.NoData != "" {
+			v, _ := strconv.ParseFloat(spec.NoData, 64)
+			b.NoData, b.HasNoData = v, !math.IsNaN(v)
+		}
+		if b.Plane.Type == compute.F32 {
+			// Float bands are taken as physical values already.
+			o.radio = Reflectance
+		}
+	}
+	return o, nil
+}
+
+// openProduct reads a product's bands of the roles whole, resampled onto
+// its finest grid and masked, and passes them on block by block.
+func openProduct(spec Spec, opt Options) (Source, error) {
+	sc, err := scene.Open(spec.Product)
+	if err != nil {
+		return nil, err
+	}
+	defer sc.Close()
+	if opt.Refuse != nil {
+		if err := opt.Refuse(sc.Files()); err != nil {
+			return nil, err
+		}
+	}
+	for _, role := range slices.Sorted(maps.Keys(spec.Assign)) {
+		if err := sc.AssignBand(role, spec.Assign[role]); err != nil {
+			return nil, compute.UsageError{Msg: err.Error()}
+		}
+	}
+	for _, r := range opt.Roles {
+		if sc.Bands[r] == nil {
+			msg := (&compute.MissingRoleError{Index: opt.Need, Role: r, Given: sc.RoleNames()}).Error() + " in " + spec.Product
+			if spec.AssignFlag != "" {
+				msg += " (name it with " + spec.AssignFlag + " " + r + "=BAND)"
+			}
+			return nil, compute.UsageError{Msg: msg}
+		}
+	}
+	mask := spec.Mask
+	if mask == "" {
+		mask = "auto"
+	}
+	bands, m, err := sc.Load(opt.Roles, scene.LoadOptions{Mask: mask, MaskBuffer: spec.MaskBuffer})
+	if err != nil {
+		return nil, err
+	}
+	in, err := pipeline.Memory(bands, m)
+	if err != nil {
+		return nil, err
+	}
+	n := 0
+	for _, v := range m {
+		if v != 0 {
+			n++
+		}
+	}
+	return &opened{grid: Grid{in.Width, in.Height, sc.Grid.Geo}, in: in, radio: Reflectance, masked: n, product: sc, files: sc.Files()}, nil
+}
+
+// openFake generates a scene's bands of the roles whole.
+func openFake(spec Spec, opt Options) (Source, error) {
+	bands, geo, err := compute.FakeBands(spec.Fake, spec.Width, spec.Height, spec.Seed, opt.Roles)
+	if err != nil {
+		return nil, err
+	}
+	if len(bands) == 0 {
+		return nil, errors.New("a generated scene with no band asked for")
+	}
+	in, err := pipeline.Memory(bands, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &opened{grid: Grid{in.Width, in.Height, geo}, in: in, radio: Reflectance}, nil
+}
