@@ -21,6 +21,7 @@ import (
 	"canopy/assets"
 	"canopy/compute"
 	"canopy/compute/index"
+	"canopy/compute/source"
 	"canopy/ui/render/colormap"
 	"canopy/ui/render/layout"
 )
@@ -137,39 +138,9 @@ func parseFlags(args []string) (flags, error) {
 	if !contains(compute.Scenes(), f.opts.Fake) {
 		return f, compute.Usagef("unknown --fake %q (known: %s)", f.opts.Fake, strings.Join(compute.Scenes(), ", "))
 	}
-	specs := map[string]string{}
-	add := func(role, spec, name string) error {
-		role = strings.ToLower(strings.TrimSpace(role))
-		if index.RoleIndex(role) < 0 {
-			return compute.Usagef("%s: unknown role %q (roles: %s)", name, role, strings.Join(index.Roles[:], ", "))
-		}
-		if spec == "" {
-			return compute.Usagef("%s: no file for role %s", name, role)
-		}
-		if old, dup := specs[role]; dup && old != spec {
-			return compute.Usagef("%s: role %s given twice (%s and %s)", name, role, old, spec)
-		}
-		specs[role] = spec
-		return nil
-	}
-	if red != "" {
-		if err := add("red", red, "--red"); err != nil {
-			return f, err
-		}
-	}
-	if nir != "" {
-		if err := add("nir", nir, "--nir"); err != nil {
-			return f, err
-		}
-	}
-	for _, b := range bands {
-		role, spec, ok := strings.Cut(b, "=")
-		if !ok {
-			return f, compute.Usagef("--band %q: want ROLE=FILE[:BAND], e.g. --band red=scene.tif:3", b)
-		}
-		if err := add(role, spec, "--band"); err != nil {
-			return f, err
-		}
+	specs, err := source.ParseBands(red, nir, bands)
+	if err != nil {
+		return f, err
 	}
 	if len(specs) > 0 && sceneArg != "" {
 		return f, compute.Usagef("give the bands either as files (--red/--nir/--band) or as --scene, not both")
