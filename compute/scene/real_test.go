@@ -372,3 +372,57 @@ func equalFloats(a, b []float64) bool {
 	}
 	return true
 }
+
+// A Sentinel-2 product whose metadata and files disagree gets one line
+// naming the file and what was expected.
+func TestRealSentinel2Disagreements(t *testing.T) {
+	r := realS2s[2] // GeoTIFF bands: quick to rewrite
+	dir := t.TempDir()
+	safe := buildS2(t, dir, r)
+	img := filepath.Join(safe, "GRANULE", r.granule, "IMG_DATA", "R10m")
+	b04 := filepath.Join(img, r.prefix+"B04_10m.tif")
+	// A band smaller than MTD_TL.xml's Size.
+	writeTIFF(t, b04, tiffSpec{w: 64, h: 64, bits: 16, geo: northUp(r.epsg, r.ulx, r.uly, 10)})
+	_, err := Open(safe)
+	oneLine(t, "band smaller than declared", err, "B04 is 64x64 but")
+	oneLine(t, "band smaller than declared", err, "10980x10980")
+	// A band shifted from MTD_TL.xml's Geoposition.
+	writeTIFF(t, b04, tiffSpec{w: 10980, h: 10980, bits: 16, geo: northUp(r.epsg, r.ulx+10, r.uly, 10)})
+	_, err = Open(safe)
+	oneLine(t, "band shifted", err, "georeferencing")
+	// A missing band file names the file MTD_MSIL2A.xml lists.
+	os.Remove(b04)
+	_, err = Open(safe)
+	oneLine(t, "missing band", err, r.prefix+"B04_10m.tif is missing")
+	// A baseline newer than any known, without offsets.
+	safe = buildS2(t, filepath.Join(dir, "new"), r)
+	mtd := filepath.Join(safe, r.mtdName)
+	b, _ := os.ReadFile(mtd)
+	os.WriteFile(mtd, []byte(strings.Replace(string(b), "<PROCESSING_BASELINE>02.12<", "<PROCESSING_BASELINE>07.00<", 1)), 0o644)
+	_, err = Open(safe)
+	oneLine(t, "unknown baseline", err, "processing baseline 07.00 is newer than those Canopy knows")
+	// The scene says it gives reflectance.
+	safe = buildS2(t, filepath.Join(dir, "ok"), r)
+	s, err := Open(safe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Values() != ValuesReflectance || !strings.Contains(s.Describe(), "values       reflectance") {
+		t.Errorf("values %q:\n%s", s.Values(), s.Describe())
+	}
+}
+
+// An 8-bit orthomosaic without SCALE/OFFSET gives digital numbers, and
+// says so in `canopy scene` and its JSON.
+func TestValuesDigitalNumbers(t *testing.T) {
+	s, err := Open(fx(t, "ortho_rgba.tif"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	b, _ := json.Marshal(s)
+	if s.Values() != ValuesDN || !strings.Contains(s.Describe(), "values       digital numbers") || !strings.Contains(string(b), `"values":"digital numbers"`) {
+		t.Errorf("values %q, json %s", s.Values(), b)
+	}
+}

@@ -264,7 +264,8 @@ type bandJSON struct {
 
 // MarshalJSON writes the scene for `canopy scene --json`: sensor, date,
 // tile, CRS, grid, bands (role, resolution, type, add, scale, offset,
-// nodata), mask and cloud share (null when unknown).
+// nodata), mask, cloud share (null when unknown) and values (reflectance
+// or digital numbers).
 func (s *Scene) MarshalJSON() ([]byte, error) {
 	type plain Scene
 	var bands []bandJSON
@@ -297,7 +298,8 @@ func (s *Scene) MarshalJSON() ([]byte, error) {
 		Date       *string    `json:"date"`
 		Bands      []bandJSON `json:"bands"`
 		CloudShare *float64   `json:"cloud_share"`
-	}{(*plain)(s), date, bands, cloud})
+		Values     string     `json:"values"`
+	}{(*plain)(s), date, bands, cloud, s.Values()})
 }
 
 // Describe is the scene in a few lines for `canopy scene PATH`.
@@ -324,6 +326,7 @@ func (s *Scene) Describe() string {
 		fmt.Fprintf(&b, "cloud share  %.1f%%\n", s.CloudShare)
 	}
 	fmt.Fprintf(&b, "mask         %s\n", s.Mask.Description)
+	fmt.Fprintf(&b, "values       %s\n", s.Values())
 	fmt.Fprintf(&b, "bands        role      name     res    type     reflectance = (DN + add) * scale + offset\n")
 	for _, r := range s.RoleNames() {
 		x := s.Bands[r]
@@ -337,6 +340,25 @@ func (s *Scene) Describe() string {
 		fmt.Fprintf(&b, "note         %s\n", n)
 	}
 	return b.String()
+}
+
+// What a scene's band values are (Scene.Values).
+const (
+	ValuesReflectance = "reflectance"
+	ValuesDN          = "digital numbers"
+)
+
+// Values says whether the scene's bands give reflectance (the product
+// states how to get it: a scale, an offset, or values stored as floats)
+// or digital numbers (integers with no known scale, as a plain GeoTIFF or
+// an orthomosaic without SCALE/OFFSET).
+func (s *Scene) Values() string {
+	for _, b := range s.Bands {
+		if !b.Radiometry.IsIdentity() || b.Type == compute.F32 {
+			return ValuesReflectance
+		}
+	}
+	return ValuesDN
 }
 
 // crsName names the EPSG codes products use.

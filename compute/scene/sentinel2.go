@@ -127,6 +127,9 @@ func (s *Scene) readSentinel2() error {
 		}
 		offsets[normBand(name)] = v
 	}
+	if len(offsets) == 0 && baseline >= 6 {
+		return fmt.Errorf("%s: processing baseline %s is newer than those Canopy knows (up to 05.xx) and the file gives no BOA_ADD_OFFSET: expected BOA_ADD_OFFSET_VALUES_LIST, the reflectance cannot be known without it", c.where(mtd), s.Baseline)
+	}
 	assumeOffset := len(offsets) == 0 && baseline >= 4
 	if assumeOffset {
 		s.Notes = append(s.Notes, fmt.Sprintf("MTD_MSIL2A.xml gives no BOA_ADD_OFFSET although the baseline is %s (04.00 or later): using -1000, as ESA documents for these baselines", s.Baseline))
