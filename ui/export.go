@@ -66,11 +66,14 @@ func (w *Window) ExportCSV(path string) error { return w.csvWriter()(path) }
 // write it from any goroutine.
 
 func (w *Window) pngWriter(legend bool, title string) func(string) error {
-	s, lut := w.shown, w.lut
+	s, lut, inputs := w.shown, w.lut, w.exportInputs()
 	if m, ok := w.layoutMap(); ok && m.Composite != nil {
 		// A composite: the map alone at full resolution, or with a legend
 		// or title the layout of it (the band combination as legend).
 		return func(path string) error {
+			if err := refuseInput(path, inputs); err != nil {
+				return err
+			}
 			if !legend && title == "" {
 				_, err := layout.WriteMapPNG(path, m)
 				return err
@@ -83,6 +86,9 @@ func (w *Window) pngWriter(legend bool, title string) func(string) error {
 		if s == nil {
 			return errNothing
 		}
+		if err := refuseInput(path, inputs); err != nil {
+			return err
+		}
 		plane, err := s.exportPlane()
 		if err != nil {
 			return err
@@ -94,10 +100,13 @@ func (w *Window) pngWriter(legend bool, title string) func(string) error {
 }
 
 func (w *Window) tiffWriter() func(string) error {
-	s := w.shown
+	s, inputs := w.shown, w.exportInputs()
 	return func(path string) error {
 		if s == nil {
 			return errNothing
+		}
+		if err := refuseInput(path, inputs); err != nil {
+			return err
 		}
 		plane, err := s.exportPlane()
 		if err != nil {
@@ -312,10 +321,13 @@ func (w *Window) layoutMap() (layout.Map, bool) {
 
 func (w *Window) mapWriter() func(string) ([]string, error) {
 	m, ok := w.layoutMap()
-	s := w.shown
+	s, inputs := w.shown, w.exportInputs()
 	return func(path string) ([]string, error) {
 		if !ok {
 			return nil, errNothing
+		}
+		if err := refuseInput(path, inputs); err != nil {
+			return nil, err
 		}
 		m, err := withPlane(m, s)
 		if err != nil {
@@ -330,10 +342,13 @@ func (w *Window) layoutWriter(opt layout.Options) func(string) (layout.Geometry,
 	if ok && opt.Source == "" {
 		opt.Source = w.shown.label
 	}
-	s := w.shown
+	s, inputs := w.shown, w.exportInputs()
 	return func(path string) (layout.Geometry, error) {
 		if !ok {
 			return layout.Geometry{}, errNothing
+		}
+		if err := refuseInput(path, inputs); err != nil {
+			return layout.Geometry{}, err
 		}
 		m, err := withPlane(m, s)
 		if err != nil {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"image"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 
@@ -14,7 +13,9 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"canopy/compute"
 	"canopy/compute/geo"
+	"canopy/compute/outfile"
 	"canopy/compute/scene"
 	"canopy/ui/render/numfmt"
 )
@@ -332,7 +333,14 @@ func (w *Window) ExportPins(path string) error {
 	if err := cw.WriteAll(rows); err != nil {
 		return fmt.Errorf("%s: %v", path, err)
 	}
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+	if err := refuseInput(path, w.exportInputs()); err != nil {
+		return err
+	}
+	err := compute.WriteFileAtomic(path, func(o *outfile.Writer) error {
+		_, err := o.Write([]byte(b.String()))
+		return err
+	})
+	if err != nil {
 		return explain(fmt.Errorf("write %s: %w", path, err))
 	}
 	return nil

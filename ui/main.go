@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"bufio"
 	"errors"
 	"flag"
 	"fmt"
@@ -370,13 +371,5 @@ func startExports(stdout io.Writer, mapPath, layPath string, mapW func(string) (
 }
 
 func writeScreenshot(path string, img image.Image) error {
-	out, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := png.Encode(out, img); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
+	return compute.WriteFileAtomicBuffered(path, func(w *bufio.Writer) error { return png.Encode(w, img) })
 }

@@ -91,6 +91,9 @@ func (w *Window) SaveSession(path string) error {
 		return fmt.Errorf("save session %s: %w", path, err)
 	}
 	b = append(b, '\n')
+	if err := refuseInput(path, w.exportInputs()); err != nil {
+		return err
+	}
 	err = compute.WriteFileAtomic(path, func(o *outfile.Writer) error {
 		_, err := o.Write(b)
 		return err

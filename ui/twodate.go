@@ -663,7 +663,7 @@ func (s bandSource) inputFiles() []string {
 		}
 	case srcProduct:
 		if s.info != nil {
-			out = append(out, s.info.Path)
+			out = append(out, s.info.Files()...)
 		}
 	}
 	return out
