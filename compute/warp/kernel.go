@@ -166,9 +166,13 @@ func (k *kernel[T]) rows(r0, r1 int) {
 			k.averageRow(r, base)
 			continue
 		}
+		fw, fh := float64(k.w), float64(k.h)
 		for si := range p.Segments(r) {
 			s := &p.Segments(r)[si]
-			for j := 0; j < int(s.N); j++ {
+			// Pixels that cannot fall on the source are skipped (at would
+			// reject them).
+			j0, j1 := s.Span(-1, fw+1, -1, fh+1)
+			for j := j0; j <= j1; j++ {
 				x := int(s.Start) + j
 				if k.filled != nil && k.filled[base+x] != 0 {
 					continue

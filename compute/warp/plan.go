@@ -288,18 +288,25 @@ func (t *transformer) retryEdges(out, segs []Segment, x0, y, w, h float64) []Seg
 			out = append(out, s)
 			continue
 		}
-		// The run is linear: only one touching the band around the edges
-		// needs a look pixel by pixel.
-		ax, ay := s.Pos(0)
-		bx, by := s.Pos(int(s.N) - 1)
-		lox, hix := math.Min(ax, bx), math.Max(ax, bx)
-		loy, hiy := math.Min(ay, by), math.Max(ay, by)
-		if lox >= 0 && loy >= 0 && hix+1e-10 <= w && hiy+1e-10 <= h {
+		// The run is linear: only its pixels near the source's edges can
+		// be retried: those that may lie within a pixel of the source
+		// and are not surely inside it.
+		k0, k1 := s.Span(-1, w+1, -1, h+1)
+		if k0 > k1 {
 			out = append(out, s)
 			continue
 		}
+		fk := float64(s.K0)
+		ax, ay := s.SX+float64(s.DX*fk), s.SY+float64(s.DY*fk)
+		ix0, ix1 := inner(ax, s.DX, 0, w-1e-9, int(s.N))
+		iy0, iy1 := inner(ay, s.DY, 0, h-1e-9, int(s.N))
+		in0, in1 := max(ix0, iy0), min(ix1, iy1)
 		cut := int32(0) // first pixel of s not yet emitted
-		for k := int32(0); k < s.N; k++ {
+		for k := int32(k0); k <= int32(k1); k++ {
+			if in0 <= in1 && int(k) == in0 {
+				k = int32(in1) // surely inside: no retry
+				continue
+			}
 			px, py := s.Pos(int(k))
 			if !retry(px, py, w, h) {
 				continue

@@ -233,3 +233,61 @@ func excerpt(s string) string {
 	}
 	return s
 }
+
+// kRange returns the pixels k of [0, n) whose coordinate a + d·k may lie
+// in [lo, hi]: a range one pixel wider on each side than the interval
+// solved in float64, so that rounding never leaves one out; k0 > k1 when
+// none does.
+func kRange(a, d, lo, hi float64, n int) (k0, k1 int) {
+	if d == 0 || n == 1 {
+		if a >= lo-1e-9 && a <= hi+1e-9 {
+			return 0, n - 1
+		}
+		return 0, -1
+	}
+	t0, t1 := (lo-a)/d, (hi-a)/d
+	if t0 > t1 {
+		t0, t1 = t1, t0
+	}
+	if t1 < -1 || t0 > float64(n) || t0 != t0 || t1 != t1 {
+		return 0, -1
+	}
+	k0 = max(0, int(math.Floor(t0))-1)
+	k1 = min(n-1, int(math.Ceil(t1))+1)
+	return k0, k1
+}
+
+// inner returns the pixels k of [0, n) whose coordinate a + d·k surely
+// lies in [lo, hi] (the solved interval shrunk by a pixel a side); k0 >
+// k1 when none surely does.
+func inner(a, d, lo, hi float64, n int) (k0, k1 int) {
+	if d == 0 {
+		if a > lo && a < hi {
+			return 0, n - 1
+		}
+		return 0, -1
+	}
+	t0, t1 := (lo-a)/d, (hi-a)/d
+	if t0 > t1 {
+		t0, t1 = t1, t0
+	}
+	if t0 != t0 || t1 != t1 {
+		return 0, -1
+	}
+	return max(0, int(math.Ceil(t0))+1), min(n-1, int(math.Floor(t1))-1)
+}
+
+// Span returns the pixels [k0, k1] of s whose source position may fall
+// inside [xlo, xhi] × [ylo, yhi]; a kernel need not look at the others.
+func (s *Segment) Span(xlo, xhi, ylo, yhi float64) (k0, k1 int) {
+	n := int(s.N)
+	fk := float64(s.K0)
+	ax := s.SX + float64(s.DX*fk)
+	ay := s.SY + float64(s.DY*fk)
+	if ax != ax || ay != ay {
+		return 0, n - 1 // the kernel rejects it itself
+	}
+	x0, x1 := kRange(ax, s.DX, xlo, xhi, n)
+	y0, y1 := kRange(ay, s.DY, ylo, yhi, n)
+	return max(x0, y0), min(x1, y1)
+}
