@@ -139,8 +139,18 @@ func NewCOG(w io.WriterAt, width, height, bands int, geo *compute.GeoRef, opt CO
 	if bands < 1 || bands > 1024 {
 		return nil, fmt.Errorf("%d bands: need 1 to 1024", bands)
 	}
+	if width > MaxCOGWidth {
+		return nil, fmt.Errorf("the image is %d pixels wide, more than the %d a Canopy GeoTIFF may be; write a part of it (canopy warp --bbox)", width, MaxCOGWidth)
+	}
 	if opt.TileSize == 0 {
 		opt.TileSize = 512
+		// A row of tiles is held twice (filling and compressing) and
+		// again in the overviews: an image so wide that a row of 512²
+		// tiles would pass maxTileRow gets smaller tiles (a 4194304×1
+		// image would otherwise hold 8 GiB for one row of pixels).
+		for opt.TileSize > 16 && uint64(opt.TileSize)*uint64(width)*uint64(bands)*4 > maxTileRow {
+			opt.TileSize -= 16
+		}
 	}
 	if opt.TileSize < 16 || opt.TileSize%16 != 0 || opt.TileSize > 4096 {
 		return nil, fmt.Errorf("tile size %d: must be a multiple of 16 from 16 to 4096", opt.TileSize)
@@ -425,6 +435,7 @@ func (c *COGWriter) writeTiles(l *cogLevel) error {
 		go func() {
 			defer wg.Done()
 			e := (*encs)[wk]
+			var scratch []byte
 			for {
 				t := int(next.Add(1)) - 1
 				if t >= l.across {
@@ -437,16 +448,28 @@ func (c *COGWriter) writeTiles(l *cogLevel) error {
 				// last 4 bytes again), compressed in place.
 				// Room for the worst case once (a stored stream), so that
 				// the tile's buffer never grows while the stream is written.
-				if bound := len(e.tile) + len(e.tile)/64 + 1024; cap(outs[t]) < bound {
-					outs[t] = make([]byte, 0, bound)
+				bound := len(e.tile) + len(e.tile)/64 + 1024
+				dst := outs[t]
+				if l.across > keepRoom {
+					// A row of many tiles: compressed in the worker's own
+					// room, each kept at its compressed size.
+					dst = scratch
 				}
-				o, e2 := e.compressTo(append(outs[t][:0], 0, 0, 0, 0))
+				if cap(dst) < bound {
+					dst = make([]byte, 0, bound)
+				}
+				o, e2 := e.compressTo(append(dst[:0], 0, 0, 0, 0))
 				if e2 != nil {
 					errOnce.Do(func() { err = e2 })
 					return
 				}
 				binary.LittleEndian.PutUint32(o, uint32(len(o)-4))
-				outs[t] = append(o, o[len(o)-4:]...)
+				o = append(o, o[len(o)-4:]...)
+				if l.across > keepRoom {
+					scratch = o
+					o = append(outs[t][:0], o...)
+				}
+				outs[t] = o
 			}
 		}()
 	}
@@ -666,6 +689,19 @@ func (c *COGWriter) headers() (ifdAt int, pos []uint64, end uint64) {
 // reserveRoom says whether the writer reserves room before the full
 // resolution (a variable for the tests of the other way).
 var reserveRoom = true
+
+// MaxCOGWidth is the widest image NewCOG writes: a row of tiles of a wider
+// one takes too many tiles, or too much memory, for the image it holds.
+const MaxCOGWidth = 1 << 18
+
+// keepRoom is the most tiles across whose worst-case room a level keeps
+// from one row of tiles to the next; wider rows keep each tile at its
+// compressed size. maxTileRow bounds the bytes of one row of tiles of one
+// level (see NewCOG's tile size).
+const (
+	keepRoom   = 256
+	maxTileRow = 256 << 20
+)
 
 // reserve sets where the full resolution's data starts, from the first
 // row of its tiles (compressed, bytes in all): room for the headers and
