@@ -42,14 +42,11 @@ type stacItem struct {
 }
 
 type stacAsset struct {
-	Href    string   `json:"href"`
-	Type    string   `json:"type"`
-	Roles   []string `json:"roles"`
-	GSD     float64  `json:"gsd"`
-	EOBands []struct {
-		Name       string `json:"name"`
-		CommonName string `json:"common_name"`
-	} `json:"eo:bands"`
+	Href        string   `json:"href"`
+	Type        string   `json:"type"`
+	Roles       []string `json:"roles"`
+	GSD         float64  `json:"gsd"`
+	EOBands     []eoBand `json:"eo:bands"`
 	RasterBands []struct {
 		NoData     any      `json:"nodata"`
 		Scale      *float64 `json:"scale"`
@@ -61,6 +58,51 @@ type stacAsset struct {
 	Shape     []int     `json:"proj:shape"`
 	EPSG      *int      `json:"proj:epsg"`
 	Code      string    `json:"proj:code"`
+}
+
+// eoBand is an eo:bands entry: an object, or (USGS's Collection 2 items of
+// STAC 1.0.0-beta.2) the index of an entry of the item's own eo:bands.
+type eoBand struct {
+	Name       string `json:"name"`
+	CommonName string `json:"common_name"`
+	index      int    // -1: an object
+}
+
+func (e *eoBand) UnmarshalJSON(b []byte) error {
+	var i int
+	if json.Unmarshal(b, &i) == nil {
+		*e = eoBand{index: i}
+		return nil
+	}
+	type plain eoBand
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*e = eoBand(p)
+	e.index = -1
+	return nil
+}
+
+// resolveEOBands replaces eo:bands indexes by the item's entries.
+func resolveEOBands(it *stacItem) {
+	list, _ := it.Properties["eo:bands"].([]any)
+	for k, a := range it.Assets {
+		for i, e := range a.EOBands {
+			if e.index < 0 {
+				continue
+			}
+			if e.index < len(list) {
+				m, _ := list[e.index].(map[string]any)
+				name, _ := m["name"].(string)
+				cn, _ := m["common_name"].(string)
+				a.EOBands[i] = eoBand{Name: name, CommonName: cn, index: -1}
+			} else {
+				a.EOBands[i] = eoBand{index: -1}
+			}
+		}
+		it.Assets[k] = a
+	}
 }
 
 // stacCommon maps eo:bands common names to roles (rededge and nir08 are
@@ -96,7 +138,12 @@ func openSTAC(p string) (*Scene, error) {
 		}
 		return ""
 	}
-	s.Sensor = platformName(prop("platform"))
+	resolveEOBands(&it)
+	platform := prop("platform")
+	if platform == "" {
+		platform = prop("eo:platform") // USGS's items of STAC 1.0.0-beta.2: "LANDSAT_8"
+	}
+	s.Sensor = platformName(platform)
 	if t, err := time.Parse(time.RFC3339Nano, prop("datetime")); err == nil {
 		s.Date = t
 	}
@@ -162,6 +209,15 @@ func openSTAC(p string) (*Scene, error) {
 		}
 		if role != "scl" && role != "qa_pixel" && role != "qa_radsat" {
 			src.Radiometry = s.stacRadiometry(it, a, src.Radiometry)
+			if strings.HasPrefix(strings.ToLower(platform), "landsat") && src.Radiometry.IsIdentity() && (len(a.RasterBands) == 0 || a.RasterBands[0].Scale == nil) &&
+				(strings.Contains(it.ID, "_L2SP_") || strings.Contains(it.ID, "_L2SR_")) {
+				// USGS's own items give no scale: the product's rule.
+				src.Radiometry = compute.Radiometry{Scale: landsatScale, Offset: landsatOffset}
+				s.note("the item gives no raster:bands scale: using Collection 2 Level-2's own, DN * 2.75e-5 - 0.2")
+				if !src.HasNoData {
+					src.NoData, src.HasNoData = 0, true
+				}
+			}
 			if isS2Item(it) {
 				// The product's Special_Values: DN 0 no data, 65535
 				// saturated, whatever the item says.
@@ -198,7 +254,7 @@ func openSTAC(p string) (*Scene, error) {
 	if s.Mask.Kind == "" {
 		s.Mask.Description = "no scl or qa_pixel asset: nothing masked"
 	}
-	if plat := strings.ToLower(prop("platform")); strings.HasPrefix(plat, "landsat") {
+	if plat := strings.ToLower(platform); strings.HasPrefix(plat, "landsat") {
 		roles := landsatTM
 		if strings.HasSuffix(plat, "8") || strings.HasSuffix(plat, "9") {
 			roles = landsatOLI
@@ -425,6 +481,9 @@ func qaKey(k string) string {
 // "sentinel-2a", "Sentinel-2B", ..., or s2:* properties).
 func isS2Item(it stacItem) bool {
 	plat, _ := it.Properties["platform"].(string)
+	if plat == "" {
+		plat, _ = it.Properties["eo:platform"].(string)
+	}
 	_, hasBase := it.Properties["s2:processing_baseline"].(string)
 	return strings.HasPrefix(strings.ToLower(plat), "sentinel-2") || hasBase
 }

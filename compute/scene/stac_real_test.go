@@ -188,3 +188,91 @@ func TestRealSTAC(t *testing.T) {
 		})
 	}
 }
+
+// USGS's own STAC item of a Landsat 8 L2SP product (STAC 1.0.0-beta.2:
+// asset eo:bands as indexes into the item's, "eo:platform", asset keys
+// "SR_B4.TIF" and "QA_PIXEL.TIF", no raster:bands), its files saved
+// beside it. The item declares no grid: the files are 2048 x 2048 pixels
+// of 30 m.
+func TestRealSTACUSGSLandsat(t *testing.T) {
+	const id = "LC08_L2SP_047027_20201204_20210313_02_T1"
+	b, err := os.ReadFile(filepath.Join("testdata", "real", "stac", id+"_SR_stac.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var item map[string]any
+	if err := json.Unmarshal(b, &item); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	r := realLandsat{oli: true, mult: 2.75e-5, add: -0.2}
+	geo := northUp(32610, 399985, 5400015, 30)
+	patch := func(f func(i, j int) uint16) []uint16 {
+		v := make([]uint16, patchSize*patchSize)
+		for j := range patchSize {
+			for i := range patchSize {
+				v[j*patchSize+i] = f(i, j)
+			}
+		}
+		return v
+	}
+	const n, px, py = 2048, 1020, 1030
+	for k, v := range item["assets"].(map[string]any) {
+		a := v.(map[string]any)
+		var p []uint16
+		switch {
+		case strings.HasPrefix(k, "SR_B"):
+			band := int(k[4] - '0')
+			p = patch(func(i, j int) uint16 { return landsatDN(band, i, j) })
+		case k == "QA_PIXEL.TIF":
+			p = patch(landsatQA)
+		case k == "QA_RADSAT.TIF":
+			p = patch(func(i, j int) uint16 {
+				if i == 10 && j == 10 {
+					return 1 << 3 // red, SR_B4
+				}
+				return 0
+			})
+		default:
+			continue
+		}
+		name := path.Base(a["href"].(string))
+		writeTIFF(t, filepath.Join(dir, name), tiffSpec{w: n, h: n, bits: 16, geo: geo, px: px, py: py, patch: p, patchSize: patchSize})
+		a["href"] = "./" + name
+	}
+	out, _ := json.Marshal(item)
+	ip := filepath.Join(dir, id+"_SR_stac.json")
+	os.WriteFile(ip, out, 0o644)
+	s, err := Open(ip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Sensor != "Landsat 8" || s.PathRow != "047027" || s.CloudShare != 1.55 || s.CRS.EPSG != 32610 || s.Grid.Width != n ||
+		s.Date.UTC().Format("2006-01-02 15:04:05") != "2020-12-04 19:02:11" {
+		t.Fatalf("%s %s %v %v %+v %v", s.Sensor, s.PathRow, s.CloudShare, s.CRS, s.Grid, s.Date)
+	}
+	want := map[string]string{"blue": "SR_B2", "green": "SR_B3", "red": "SR_B4", "nir": "SR_B5", "swir1": "SR_B6", "swir2": "SR_B7"}
+	for role, name := range want {
+		if b := s.Bands[role]; b == nil || b.Name != name || b.Radiometry != (compute.Radiometry{Scale: 2.75e-5, Offset: -0.2}) {
+			t.Errorf("%s: %+v", role, b)
+		}
+	}
+	if s.Mask.Kind != "qa_pixel" || s.Mask.Saturation == nil || !equalInts(s.Mask.Bits, []int{0, 1, 2, 3, 4}) {
+		t.Errorf("mask %+v", s.Mask)
+	}
+	win := image.Rect(px, py, px+patchSize, py+patchSize)
+	bands, mask, err := s.Load([]string{"red", "nir"}, LoadOptions{Window: win})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := ndvi(bands[0], bands[1], mask)
+	for j := range patchSize {
+		for i := range patchSize {
+			w, g := landsatNDVI(r, i, j), got[j*patchSize+i]
+			if math.IsNaN(w) != math.IsNaN(g) || (!math.IsNaN(w) && math.Abs(w-g) > 1e-6) {
+				t.Fatalf("NDVI at patch (%d, %d): %v, reference %v", i, j, g, w)
+			}
+		}
+	}
+}
