@@ -16,6 +16,8 @@ import (
 
 	"canopy/compute"
 	"canopy/compute/geotiff"
+	"canopy/compute/outfile"
+	"canopy/compute/source"
 	"canopy/ui/render/colormap"
 	"canopy/ui/render/layout"
 )
@@ -112,9 +114,26 @@ func (w *Window) tiffWriter() func(string) error {
 		if err != nil {
 			return err
 		}
-		return geotiff.WriteBands(path, s.w, s.h, [][]float32{plane}, s.set.geo,
-			geotiff.WriteOptions{NoData: "nan", Descriptions: []string{s.idx.name}})
+		return writeCOG(path, s.w, s.h, plane, s.set.geo, s.idx.name)
 	}
+}
+
+// writeCOG writes the index plane shown as the terminal's `canopy compute
+// --tif` writes it: through the road's COG sink (source.COG, deflate, one
+// band named after the index), into a temporary file renamed into place,
+// so that the same inputs give the same file, byte for byte.
+func writeCOG(path string, w, h int, plane []float32, geo *compute.GeoRef, name string) error {
+	return compute.WriteFileAtomic(path, func(out *outfile.Writer) error {
+		c, err := source.NewCOG(out, path, source.Grid{Width: w, Height: h, Geo: geo}, []string{name}, geotiff.Deflate, filepath.Dir(path))
+		if err != nil {
+			return err
+		}
+		if err := c.WriteRows(0, h, [][]float32{plane}); err != nil {
+			c.Abort()
+			return err
+		}
+		return c.Close()
+	})
 }
 
 func (w *Window) chartWriter(which chartKind) func(string) error {

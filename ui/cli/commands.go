@@ -93,7 +93,7 @@ var wrapOutput = func(w outWriter) outWriter { return w }
 // interruption.
 type outputs struct {
 	set   *outfile.Set
-	cog   *geotiff.COGWriter
+	cog   *source.COG
 	tif   string
 	maps  []*colormap.MapStream
 	paths []string
@@ -120,17 +120,13 @@ func openOutputs(inputs []string, tif string, pngs []string, w, h int, geo *comp
 		if wr := wrapOutput(fw); wr != outWriter(fw) {
 			out = wr
 		}
-		c, err := geotiff.NewCOG(out, w, h, len(sel.names), geo, geotiff.COGOptions{Compression: comp, Descriptions: sel.names, ScratchDir: filepath.Dir(tif)})
+		// The COG sink every face writes its GeoTIFF through.
+		c, err := source.NewCOG(out, tif, source.Grid{Width: w, Height: h, Geo: geo}, sel.names, comp, filepath.Dir(tif))
 		if err != nil {
-			return nil, fmt.Errorf("write %s: %w", tif, err)
+			return nil, err
 		}
 		o.cog = c
-		o.sinks = append(o.sinks, pipeline.SinkFunc(func(b *pipeline.Block) error {
-			if err := c.WriteRows(b.Y0, b.Rows, b.Out); err != nil {
-				return fmt.Errorf("write %s: %w", tif, err)
-			}
-			return nil
-		}))
+		o.sinks = append(o.sinks, c)
 	}
 	for i, p := range pngs {
 		lo, hi := -1.0, 1.0
@@ -174,7 +170,7 @@ func (o *outputs) finish() error {
 		c := o.cog
 		o.cog = nil
 		if err := c.Close(); err != nil {
-			return fmt.Errorf("write %s: %w", o.tif, err)
+			return err
 		}
 	}
 	for i, m := range o.maps {
