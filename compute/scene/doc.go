@@ -1,7 +1,9 @@
 // Package scene reads satellite and drone products as their makers ship
 // them: a Sentinel-2 L2A .SAFE folder or .zip, a Landsat Collection 2
-// Level-2 folder or .tar, a STAC item whose assets are local files, or a
-// multi-band GeoTIFF orthomosaic.
+// Level-2 folder or .tar, a STAC item whose assets are local files or URLs,
+// or a multi-band GeoTIFF orthomosaic. A STAC item or a GeoTIFF may itself
+// be a URL: it and its assets are read by byte ranges over HTTP(S)
+// (compute/remote), Planetary Computer links signed (compute/stac).
 //
 // Open reads the metadata only (sensor, date, tile or path/row, CRS, grid,
 // each band's file, resolution, stored type, radiometry and nodata, the

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"canopy/compute"
+	"canopy/compute/remote"
 )
 
 // The product kinds Open recognises.
@@ -146,10 +147,14 @@ func (s *Scene) Close() error {
 }
 
 // Open reads a product's metadata: a Sentinel-2 L2A .SAFE folder or .zip, a
-// Landsat Collection 2 Level-2 folder or .tar, a STAC item .json whose
-// assets are local files, or a multi-band GeoTIFF orthomosaic. No pixel is
-// read; Load reads bands. Close the Scene when done.
+// Landsat Collection 2 Level-2 folder or .tar, a STAC item .json (its
+// assets local files or URLs), or a multi-band GeoTIFF orthomosaic; a STAC
+// item or a GeoTIFF may be a URL (http, https, s3://), read by byte ranges
+// (remote.go). No pixel is read; Load reads bands. Close the Scene when done.
 func Open(p string) (*Scene, error) {
+	if remote.IsURL(p) {
+		return openRemote(p)
+	}
 	st, err := os.Stat(p)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", p, unwrapPath(err))

@@ -12,17 +12,22 @@ import (
 	"time"
 
 	"canopy/compute"
+	"canopy/compute/remote"
 )
 
 // filesContainer holds a STAC item's or an orthomosaic's files by path.
 type filesContainer struct {
-	files []string
-	cache fileCache
+	files  []string
+	cache  fileCache
+	remote remoteFiles // files named by URL
 }
 
 func (f *filesContainer) names() []string { return f.files }
 
 func (f *filesContainer) open(name string) (io.ReaderAt, int64, error) {
+	if remote.IsURL(name) {
+		return f.remote.open(name)
+	}
 	h, n, err := f.cache.open(name)
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s: %v", name, err)
@@ -32,7 +37,7 @@ func (f *filesContainer) open(name string) (io.ReaderAt, int64, error) {
 
 func (f *filesContainer) where(name string) string { return name }
 
-func (f *filesContainer) close() error { return f.cache.close() }
+func (f *filesContainer) close() error { f.remote.close(); return f.cache.close() }
 
 type stacItem struct {
 	Type       string               `json:"type"`
@@ -112,7 +117,8 @@ var stacCommon = map[string]string{
 	"swir16": "swir1", "swir22": "swir2",
 }
 
-// openSTAC reads a STAC item whose assets are local files.
+// openSTAC reads a STAC item, local or at a URL, whose assets are local
+// files or URLs.
 func openSTAC(p string) (*Scene, error) {
 	fc := &filesContainer{}
 	s := &Scene{Path: p, Kind: KindSTAC, c: fc, CloudShare: math.NaN(), Bands: map[string]*Source{}}
@@ -173,6 +179,9 @@ func openSTAC(p string) (*Scene, error) {
 		}
 	}
 	dir := filepath.Dir(p)
+	if remote.IsURL(p) {
+		dir = p // hrefs resolve against the item's URL
+	}
 	var finest *Source
 	keys := make([]string, 0, len(it.Assets))
 	for k := range it.Assets {
@@ -290,13 +299,19 @@ func keyLess(a, b string) bool {
 // stacSource makes a band source of an asset, reading its file's header.
 func stacSource(fc *filesContainer, dir, key string, a stacAsset, role string, epsg int) (*Source, error) {
 	href := a.Href
-	if strings.HasPrefix(href, "file://") {
-		href = strings.TrimPrefix(href, "file://")
-	} else if i := strings.Index(href, "://"); i > 0 {
-		return nil, fmt.Errorf("asset %s is remote (%s): download the files and point the item at them", key, href)
-	}
-	if !filepath.IsAbs(href) {
-		href = filepath.Join(dir, filepath.FromSlash(href))
+	if u, ok, err := assetHref(dir, href); err != nil {
+		return nil, fmt.Errorf("asset %s: %v", key, err)
+	} else if ok {
+		href = u // read over the network (remote.go)
+	} else {
+		if strings.HasPrefix(href, "file://") {
+			href = strings.TrimPrefix(href, "file://")
+		} else if i := strings.Index(href, "://"); i > 0 {
+			return nil, fmt.Errorf("asset %s is at %s, a kind of URL Canopy does not read (http, https, s3 and local files it does)", key, href)
+		}
+		if !filepath.IsAbs(href) {
+			href = filepath.Join(dir, filepath.FromSlash(href))
+		}
 	}
 	name := key
 	if len(a.EOBands) == 1 && a.EOBands[0].Name != "" {

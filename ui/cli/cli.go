@@ -47,7 +47,8 @@ const usage = `usage:
                 [--api earth-search|planetary-computer|URL] [--max N] [--json]
 INPUT is --red F[:B] --nir F[:B] (shorthand), --band ROLE=F[:B] (repeatable), or --scene PATH
 (a Sentinel-2 L2A .SAFE folder or .zip, a Landsat Collection 2 Level-2 folder or .tar, a STAC
-item .json, an orthomosaic GeoTIFF). F:B selects band B (1-based) of a multi-band file.
+item .json, an orthomosaic GeoTIFF; a STAC item or a GeoTIFF may be an http(s) or s3:// URL,
+read by byte ranges). F:B selects band B (1-based) of a multi-band file.
 Roles: blue green red rededge1 rededge2 rededge3 nir nir2 swir1 swir2. Backends: go, go-parallel, c, gl, cuda.
 Exit status: 0 success, 1 a failed run, 2 bad usage.`
 

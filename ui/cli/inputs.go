@@ -39,7 +39,7 @@ func (f *inputFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.red, "red", "", "red band, FILE[:BAND] (shorthand for --band red=FILE[:BAND])")
 	fs.StringVar(&f.nir, "nir", "", "near-infrared band, FILE[:BAND] (shorthand for --band nir=FILE[:BAND])")
 	fs.Var(&f.bands, "band", "a band by role, ROLE=FILE[:BAND] (repeatable; roles: "+strings.Join(index.Roles[:], " ")+")")
-	fs.StringVar(&f.scene, "scene", "", "a product: Sentinel-2 L2A .SAFE folder or .zip, Landsat C2 L2 folder or .tar, STAC item .json, orthomosaic GeoTIFF")
+	fs.StringVar(&f.scene, "scene", "", "a product: Sentinel-2 L2A .SAFE folder or .zip, Landsat C2 L2 folder or .tar, STAC item .json, orthomosaic GeoTIFF (a STAC item or GeoTIFF may be a URL)")
 	fs.StringVar(&f.mask, "mask", "auto", "cloud and quality mask of a --scene: auto (the product's own: SCL, QA_PIXEL, alpha) or none")
 	fs.IntVar(&f.maskBuffer, "mask-buffer", 0, "grow the mask by this many pixels")
 	fs.StringVar(&f.nodata, "nodata", "", "nodata value (as stored) for every band given as a file (overrides the files' GDAL_NODATA)")

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"math"
@@ -126,5 +127,36 @@ func TestSearchUsage(t *testing.T) {
 	code, _, errs := run(t, "search", "--collection", "x", "--bbox", "1,2,3,4", "--datetime", "2024-05-01/2024-06-01", "--api", srv.URL)
 	if code != 1 || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
 		t.Errorf("a closed API: exit %d, %q", code, errs)
+	}
+}
+
+// TestComputeRemoteScene: --scene takes a URL; the results equal those of
+// the same file on disk.
+func TestComputeRemoteScene(t *testing.T) {
+	t.Setenv("CANOPY_CACHE_DIR", "off")
+	dir := t.TempDir()
+	p := filepath.Join(dir, "flight.tif")
+	date(t, p, 24, 16, 600000, 0, 2, 2, 8, 8)
+	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
+	defer srv.Close()
+	local, remote := filepath.Join(t.TempDir(), "l.tif"), filepath.Join(t.TempDir(), "r.tif")
+	if code, _, e := run(t, "compute", "--scene", p, "--index", "ndvi", "--tif", local); code != 0 {
+		t.Fatal(e)
+	}
+	if code, _, e := run(t, "compute", "--scene", srv.URL+"/flight.tif", "--index", "ndvi", "--tif", remote); code != 0 {
+		t.Fatal(e)
+	}
+	a, _ := os.ReadFile(local)
+	b, _ := os.ReadFile(remote)
+	if len(a) == 0 || !bytes.Equal(a, b) {
+		t.Fatalf("the GeoTIFF from the URL (%d bytes) differs from the one from the file (%d bytes)", len(b), len(a))
+	}
+	code, out, e := run(t, "scene", srv.URL+"/flight.tif", "--json")
+	if code != 0 || !strings.Contains(out, `"path":"`+srv.URL+`/flight.tif"`) {
+		t.Fatalf("canopy scene URL: exit %d: %s %s", code, out, e)
+	}
+	code, _, e = run(t, "compute", "--scene", srv.URL+"/missing.tif", "--index", "ndvi", "--tif", remote)
+	if code != 1 || !strings.Contains(e, "not found (404 Not Found)") || strings.Count(strings.TrimSpace(e), "\n") != 0 {
+		t.Fatalf("a missing URL: exit %d: %q", code, e)
 	}
 }
