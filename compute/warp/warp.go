@@ -98,6 +98,10 @@ func init() {
 	Register(goParallel{})
 }
 
+// Check reports a source and target that do not fit the plan (every
+// backend checks its arguments with it).
+func Check(plan *Plan, src *Source, dst *Target) error { return check(plan, src, dst) }
+
 // check reports a source and target that do not fit the plan.
 func check(plan *Plan, src *Source, dst *Target) error {
 	if err := src.Check(); err != nil {

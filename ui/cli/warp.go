@@ -20,6 +20,7 @@ import (
 	"canopy/compute/raster"
 	"canopy/compute/vector"
 	"canopy/compute/warp"
+	_ "canopy/compute/warp/glwarp" // registers the gl warp backend
 )
 
 // warpMemory bounds what canopy warp holds at once: the inputs' bands as
