@@ -23,6 +23,7 @@ import (
 	"canopy/compute"
 	"canopy/compute/index"
 	"canopy/compute/source"
+	"canopy/compute/usererr"
 	"canopy/ui/render/colormap"
 	"canopy/ui/render/layout"
 )
@@ -260,8 +261,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "canopy gui: %v (canopy gui --help for usage)\n", err)
+		fmt.Fprintf(stderr, "canopy gui: %s (canopy gui --help for usage)\n", usererr.Line(err))
 		return 2
+	}
+	// The session file is read before the app starts: a bad one is a
+	// failed run (exit 1, one line), whether or not there is a display.
+	var sess *Session
+	if f.session != "" {
+		s, err := ReadSession(f.session)
+		if err != nil {
+			fmt.Fprintf(stderr, "canopy gui: %v\n", explain(err))
+			return 1 // a failed run, as a bad input file of the terminal's
+		}
+		sess = &s
+		f.opts = s.Options(f.opts)
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
 		// A 10980² scene is 1.45 GB of float32; keep the garbage of a
@@ -276,16 +289,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 	a := app.NewWithID(AppID)
 	a.SetIcon(assets.Icon)
 
-	var sess *Session
-	if f.session != "" {
-		s, err := ReadSession(f.session)
-		if err != nil {
-			fmt.Fprintf(stderr, "canopy gui: %v\n", explain(err))
-			return 2
-		}
-		sess = &s
-		f.opts = s.Options(f.opts)
-	}
 	status := 0
 	var w *Window
 	// Fyne 2.7.1 can deadlock on the way out: a lifecycle event sent to
@@ -302,7 +305,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 			sess = nil
 		}
 		if w != nil && w.shown == nil && f.exitAfter > 0 {
-			status = 1 // the smoke test must see the failure
+			status = 1 // the smoke test must see the failure, and why
+			why := strings.TrimSpace(w.Status.Text)
+			if why == "" {
+				why = "the start scene could not be shown"
+			}
+			fmt.Fprintf(stderr, "canopy gui: %s\n", usererr.Clip(firstLine(why)))
 		}
 		if w != nil && w.shown != nil {
 			// For smoke tests: which backend made the first map.

@@ -14,12 +14,14 @@ package usererr
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
+	"unicode/utf8"
 
 	"canopy/native/cuda"
 )
@@ -57,16 +59,58 @@ func Explain(err error) error {
 	if errors.As(err, &done) && done == err {
 		return err
 	}
+	if _, ok := err.(clipped); ok {
+		return err
+	}
 	if e := explainOS(err); e != nil {
-		return e
+		return clip(e)
 	}
 	if e := explainGPU(err); e != nil {
-		return e
+		return clip(e)
 	}
 	if strings.ContainsAny(err.Error(), "\r\n") {
-		return oneLine{err}
+		return clip(oneLine{err})
 	}
-	return err
+	return clip(err)
+}
+
+// MaxLine is the longest message Explain gives, in bytes: a longer one
+// (built from a hostile file's member names, keys or XML names) keeps its
+// start, which names the file, and its end, which says what is wrong,
+// with the middle cut out.
+const MaxLine = 1000
+
+// Clip cuts s to MaxLine bytes, as Explain cuts its messages: the start
+// and the end kept, "…" and the number of bytes left out between them,
+// at character boundaries.
+func Clip(s string) string {
+	if len(s) <= MaxLine {
+		return s
+	}
+	head, tail := MaxLine*3/4, MaxLine/5
+	h := s[:head]
+	for len(h) > 0 && !utf8.RuneStart(s[len(h)]) {
+		h = h[:len(h)-1]
+	}
+	t := len(s) - tail
+	for t < len(s) && !utf8.RuneStart(s[t]) {
+		t++
+	}
+	return fmt.Sprintf("%s … (%d bytes left out) … %s", h, t-len(h), s[t:])
+}
+
+// clipped is an error whose message is cut to MaxLine (Clip).
+type clipped struct{ err error }
+
+func (c clipped) Error() string { return Clip(c.err.Error()) }
+func (c clipped) Unwrap() error { return c.err }
+
+// clip returns err, or err with its message cut when it is too long.
+func clip(err error) error {
+	if len(err.Error()) <= MaxLine {
+		return err
+	}
+	return clipped{err}
 }
 
 // Line is Explain's message.

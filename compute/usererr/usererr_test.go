@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"unicode/utf8"
 
 	"canopy/native/cuda"
 )
@@ -145,5 +146,29 @@ func TestExplainRealFiles(t *testing.T) {
 	}
 	if got := Line(err); got != filepath.Join(ro, "out.tif")+": you are not allowed to write in this folder (permission denied); choose another place" {
 		t.Errorf("read-only folder: %q", got)
+	}
+}
+
+// TestLongLinesClipped: a message of a megabyte (a hostile archive's
+// member name, a STAC key) is cut to MaxLine, keeping its start (the
+// file) and its end (what is wrong), at character boundaries.
+func TestLongLinesClipped(t *testing.T) {
+	name := strings.Repeat("é", 500000) // 1 MB of two-byte characters
+	err := fmt.Errorf("S2A.zip: member %q points outside the archive: refused", name)
+	got := Explain(err)
+	m := got.Error()
+	if len(m) > MaxLine+40 || !strings.HasPrefix(m, "S2A.zip: member \"é") || !strings.HasSuffix(m, "points outside the archive: refused") ||
+		!utf8.ValidString(m) || !strings.Contains(m, "bytes left out") {
+		t.Errorf("%d bytes: %.200q … %.100q", len(m), m, m[max(0, len(m)-100):])
+	}
+	if !errors.Is(got, err) || Explain(got) != got {
+		t.Error("the clipped error does not wrap the original, or is clipped twice")
+	}
+	if s := "short: line"; Clip(s) != s {
+		t.Errorf("Clip(%q) = %q", s, Clip(s))
+	}
+	long := &Error{Path: strings.Repeat("d/", 3000) + "x.tif", Words: "there is no such file or folder", Err: fs.ErrNotExist}
+	if m := Explain(fmt.Errorf("read: %w", long)).Error(); len(m) > MaxLine+40 || !strings.HasSuffix(m, "there is no such file or folder") {
+		t.Errorf("a long path: %d bytes %.100q", len(m), m)
 	}
 }

@@ -96,12 +96,12 @@ func Run(args []string, stdout, stderr io.Writer) int {
 	case errors.Is(err, flag.ErrHelp):
 		return ExitOK
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "canopy %s: %v\n", args[0], err)
+		fmt.Fprintf(stderr, "canopy %s: %s\n", usererr.Clip(args[0]), usererr.Line(err))
 		return ExitUsage
 	default:
 		// One line in the user's words, naming the file (compute/usererr,
 		// which the window uses too).
-		fmt.Fprintf(stderr, "canopy %s: %v\n", args[0], usererr.Explain(err))
+		fmt.Fprintf(stderr, "canopy %s: %v\n", usererr.Clip(args[0]), usererr.Explain(err))
 		return ExitFail
 	}
 }
