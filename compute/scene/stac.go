@@ -208,6 +208,11 @@ func openSTAC(p string) (*Scene, error) {
 			if r := s2Roles[normBand(name)]; cn == "rededge" && r != "" {
 				role = r
 			}
+			if role == "" && cn == "" && isS2Item(it) {
+				// Earth Search's first items name B05-B07 and B8A without a
+				// common name.
+				role = s2Roles[normBand(name)]
+			}
 		}
 		if role == "" || s.Bands[role] != nil || (role == "scl" && s.Mask.Source != nil) {
 			continue

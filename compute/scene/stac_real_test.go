@@ -276,3 +276,22 @@ func TestRealSTACUSGSLandsat(t *testing.T) {
 		}
 	}
 }
+
+// Earth Search's first Sentinel-2 items named B05, B06, B07 and B8A in
+// eo:bands without a common name: their roles come from the band names.
+func TestSTACBandNamesWithoutCommonName(t *testing.T) {
+	p := buildSTAC(t, func(props map[string]any, assets map[string]map[string]any) {
+		for _, k := range []string{"B05", "B06", "B07", "B8A"} {
+			eo := assets[k]["eo:bands"].([]any)[0].(map[string]any)
+			delete(eo, "common_name")
+		}
+	})
+	s, err := Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if !equalStrings(s.RoleNames(), Roles) || s.Bands["rededge1"].Name != "B05" || s.Bands["nir2"].Name != "B8A" {
+		t.Fatalf("roles %v", s.RoleNames())
+	}
+}
