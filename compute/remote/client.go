@@ -25,7 +25,8 @@ type Options struct {
 	// (default 8).
 	Parallel int
 	// Retries is how many times a failed request is tried again after
-	// the first (429, 5xx, a broken, stalled or short transfer); default 5.
+	// the first (429, 5xx, a broken, stalled or short transfer); 0 takes
+	// the default, 5; negative, none.
 	Retries int
 	// BackoffBase is the first wait before a retry, doubled each time up
 	// to MaxBackoff, with jitter (defaults 250 ms and 20 s).
@@ -62,6 +63,9 @@ type Options struct {
 	ReadAhead int64
 	// Cache keeps fetched ranges on disk; nil keeps none.
 	Cache *Cache
+	// TLS is the base of the TLS configuration (nil: the system's roots,
+	// TLS 1.2 at least). HTTP/2 is offered over TLS either way.
+	TLS *tls.Config
 	// Transport replaces the HTTP transport (tests); its redirects are
 	// still checked.
 	Transport http.RoundTripper
@@ -129,12 +133,16 @@ func New(opt Options) *Client {
 	opt = opt.withDefaults()
 	rt := opt.Transport
 	if rt == nil {
+		tc := &tls.Config{MinVersion: tls.VersionTLS12}
+		if opt.TLS != nil {
+			tc = opt.TLS.Clone()
+		}
 		d := &net.Dialer{Timeout: opt.ConnectTimeout, KeepAlive: 30 * time.Second}
 		rt = &http.Transport{
 			Proxy:                  http.ProxyFromEnvironment,
 			DialContext:            d.DialContext,
 			ForceAttemptHTTP2:      true,
-			TLSClientConfig:        &tls.Config{MinVersion: tls.VersionTLS12},
+			TLSClientConfig:        tc,
 			TLSHandshakeTimeout:    opt.ConnectTimeout,
 			ResponseHeaderTimeout:  opt.HeaderTimeout,
 			MaxResponseHeaderBytes: opt.MaxHeaderBytes,

@@ -680,3 +680,37 @@ func TestCacheLimit(t *testing.T) {
 	}
 	_ = io.EOF
 }
+
+// TestHTTP2: over TLS the requests go over HTTP/2 (one connection, many
+// streams) where the server offers it.
+func TestHTTP2(t *testing.T) {
+	data := tiff(t, 600, 600, 2, 10)
+	var protos sync.Map
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		protos.Store(r.Proto, true)
+		http.ServeContent(w, r, "x.tif", time.Unix(1700000000, 0), bytes.NewReader(data))
+	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+	opt := testOptions()
+	opt.TLS = srv.Client().Transport.(*http.Transport).TLSClientConfig
+	f, err := New(opt).Open(context.Background(), srv.URL+"/x.tif", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.ReadAt(make([]byte, 1000), 100000); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	protos.Range(func(k, _ any) bool {
+		if k != "HTTP/2.0" {
+			t.Errorf("a request over %v", k)
+		}
+		n++
+		return true
+	})
+	if n != 1 {
+		t.Fatalf("%d protocols seen", n)
+	}
+}
