@@ -75,16 +75,22 @@ func TestProgressSaysTimeLeft(t *testing.T) {
 	}
 }
 
-// TestCancelIsQuick: Cancel frees the window at once (within 0.5 s) even
-// while a run goes on, and its result never shows.
+// TestCancelIsQuick: Cancel frees the window at once, while the run it
+// cancels is still going (the backend holds it until the test lets it go),
+// and its result never shows.
 func TestCancelIsQuick(t *testing.T) {
 	cpu, _, _, bs := testBackends()
 	w := newTestWindow(t, Options{}, hooks{backends: bs})
-	cpu.delay = 2 * time.Second
+	before, _, _ := ndviOf(w)
+	release := holdRuns(t, cpu)
 	test.Tap(w.Compute)
-	t0 := time.Now()
 	test.Tap(w.Cancel)
-	if d := time.Since(t0); d > 500*time.Millisecond || w.Busy() || w.Compute.Disabled() {
-		t.Errorf("Cancel took %v (busy %v, Compute disabled %v)", d, w.Busy(), w.Compute.Disabled())
+	if w.Busy() || w.Compute.Disabled() {
+		t.Errorf("Cancel did not free the window (busy %v, Compute disabled %v)", w.Busy(), w.Compute.Disabled())
+	}
+	release()
+	w.Wait()
+	if after, _, _ := ndviOf(w); &after[0] != &before[0] {
+		t.Error("a cancelled compute replaced the map")
 	}
 }

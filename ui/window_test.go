@@ -30,10 +30,12 @@ type fakeBackend struct {
 	available bool
 	gpu       bool
 	reason    string
-	delay     time.Duration // makes Run slow, for cancellation
-	runs      atomic.Int32
-	lastMode  atomic.Pointer[string] // the mode the last job asked for
-	jobs      atomic.Int32
+	// hold, when set, keeps every run waiting until it is closed (a run
+	// that is still going, for the cancellation tests, without a clock).
+	hold     chan struct{}
+	runs     atomic.Int32
+	lastMode atomic.Pointer[string] // the mode the last job asked for
+	jobs     atomic.Int32
 }
 
 func (f *fakeBackend) Name() string { return f.name }
@@ -51,13 +53,29 @@ func (f *fakeBackend) Setup(w, h int) (time.Duration, error) { return time.Milli
 func (f *fakeBackend) Close() error                          { return nil }
 func (f *fakeBackend) Run(in compute.Input, out []float32) (compute.Timings, error) {
 	f.runs.Add(1)
-	if f.delay > 0 {
-		time.Sleep(f.delay)
-	}
+	f.wait()
 	for i := range out {
 		out[i] = compute.Pixel(in.Red[i], in.NIR[i], in.Nodata)
 	}
 	return f.timings(1), nil
+}
+
+// wait blocks a run while f.hold is open.
+func (f *fakeBackend) wait() {
+	if f.hold == nil {
+		return
+	}
+	<-f.hold
+}
+
+// holdRuns makes f's runs wait until the returned release is called (the
+// test's cleanup calls it too, so a failing test never leaves a run behind).
+func holdRuns(t *testing.T, f *fakeBackend) (release func()) {
+	f.hold = make(chan struct{})
+	var once sync.Once
+	release = func() { once.Do(func() { close(f.hold) }) }
+	t.Cleanup(release)
+	return release
 }
 
 // engine computes the test backends' jobs: go-parallel's block program.
@@ -75,9 +93,7 @@ func (f *fakeBackend) RunJob(j *compute.Job) (compute.Timings, error) {
 	f.runs.Add(1)
 	mode := j.Mode
 	f.lastMode.Store(&mode)
-	if f.delay > 0 {
-		time.Sleep(f.delay)
-	}
+	f.wait()
 	if _, err := engine().RunJob(j); err != nil {
 		return compute.Timings{}, err
 	}
@@ -545,7 +561,7 @@ func TestCancel(t *testing.T) {
 	cpu, _, _, bs := testBackends()
 	w := newTestWindow(t, Options{}, hooks{backends: bs})
 	before, _, _ := ndviOf(w)
-	cpu.delay = 300 * time.Millisecond
+	release := holdRuns(t, cpu)
 	test.Tap(w.Compute)
 	if !w.Busy() || w.Cancel.Disabled() {
 		t.Fatal("not busy while computing")
@@ -554,6 +570,7 @@ func TestCancel(t *testing.T) {
 	if w.Busy() || !w.Cancel.Disabled() {
 		t.Error("still busy after Cancel")
 	}
+	release()
 	w.Wait()
 	after, _, _ := ndviOf(w)
 	if &after[0] != &before[0] {
