@@ -35,7 +35,54 @@ func TestRealLandsat(t *testing.T) {
 			for _, p := range paths {
 				checkRealLandsat(t, r, p)
 			}
+			gdalRealLandsat(t, r, paths[0])
 		})
+	}
+}
+
+// gdalRealLandsat checks the red band of the product against GDAL's
+// reading of its file: the same size, geotransform and patch values.
+func gdalRealLandsat(t *testing.T, r realLandsat, dir string) {
+	t.Helper()
+	needGDALTool(t)
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	red := s.Bands["red"]
+	file := filepath.Join(dir, filepath.FromSlash(red.File))
+	if filepath.IsAbs(red.File) {
+		file = red.File
+	}
+	out, err := exec.Command("gdalinfo", "-json", file).Output()
+	if err != nil {
+		t.Fatalf("gdalinfo %s: %v", file, err)
+	}
+	var info struct {
+		GeoTransform []float64 `json:"geoTransform"`
+		Size         []int     `json:"size"`
+	}
+	if err := json.Unmarshal(out, &info); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := s.Grid.Geo.Affine()
+	if !equalFloats(info.GeoTransform, a[:]) || len(info.Size) != 2 || info.Size[0] != r.w || info.Size[1] != r.h {
+		t.Fatalf("GDAL: %v %v; Canopy: %v %dx%d", info.GeoTransform, info.Size, a, s.Grid.Width, s.Grid.Height)
+	}
+	raw := filepath.Join(t.TempDir(), "b.raw")
+	if out, err := exec.Command("gdal_translate", "-q", "-of", "ENVI", "-srcwin", fmt.Sprint(landsatPX), fmt.Sprint(landsatPY), fmt.Sprint(patchSize), fmt.Sprint(patchSize), file, raw).CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	want := rawU16(t, raw)
+	got, _, err := s.Load([]string{"red"}, LoadOptions{Mask: "none", Window: image.Rect(landsatPX, landsatPY, landsatPX+patchSize, landsatPY+patchSize)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range want {
+		if got[0].Plane.At(i) != float64(v) {
+			t.Fatalf("red pixel %d: %v, GDAL %d", i, got[0].Plane.At(i), v)
+		}
 	}
 }
 
