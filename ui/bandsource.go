@@ -14,6 +14,7 @@ import (
 	"canopy/compute/index"
 	"canopy/compute/raster"
 	"canopy/compute/scene"
+	"canopy/compute/source"
 )
 
 // sourceKind is where a window's bands come from.
@@ -282,68 +283,50 @@ func (s bandSource) load(ctx context.Context, progress progressFunc, roles []str
 	return s.read(ctx, progress, roles)
 }
 
-// read reads the bands of roles from s.
+// spec is the source as the road's source.Spec.
+func (s bandSource) spec() source.Spec {
+	switch s.kind {
+	case srcFake:
+		return source.Spec{Fake: s.fake, Width: s.size, Height: s.size, Seed: s.seed}
+	case srcFiles:
+		files := map[string]string{}
+		for r, f := range s.files {
+			files[r] = f.spec()
+		}
+		return source.Spec{Files: files}
+	}
+	return source.Spec{Product: s.info.Path, Assign: s.assign, Mask: s.mask, MaskBuffer: s.buffer}
+}
+
+// read reads the bands of roles from s whole (source.Open, source.Whole):
+// the window's map, probes and statistics need the image at once.
 func (s bandSource) read(ctx context.Context, progress progressFunc, roles []string) (*bandSet, error) {
-	set := &bandSet{key: s.key()}
 	switch s.kind {
 	case srcFake:
 		progress(-1, fmt.Sprintf("Generating a %d×%d %s scene (%s)…", s.size, s.size, s.fake, strings.Join(roles, ", ")))
-		bands, geo, err := compute.FakeBands(s.fake, s.size, s.size, s.seed, roles)
-		if err != nil {
-			return nil, err
-		}
-		set.bands, set.geo, set.w, set.h = bands, geo, s.size, s.size
 	case srcFiles:
-		set.raw = true
-		var geos []*compute.GeoRef
+		var names []string
 		for _, r := range roles {
-			f, ok := s.files[r]
-			if !ok {
-				return nil, fmt.Errorf("no file gives the %s band", r)
-			}
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			progress(-1, fmt.Sprintf("Loading %s (%s)…", filepath.Base(f.spec()), r))
-			b, g, err := raster.LoadStored(r, f.spec())
-			if err != nil {
-				return nil, err
-			}
-			if len(set.bands) > 0 {
-				if err := raster.CheckSameGrid(set.bands[0], b, geos[0], g); err != nil {
-					return nil, err
-				}
-			}
-			set.bands, geos = append(set.bands, b), append(geos, g)
-			if b.Plane.Type == compute.F32 {
-				set.raw = false // float bands are taken as physical values
+			if f, ok := s.files[r]; ok {
+				names = append(names, filepath.Base(f.spec()))
 			}
 		}
-		if len(geos) > 0 {
-			set.geo = geos[0]
-		}
+		progress(-1, fmt.Sprintf("Loading %s (%s)…", strings.Join(names, ", "), strings.Join(roles, ", ")))
 	case srcProduct:
 		progress(-1, fmt.Sprintf("Reading %s (%s)…", filepath.Base(s.info.Path), strings.Join(roles, ", ")))
-		sc, err := scene.Open(s.info.Path)
-		if err != nil {
-			return nil, err
-		}
-		defer sc.Close()
-		for _, r := range slices.Sorted(maps.Keys(s.assign)) {
-			if err := sc.AssignBand(r, s.assign[r]); err != nil {
-				return nil, err
-			}
-		}
-		bands, mask, err := sc.Load(roles, scene.LoadOptions{Mask: s.mask, MaskBuffer: s.buffer})
-		if err != nil {
-			return nil, err
-		}
-		set.bands, set.mask, set.geo = bands, mask, sc.Grid.Geo
 	}
-	if len(set.bands) > 0 {
-		set.w, set.h = set.bands[0].Plane.Width, set.bands[0].Plane.Height
+	src, err := source.Open(ctx, s.spec(), source.Options{Roles: roles, Need: "the map"})
+	if err != nil {
+		return nil, err
 	}
-	return set, nil
+	defer src.Close()
+	bands, mask, err := source.Whole(src)
+	if err != nil {
+		return nil, err
+	}
+	g := src.Grid()
+	return &bandSet{key: s.key(), bands: bands, mask: mask, geo: g.Geo, w: g.Width, h: g.Height,
+		raw: src.Radiometry() == source.DigitalNumbers}, nil
 }
 
 // sceneLine is what a product is, where and when, and its cloud share:

@@ -5,18 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"image"
-	"maps"
 	"math"
-	"slices"
 	"sync"
 	"time"
 
 	"canopy/compute"
-	"canopy/compute/geotiff"
 	"canopy/compute/index"
 	"canopy/compute/pipeline"
 	"canopy/compute/pyramid"
 	"canopy/compute/scene"
+	"canopy/compute/source"
 	"canopy/compute/stats"
 	"canopy/ui/render/colormap"
 )
@@ -40,33 +38,22 @@ func errLarge(what string) error {
 }
 
 // largeFor reports whether the bands of roles that src gives are too
-// large to load: only bands of GeoTIFF files, and products whose bands and
-// mask are GeoTIFFs on the grid (largeProduct), are read by views (any
-// other source loads as before, and says what is wrong if it cannot).
+// large to load (source.Large decides, by the window's rule tooLarge):
+// only bands of GeoTIFF files, and products whose bands and mask are
+// GeoTIFFs on the grid, are read by views (any other source loads as
+// before, and says what is wrong if it cannot).
 func largeFor(src bandSource, roles []string) bool {
-	if src.kind == srcProduct && len(roles) > 0 {
-		return largeProduct(src, roles)
-	}
-	if src.kind != srcFiles || len(roles) == 0 {
+	switch src.kind {
+	case srcFake:
 		return false
-	}
-	var w, h int
-	per := int64(4) // the index, float32
-	for _, r := range roles {
-		fb, ok := src.files[r]
-		if !ok {
+	case srcProduct:
+		// Not opened again when even 4-byte bands and masks would load.
+		g := src.info.Grid
+		if !tooLarge(int64(g.Width) * int64(g.Height) * int64(4+4*(len(roles)+2)+1)) {
 			return false
 		}
-		f, err := geotiff.Open(fb.path)
-		if err != nil {
-			return false
-		}
-		t, _ := f.DataType()
-		w, h = f.Width(), f.Height()
-		f.Close()
-		per += int64(t.Size())
 	}
-	return tooLarge(int64(w) * int64(h) * per)
+	return source.Large(src.spec(), roles, tooLarge)
 }
 
 // tooLarge applies the rule to what loading takes: past largeBytes, or
@@ -77,81 +64,6 @@ func tooLarge(bytes int64) bool {
 	}
 	free, ok := freeMemory()
 	return ok && uint64(bytes) > free/2
-}
-
-// productViews opens the product src gives (its metadata, and the bands
-// the user gave roles) and describes the bands of roles and its mask for
-// reading by views (scene.Views: it fails where the product is not read
-// by views). Close the scene when done.
-func productViews(src bandSource, roles []string) (*scene.Scene, *scene.Views, error) {
-	sc, err := scene.Open(src.info.Path)
-	if err != nil {
-		return nil, nil, err
-	}
-	for _, r := range slices.Sorted(maps.Keys(src.assign)) {
-		if err := sc.AssignBand(r, src.assign[r]); err != nil {
-			sc.Close()
-			return nil, nil, err
-		}
-	}
-	v, err := sc.Views(roles, scene.LoadOptions{Mask: src.mask, MaskBuffer: src.buffer})
-	if err != nil {
-		sc.Close()
-		return nil, nil, err
-	}
-	return sc, v, nil
-}
-
-// largeProduct is largeFor of a product: what loading it takes is its
-// bands and the bands its mask reads as stored, the mask and the float32
-// index. Products whose bands or mask are not GeoTIFFs on the grid load
-// whole: Sentinel-2's SAFE (JPEG 2000, SCL at 20 m) tiles are at most
-// 10980² and take about 1 GB; so does a mask buffer, which reaches across
-// pixels.
-func largeProduct(src bandSource, roles []string) bool {
-	// Not opened again when even 4-byte bands and masks would load.
-	g := src.info.Grid
-	if !tooLarge(int64(g.Width) * int64(g.Height) * int64(4+4*(len(roles)+2)+1)) {
-		return false
-	}
-	sc, v, err := productViews(src, roles)
-	if err != nil {
-		return false
-	}
-	sc.Close()
-	per := int64(4)
-	for _, b := range append(slices.Clone(v.Bands), v.Masks...) {
-		per += int64(b.Plane.Type.Size())
-	}
-	if v.HasMask() {
-		per++
-	}
-	return tooLarge(int64(sc.Grid.Width) * int64(sc.Grid.Height) * per)
-}
-
-// openProductLarge opens the bands of roles of the product src gives for
-// viewing (pyramid.OpenSources): its radiometry, nodata and mask as
-// scene.Load applies them, its files read in place (a tar's members too).
-func openProductLarge(src bandSource, roles []string) (*pyramid.Image, error) {
-	sc, v, err := productViews(src, roles)
-	if err != nil {
-		return nil, err
-	}
-	conv := func(bs []scene.ViewBand) []pyramid.Source {
-		var out []pyramid.Source
-		for _, b := range bs {
-			out = append(out, pyramid.Source{BandInput: b.BandInput, File: b.File, Band: b.Band})
-		}
-		return out
-	}
-	// A mask of QA bits or classes is made from full-resolution samples
-	// only; an alpha band's also from overviews.
-	s := pyramid.Sources{Bands: conv(v.Bands), Masks: conv(v.Masks), Open: sc.OpenFile, Geo: sc.Grid.Geo, Close: func() { sc.Close() },
-		FullResolution: !v.MaskFromOverviews()}
-	if v.HasMask() {
-		s.Mask = v.Mask
-	}
-	return pyramid.OpenSources(s)
 }
 
 // largeImage is an image the window reads by views: the files stay open
@@ -203,17 +115,7 @@ type largeImage struct {
 
 // openLarge opens the bands of roles that src gives for viewing.
 func openLarge(src bandSource, roles []string, idx indexChoice, run runSpec) (*largeImage, error) {
-	var im *pyramid.Image
-	var err error
-	if src.kind == srcProduct {
-		im, err = openProductLarge(src, roles)
-	} else {
-		var specs []string
-		for _, r := range roles {
-			specs = append(specs, src.files[r].spec())
-		}
-		im, err = pyramid.Open(roles, specs)
-	}
+	im, err := source.OpenViews(src.spec(), roles)
 	if err != nil {
 		return nil, err
 	}

@@ -43,7 +43,6 @@ package source
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -278,7 +277,10 @@ type opened struct {
 	masked  int
 	product *scene.Scene
 	files   []string
-	close   func()
+	// whole are the bands when the source holds them in memory (a
+	// product, a generated scene): Whole hands them over.
+	whole []compute.BandInput
+	close func()
 }
 
 func (o *opened) Grid() Grid             { return o.grid }
@@ -378,7 +380,7 @@ func openProduct(spec Spec, opt Options) (Source, error) {
 			n++
 		}
 	}
-	return &opened{grid: Grid{in.Width, in.Height, sc.Grid.Geo}, in: in, radio: Reflectance, masked: n, product: sc, files: sc.Files()}, nil
+	return &opened{grid: Grid{in.Width, in.Height, sc.Grid.Geo}, in: in, radio: Reflectance, masked: n, product: sc, files: sc.Files(), whole: bands}, nil
 }
 
 // openFake generates a scene's bands of the roles whole.
@@ -388,11 +390,13 @@ func openFake(spec Spec, opt Options) (Source, error) {
 		return nil, err
 	}
 	if len(bands) == 0 {
-		return nil, errors.New("a generated scene with no band asked for")
+		// A formula of constants only: the scene's size, no band.
+		in := &pipeline.Input{Width: spec.Width, Height: spec.Height}
+		return &opened{grid: Grid{in.Width, in.Height, geo}, in: in, radio: Reflectance, whole: []compute.BandInput{}}, nil
 	}
 	in, err := pipeline.Memory(bands, nil)
 	if err != nil {
 		return nil, err
 	}
-	return &opened{grid: Grid{in.Width, in.Height, geo}, in: in, radio: Reflectance}, nil
+	return &opened{grid: Grid{in.Width, in.Height, geo}, in: in, radio: Reflectance, whole: bands}, nil
 }

@@ -1,6 +1,7 @@
 package source_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"math"
@@ -13,6 +14,7 @@ import (
 	_ "canopy/compute/goback"
 	"canopy/compute/index"
 	"canopy/compute/pipeline"
+	"canopy/compute/raster"
 	"canopy/compute/source"
 )
 
@@ -192,5 +194,53 @@ func TestOpenFakeAndMissingRole(t *testing.T) {
 	}
 	if err := (source.Spec{Product: "p", Files: map[string]string{"red": "r"}}).Check(); !errors.As(err, &ue) {
 		t.Errorf("files and a product: %v", err)
+	}
+}
+
+// Whole reads band files as raster.LoadStored reads them; Large asks the
+// face's rule of GeoTIFF bands and never of a generated scene; OpenViews
+// opens the files for views of the same size.
+func TestMemory(t *testing.T) {
+	const w, h = 70, 45
+	red, nir, red16 := bandFiles(t, w, h)
+	ctx := context.Background()
+	spec := source.Spec{Files: map[string]string{"red": red16, "nir": nir}}
+	src, err := source.Open(ctx, spec, source.Options{Roles: []string{"red", "nir"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	bands, mask, err := source.Whole(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mask != nil || len(bands) != 2 {
+		t.Fatalf("%d bands, mask %v", len(bands), mask != nil)
+	}
+	for i, p := range []string{red16, nir} {
+		want, _, err := raster.LoadStored(bands[i].Role, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bands[i].Plane.Type != want.Plane.Type || !bytes.Equal(bands[i].Plane.Data, want.Plane.Data) {
+			t.Errorf("%s: Whole differs from LoadStored", bands[i].Role)
+		}
+	}
+
+	var asked int64
+	rule := func(b int64) bool { asked = b; return b > 10000 }
+	if !source.Large(spec, []string{"red", "nir"}, rule) || asked != int64(w*h*(4+2+4)) {
+		t.Errorf("Large asked of %d bytes, want %d (uint16, float32 and the index)", asked, w*h*(4+2+4))
+	}
+	if source.Large(source.Spec{Fake: compute.SceneNoise, Width: 9000, Height: 9000}, []string{"red"}, func(int64) bool { return true }) {
+		t.Error("a generated scene is read by views")
+	}
+	im, err := source.OpenViews(source.Spec{Files: map[string]string{"red": red, "nir": nir}}, []string{"red", "nir"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer im.Close()
+	if im.Width != w || im.Height != h {
+		t.Errorf("views of %d×%d", im.Width, im.Height)
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"golang.org/x/term"
 
 	"canopy/compute/outfile"
+	"canopy/compute/scene"
 	"canopy/compute/source"
 	"canopy/compute/usererr"
 )
@@ -112,19 +113,17 @@ func expandScenes(args []string, list string) ([]string, error) {
 			out = append(out, p)
 			continue
 		}
-		if st.IsDir() && !isProductDir(p) {
+		if st.IsDir() && !scene.IsProductDir(p) {
 			ents, err := os.ReadDir(p)
 			if err != nil {
 				return nil, fmt.Errorf("read %s: %w", p, unwrapPath(err))
 			}
 			for _, e := range ents {
 				n := e.Name()
-				low := strings.ToLower(n)
 				if strings.HasPrefix(n, ".") {
 					continue
 				}
-				if strings.HasSuffix(low, ".tif") || strings.HasSuffix(low, ".tiff") || strings.HasSuffix(low, ".zip") ||
-					strings.HasSuffix(low, ".tar") || strings.HasSuffix(low, ".safe") || strings.HasSuffix(low, ".json") || (e.IsDir() && isProductDir(filepath.Join(p, n))) {
+				if scene.IsProductName(n) || (e.IsDir() && scene.IsProductDir(filepath.Join(p, n))) {
 					out = append(out, filepath.Join(p, n))
 				}
 			}
@@ -134,16 +133,6 @@ func expandScenes(args []string, list string) ([]string, error) {
 	}
 	slices.Sort(out)
 	return slices.Compact(out), nil
-}
-
-// isProductDir reports whether a folder is a product itself (a .SAFE or a
-// Landsat Collection 2 folder).
-func isProductDir(p string) bool {
-	if strings.HasSuffix(strings.ToUpper(strings.TrimRight(p, "/")), ".SAFE") {
-		return true
-	}
-	m, _ := filepath.Glob(filepath.Join(p, "*_MTL.*"))
-	return len(m) > 0
 }
 
 func unwrapPath(err error) error {
@@ -158,11 +147,7 @@ func unwrapPath(err error) error {
 // outputName is the GeoTIFF a scene's indices go to in DIR: the scene's
 // name without its extension (and without .SAFE).
 func outputName(dir, scenePath string) string {
-	b := filepath.Base(strings.TrimRight(scenePath, "/"))
-	for _, ext := range []string{".zip", ".tar", ".SAFE", ".safe", ".tiff", ".tif", ".json"} {
-		b = strings.TrimSuffix(b, ext)
-	}
-	return filepath.Join(dir, b+".tif")
+	return filepath.Join(dir, scene.Stem(scenePath)+".tif")
 }
 
 // fingerprint identifies a scene's inputs (every file's path, size and

@@ -361,7 +361,7 @@ func cmdCompute(args []string, stdout, stderr io.Writer) error {
 	if err := out.finish(); err != nil {
 		return err
 	}
-	layouts, err := layRun.finish(in.inputFiles(), g.Geo, sel, pngStyle{*ramp, *stretch, *legend, *title, *pngSize}, lay.metaOf(in.scene, src.Input().Bands, raw))
+	layouts, err := layRun.finish(in.inputFiles(), g.Geo, sel, pngStyle{*ramp, *stretch, *legend, *title, *pngSize}, lay.metaOf(src.Product(), src.Input().Bands, raw))
 	if err != nil {
 		return err
 	}

@@ -143,17 +143,14 @@ type layoutMeta struct {
 
 // metaOf fills the footer from the flags, else from the scene (sensor,
 // product, acquisition date) or the band files.
-func (f *layoutFlags) metaOf(scenePath string, bands []pipeline.Band, raw bool) layoutMeta {
+func (f *layoutFlags) metaOf(s *scene.Scene, bands []pipeline.Band, raw bool) layoutMeta {
 	m := layoutMeta{date: f.date, source: f.source, raw: raw}
-	if scenePath != "" && (m.date == "" || m.source == "") {
-		if s, err := scene.Open(scenePath); err == nil {
-			if m.date == "" && !s.Date.IsZero() {
-				m.date = s.Date.UTC().Format("2006-01-02")
-			}
-			if m.source == "" {
-				m.source = strings.TrimSpace(s.Sensor + " " + s.Product)
-			}
-			s.Close()
+	if s != nil {
+		if m.date == "" && !s.Date.IsZero() {
+			m.date = s.Date.UTC().Format("2006-01-02")
+		}
+		if m.source == "" {
+			m.source = strings.TrimSpace(s.Sensor + " " + s.Product)
 		}
 	}
 	if m.source == "" {

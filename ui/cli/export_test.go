@@ -55,7 +55,7 @@ func layoutRunOf(t *testing.T, w, h int, index string, st pngStyle, args ...stri
 	if _, err := pipeline.Run(context.Background(), in, pipeline.Options{Backend: b, Names: sel.names, Exprs: sel.exprs, BlockRows: 37}, run.sinks...); err != nil {
 		t.Fatal(err)
 	}
-	return run.finish(nil, geo, sel, st, lf.metaOf("", in.Bands, false))
+	return run.finish(nil, geo, sel, st, lf.metaOf(nil, in.Bands, false))
 }
 
 func TestLayoutFlagsWriteLayouts(t *testing.T) {
