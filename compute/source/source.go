@@ -248,6 +248,9 @@ type Options struct {
 	// metadata is open, before any pixel is read: an error (an output
 	// that would replace one of them) stops Open.
 	Refuse func(files []string) error
+	// Regrid, when set, warps the bands onto another grid (--grid):
+	// regrid.go.
+	Regrid *Regrid
 }
 
 // Open opens the bands of opt.Roles from spec (see the package comment
@@ -260,13 +263,25 @@ func Open(ctx context.Context, spec Spec, opt Options) (Source, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	var src Source
+	var err error
 	switch {
 	case spec.Product != "":
-		return openProduct(spec, opt)
+		src, err = openProduct(spec, opt)
 	case len(spec.Files) > 0:
-		return openFiles(spec, opt)
+		src, err = openFiles(spec, opt)
+	default:
+		src, err = openFake(spec, opt)
 	}
-	return openFake(spec, opt)
+	if err != nil || opt.Regrid == nil {
+		return src, err
+	}
+	out, err := regrid(src, *opt.Regrid)
+	if err != nil {
+		src.Close()
+		return nil, err
+	}
+	return out, nil
 }
 
 // opened is every source Open makes today.

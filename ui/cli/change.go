@@ -50,9 +50,9 @@ type changeClass struct {
 // GeoTIFF at path through the one road (source.Open, source.Run),
 // verified, its whole plane kept; the source comes back closed (its grid
 // and files stay).
-func dateIndex(path string, bandMap map[string]int, sel selection, backend, mask string, buffer int) (*source.Planes, source.Source, error) {
+func dateIndex(path string, bandMap map[string]int, sel selection, backend, mask string, buffer int, rg *source.Regrid) (*source.Planes, source.Source, error) {
 	spec := source.Spec{Product: path, Assign: bandMap, AssignFlag: "--bands", Mask: mask, MaskBuffer: buffer}
-	planes, src, err := computeIndices(spec, source.Options{Need: sel.names[0]}, sel, backend)
+	planes, src, err := computeIndices(spec, source.Options{Need: sel.names[0], Regrid: rg}, sel, backend)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -66,6 +66,8 @@ func cmdChange(args []string, stdout, stderr io.Writer) error {
 	after := fs.String("after", "", "the later date, the same kind")
 	var pf productFlags
 	pf.register(fs, "the index to compare (one)")
+	var gf gridFlags
+	gf.register(fs)
 	classSpec := fs.String("classes", "", "change class thresholds, e.g. -0.2,-0.1,0.1,0.2 (default: USGS dNBR severity for nbr, ±0.1 and ±0.2 otherwise)")
 	tif := fs.String("tif", "", "write before − after as a float32 GeoTIFF")
 	png := fs.String("png", "", "write the change map as PNG (blue gain, red loss)")
@@ -96,11 +98,15 @@ func cmdChange(args []string, stdout, stderr io.Writer) error {
 			return compute.Usagef("--classes: %v", err)
 		}
 	}
-	jb, sb, err := dateIndex(*before, bandMap, sel, pf.backend, pf.mask, pf.buffer)
+	rg, err := gf.regrid()
 	if err != nil {
 		return err
 	}
-	ja, sa, err := dateIndex(*after, bandMap, sel, pf.backend, pf.mask, pf.buffer)
+	jb, sb, err := dateIndex(*before, bandMap, sel, pf.backend, pf.mask, pf.buffer, rg)
+	if err != nil {
+		return err
+	}
+	ja, sa, err := dateIndex(*after, bandMap, sel, pf.backend, pf.mask, pf.buffer, rg)
 	if err != nil {
 		return err
 	}

@@ -35,6 +35,7 @@ const usage = `usage:
                  [--mask auto|none] [--mask-buffer PX] [--nodata V]
                  [--tif OUT.tif] [--png OUT.png] [--png-size N] [--ramp NAME] [--stretch MODE] [--legend]
                  [--layout OUT.png|pdf|svg [--paper A4 --dpi 300 | --layout-size WxH] [--grid]] [--json]
+                 [--grid FILE.tif|utm[,RES]|EPSG:N[,RES[,W,S,E,N]] [--grid-resampling bilinear]]
   canopy zonal INPUT [--index NAME] --stands FILE[:LAYER] [--id FIELD] --csv OUT.csv [--gpkg OUT.gpkg]
   canopy change --before PATH --after PATH [--bands ROLE=B,...] [--index NAME] [--classes T,...]
                 [--tif OUT] [--png OUT] [--stands F --csv OUT] [--json]

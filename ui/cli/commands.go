@@ -261,7 +261,7 @@ func cmdCompute(args []string, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	var lay layoutFlags
 	lay.register(fs)
-	if err := parse(fs, args, stdout); err != nil {
+	if err := parse(fs, joinGridArg(args), stdout); err != nil {
 		return err
 	}
 	if err := in.check(); err != nil {

@@ -32,7 +32,9 @@ func (f *layoutFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.paper, "paper", "", "the layout's paper: "+strings.Join(layout.PaperSizes(), ", "))
 	fs.StringVar(&f.orientation, "orientation", "", "the layout's orientation: portrait or landscape (default: the map's)")
 	fs.Float64Var(&f.dpi, "dpi", 0, "the layout's resolution in dots per inch (default 150 on paper, 96 for a size in pixels)")
-	fs.BoolVar(&f.grid, "grid", false, "draw a coordinate grid on the layout")
+	if !shareGrid(fs, &f.grid) {
+		fs.BoolVar(&f.grid, "grid", false, "draw a coordinate grid on the layout")
+	}
 	fs.StringVar(&f.source, "source", "", "the layout's source line (default: the scene, or the band files)")
 	fs.StringVar(&f.date, "date", "", "the layout's date (default: the scene's acquisition date)")
 }

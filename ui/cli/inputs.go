@@ -33,6 +33,8 @@ type inputFlags struct {
 	outs []string
 	// sceneFiles are the files of the --scene, once it was opened.
 	sceneFiles []string
+	// grid is --grid: a grid to warp the bands onto (gridflags.go).
+	grid gridFlags
 }
 
 func (f *inputFlags) register(fs *flag.FlagSet) {
@@ -43,6 +45,7 @@ func (f *inputFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.mask, "mask", "auto", "cloud and quality mask of a --scene: auto (the product's own: SCL, QA_PIXEL, alpha) or none")
 	fs.IntVar(&f.maskBuffer, "mask-buffer", 0, "grow the mask by this many pixels")
 	fs.StringVar(&f.nodata, "nodata", "", "nodata value (as stored) for every band given as a file (overrides the files' GDAL_NODATA)")
+	f.grid.register(fs)
 }
 
 // given reports whether any input was named.
@@ -117,7 +120,11 @@ func (f *inputFlags) open(sel selection) (source.Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	return source.Open(context.Background(), s, source.Options{Roles: sel.roles(), Need: strings.Join(sel.names, ","), Refuse: f.refuse})
+	rg, err := f.grid.regrid()
+	if err != nil {
+		return nil, err
+	}
+	return source.Open(context.Background(), s, source.Options{Roles: sel.roles(), Need: strings.Join(sel.names, ","), Refuse: f.refuse, Regrid: rg})
 }
 
 // indexFlags are --index NAME[,NAME...] and --expr EXPR.

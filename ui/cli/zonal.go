@@ -81,7 +81,11 @@ func cmdZonal(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	planes, opened, err := computeIndices(spec, source.Options{Need: strings.Join(sel.names, ","), Refuse: in.refuse}, sel, *backend)
+	rg, err := in.grid.regrid()
+	if err != nil {
+		return err
+	}
+	planes, opened, err := computeIndices(spec, source.Options{Need: strings.Join(sel.names, ","), Refuse: in.refuse, Regrid: rg}, sel, *backend)
 	if err != nil {
 		return err
 	}
