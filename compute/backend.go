@@ -55,21 +55,26 @@ func (t *Timings) Add(o Timings) {
 	t.Total += o.Total
 }
 
-// Backend computes NDVI. Implementations reuse their buffers across runs of
-// the same size and are not safe for concurrent use; callers serialise runs.
+// Backend is what runs index jobs: a backend is its RunJob. NDVI is one
+// job like any other. Implementations reuse their buffers, programs and
+// contexts from one job to the next (a run that had to set up reports it
+// as Timings.Setup) and serialise their jobs themselves.
+//
+// Optional interfaces add what some backends offer: JobStreamer (jobs in
+// flight on several buffers, for the block pipeline), Moder (transfer
+// modes), DeviceCeilings (the device's bandwidths), Resident (a scene kept
+// on the device).
 type Backend interface {
 	// Name is one of go, go-parallel, c, gl, cuda.
 	Name() string
 	// Info reports availability and the device. It may initialise a driver
 	// the first time and caches the answer.
 	Info() Info
-	// Setup prepares for images of w×h pixels (contexts, modules, buffers) and
-	// returns how long that took. Run calls it itself when the size changes.
-	Setup(w, h int) (time.Duration, error)
-	// Run computes NDVI of in into out (len in.Pixels()) and returns the
-	// timings of its phases; Timings.Setup is set when Run had to set up.
-	Run(in Input, out []float32) (Timings, error)
-	// Close releases buffers and contexts. The backend may be set up again.
+	// RunJob runs j (checked: compute.RunJob calls it) and reports its
+	// phases; Timings.Setup is set when the run had to set up, for
+	// example to compile the job's program for the device.
+	RunJob(j *Job) (Timings, error)
+	// Close releases buffers and contexts. The backend may be used again.
 	Close() error
 }
 
@@ -90,24 +95,6 @@ type Ceilings struct {
 type DeviceCeilings interface {
 	Ceilings(bytes int) (Ceilings, error)
 }
-
-// HostMemory is implemented by GPU backends that move bands fastest from
-// host memory they allocate themselves. gl does: GL cannot pin memory it
-// did not allocate, so bands in ordinary Go memory pass through its staging
-// buffers, while bands in the planes HostBuffers returns (persistently
-// mapped buffers the driver pins) go to the GPU by DMA alone, and an output
-// that is the third plane comes back the same way. Callers that fill the
-// bands themselves (canopy compute decoding a GeoTIFF, canopy bench copying
-// its scene) put them there. The planes belong to the backend: they stay
-// valid until Close or a HostBuffers call for another size.
-type HostMemory interface {
-	HostBuffers(w, h int) (red, nir, out []float32, err error)
-}
-
-// ModeHost is how benchmarks name a HostMemory backend run with its bands
-// and output in its own host buffers ("gl:host"). It is not one of the
-// backend's Moder modes: the transfers then need no staging in any mode.
-const ModeHost = "host"
 
 // Moder is implemented by backends with user-selectable modes (cuda's
 // sequential and overlapped transfers, gl's mapped and subdata). A mode is
@@ -177,8 +164,9 @@ func New(name string) (Backend, error) {
 var AutoOrder = []string{NameCUDA, NameC, NameGoParallel, NameGo}
 
 // CKernelShare is the share of the host's copy bandwidth (HostCopyCeiling)
-// the C kernels reach over bands in host memory: 82 to 86% measured, on a
-// 2-core VM and on the H200 host's 16 cores (docs/BENCHMARKS.md).
+// the C kernels reach over bands in host memory, as measured on a 2-core
+// VM and on the H200 host (docs/BENCHMARKS.md, "Numbers behind the
+// constants").
 const CKernelShare = 0.8
 
 // autoProbeBytes is the buffer Auto measures the host copy and a GPU's bus
@@ -190,15 +178,13 @@ const autoProbeBytes = 64 << 20
 // is passed over for the C kernels: when a GPU backend comes first and c is
 // available, Auto measures the host copy (HostCopyPeak) and the bus both
 // ways at once (DeviceCeilings' Duplex) and keeps the GPU only when the bus
-// beats CKernelShare of the host copy (PreferCPU). On the H200 host (16
-// cores, 180–191 GB/s of host copy, 101 GB/s over PCIe 5 both ways) that
-// is c, which computes a 10980² pair from files to a COG in 1.38 s and
-// 270 MB where cuda takes 1.85 s and 581 MB; a few cores in front of the
-// same GPU would keep cuda. Where the C kernels beat any PCIe bus
-// (PCIeBusMax), or the bus measured at an earlier start on the same GPUs
-// and driver (kept in the user's cache folder, buscache.go), the GPU is
-// not opened at all: its context, made only to be dropped, cost every
-// start 0.3 to 0.6 s there.
+// beats CKernelShare of the host copy (PreferCPU): a host with many cores
+// and fast memory in front of a GPU on PCIe computes on the CPU, a few
+// cores in front of the same GPU keep it (docs/BENCHMARKS.md has the H200
+// host's figures). Where the C kernels beat any PCIe bus (PCIeBusMax), or
+// the bus measured at an earlier start on the same GPUs and driver (kept
+// in the user's cache folder, buscache.go), the GPU is not opened at all:
+// a context made only to be dropped costs every start a noticeable pause.
 func Auto() (Backend, error) {
 	b, _, err := AutoWhy()
 	return b, err
@@ -278,7 +264,7 @@ func AutoWhy() (Backend, string, error) {
 }
 
 // PCIeBusMax is the most a discrete GPU's host bus moves both ways at
-// once, GB/s: PCIe 5.0 ×16, 63 GB/s each way (the H200 host measures 101).
+// once, GB/s: PCIe 5.0 ×16, 63 GB/s each way.
 // A host whose C kernels beat it computes on the CPU without opening the
 // GPU.
 const PCIeBusMax = 128.0
@@ -336,42 +322,15 @@ func NewOutput(n int) []float32 {
 	return out
 }
 
-// CheckRun returns an error when in is malformed or out does not hold
-// exactly its pixels; backends call it first in Run.
-func CheckRun(in Input, out []float32) error {
-	if err := in.Check(); err != nil {
-		return err
-	}
-	if len(out) != in.Pixels() {
-		return fmt.Errorf("output holds %d pixels, image has %d", len(out), in.Pixels())
-	}
-	return nil
-}
-
-// SpanKernel computes NDVI over one contiguous span of pixels (out, red and
-// nir have the same length): the shape of the Go and the C kernels, which
-// both run on a par.Pool through RunOnPool.
-type SpanKernel func(out, red, nir []float32, nd Nodata)
-
-// PoolRunner runs a SpanKernel for the CPU backends built on a par.Pool
+// PoolRunner is the worker pool of the CPU backends built on a par.Pool
 // (go-parallel and c): it starts the pool on first use (reported as
-// setup) and times the kernel over the image, one span per worker, as the
-// kernel phase. A run allocates nothing.
+// setup) and runs a job's task over the image, one span per worker.
+// Callers serialise its use.
 type PoolRunner struct {
 	// Threads is the number of workers (0: GOMAXPROCS).
 	Threads int
-	mu      sync.Mutex // serialises Run: the task lives in the runner
 	pool    *par.Pool
-	task    spanTask
 }
-
-type spanTask struct {
-	k   SpanKernel
-	in  Input
-	out []float32
-}
-
-func (s *spanTask) Do(lo, hi int) { s.k(s.out[lo:hi], s.in.Red[lo:hi], s.in.NIR[lo:hi], s.in.Nodata) }
 
 // Workers is the number of workers the runner uses.
 func (r *PoolRunner) Workers() int {
@@ -393,24 +352,6 @@ func (r *PoolRunner) Start() time.Duration {
 	t0 := time.Now()
 	r.pool = par.NewPool(r.Threads)
 	return time.Since(t0)
-}
-
-// Run checks the input and runs k over it on the pool.
-func (r *PoolRunner) Run(k SpanKernel, in Input, out []float32) (Timings, error) {
-	if err := CheckRun(in, out); err != nil {
-		return Timings{}, err
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var t Timings
-	t.Setup = r.Start()
-	r.task = spanTask{k, in, out}
-	t0 := time.Now()
-	r.pool.Run(len(out), &r.task)
-	t.Kernel = time.Since(t0)
-	t.Total = t.Kernel
-	r.task = spanTask{}
-	return t, nil
 }
 
 // RunTask runs t over [0, n) on the pool, one span per worker (Start

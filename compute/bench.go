@@ -10,8 +10,8 @@ import (
 	"time"
 )
 
-// BytesPerPixel is the memory traffic of one NDVI pixel in float32: two
-// reads and one write.
+// BytesPerPixel is the memory traffic of one NDVI pixel over float32
+// bands: two reads and one write (the charts' ceiling lines).
 const BytesPerPixel = 12
 
 // Phase summarises one timed phase over the repeats, in milliseconds.
@@ -66,8 +66,9 @@ type BenchResult struct {
 	Download Phase `json:"download"`
 	Total    Phase `json:"total"`
 
-	// KernelGBps is 12 bytes per pixel over the median kernel time;
-	// TotalGBps the same over the median end-to-end time.
+	// KernelGBps is the bytes the job reads and writes (Job.Bytes) over
+	// the median kernel time; TotalGBps the same over the median
+	// end-to-end time.
 	KernelGBps float64 `json:"kernel_gbps"`
 	TotalGBps  float64 `json:"total_gbps"`
 	// CeilingGBps is what this machine can do for the kernel's kind of
@@ -83,12 +84,8 @@ type BenchResult struct {
 	// DuplexGBps is both directions at once (bytes moved both ways per
 	// second), where the backend measures it.
 	DuplexGBps float64 `json:"duplex_ceiling_gbps,omitempty"`
-	// HostBuffers is true when the bands and the output were in the
-	// backend's own host memory (HostMemory), as canopy compute puts them;
-	// Mode is then ModeHost.
-	HostBuffers bool `json:"host_buffers,omitempty"`
-	// UploadGBps and DownloadGBps are the bytes moved (8 and 4 a pixel) over
-	// the median upload and download (GPU only).
+	// UploadGBps and DownloadGBps are the bytes moved (bands and mask up,
+	// outputs down) over the median upload and download (GPU only).
 	UploadGBps   float64 `json:"upload_gbps,omitempty"`
 	DownloadGBps float64 `json:"download_gbps,omitempty"`
 
@@ -113,66 +110,13 @@ type BenchOptions struct {
 	// Repeat is the number of timed runs after the untimed warm-up (≥1).
 	Repeat int
 	// HostCeiling is the host copy bandwidth in GB/s measured in this run;
-	// Bench measures it when zero.
+	// BenchJob measures it when zero.
 	HostCeiling float64
-	// HostBuffers puts the bands and the output in the backend's own host
-	// memory when it offers some (HostMemory), copied there before the
-	// timed runs (the copy counts as setup), the way canopy compute decodes
-	// files into it. The NDVI is copied into out after the timed runs.
-	HostBuffers bool
 }
 
-// Bench runs b on in: one untimed warm-up (which also does the setup, timed
-// apart), then Repeat timed runs into the same output buffer, then verifies
-// the output against the float64 reference. out must hold in.Pixels().
-func Bench(b Backend, in Input, out []float32, opt BenchOptions) BenchResult {
-	info := b.Info()
-	res := BenchResult{Backend: b.Name(), Device: info.Device, GPU: info.GPU, Width: in.Width, Height: in.Height, Repeat: max(opt.Repeat, 1), Index: "ndvi"}
-	if m, ok := b.(Moder); ok {
-		res.Mode = m.Mode()
-	}
-	if !info.Available {
-		res.Error = info.Reason
-		return res
-	}
-	setup, err := b.Setup(in.Width, in.Height)
-	if err != nil {
-		res.Error = err.Error()
-		return res
-	}
-	res.SetupMS = float64(setup) / 1e6
-	if hm, ok := b.(HostMemory); ok && opt.HostBuffers {
-		// Staging the scene into the backend's host buffers is a one-time
-		// cost, like cuda's page-locking of Go memory: setup.
-		t0 := time.Now()
-		red, nir, o, err := hm.HostBuffers(in.Width, in.Height)
-		if err != nil {
-			res.Error = err.Error()
-			return res
-		}
-		copy(red, in.Red)
-		copy(nir, in.NIR)
-		res.SetupMS += float64(time.Since(t0)) / 1e6
-		defer func(caller []float32) { copy(caller, o) }(out)
-		in.Red, in.NIR, out = red, nir, o
-		res.HostBuffers, res.Mode = true, ModeHost
-	}
-	timeRuns(&res, func() (Timings, error) { return b.Run(in, out) })
-	if res.Error != "" {
-		return res
-	}
-	res.bandwidths(float64(in.Pixels())*BytesPerPixel, float64(in.Pixels())*8, float64(in.Pixels())*4)
-	res.ceilings(b, info, opt, in.Pixels()*4)
-	rep := Verify(in, out)
-	res.Verified, res.MaxAbsErr, res.NaNMismatch = rep.OK(), rep.MaxAbsErr, rep.NaNMismatch
-	if !rep.OK() && res.Error == "" {
-		res.Error = rep.String()
-	}
-	return res
-}
-
-// BenchJob times b on an index job as Bench does (warm-up with the setup
-// timed apart, Repeat timed runs, medians with their spread), with the
+// BenchJob times b on an index job: one untimed warm-up (which also does
+// the setup, timed apart), Repeat timed runs into the job's outputs,
+// medians with their spread, with the
 // bandwidths of the bytes the job really moves (Job.Bytes: bands as stored,
 // the mask, the outputs), the ceiling measured in the same run, and every
 // output verified against the float64 truth. The job's Mode is the mode.
@@ -203,7 +147,7 @@ func BenchJob(b Backend, j *Job, opt BenchOptions) BenchResult {
 	return res
 }
 
-// timeRuns is the timing protocol of Bench and BenchJob: one warm-up run
+// timeRuns is the timing protocol of BenchJob: one warm-up run
 // (its setup counted), more untimed runs for MinWarmup, then Repeat timed
 // samples, each the mean of enough runs to last MinSample.
 func timeRuns(res *BenchResult, run func() (Timings, error)) {
@@ -319,9 +263,9 @@ func HostCopyCeiling(bytes int) float64 {
 
 // HostCopyPeak is HostCopyCeiling with the fastest of the 7 runs instead
 // of their median: what the memory moves when nothing else on the machine
-// gets in the way. It is the steadier figure while other work runs (on the
-// H200 host, a 64 MiB probe's median read 115 to 164 GB/s from one start
-// of canopy to the next), which is why Auto decides with it.
+// gets in the way. It is the steadier figure while other work runs (the
+// median of a small probe varies widely from one start of canopy to the
+// next: docs/BENCHMARKS.md), which is why Auto decides with it.
 func HostCopyPeak(bytes int) float64 {
 	return hostCopyStat(bytes, func(ds []time.Duration) time.Duration { return ds[0] })
 }
@@ -377,18 +321,13 @@ func (r BenchResult) String() string {
 func (r BenchResult) Label() string { return Label(r.Backend, r.Mode) }
 
 // BenchModes lists every way to time b, the one policy the command line
-// and the window share: ModeHost first where b keeps host memory of its
-// own (what canopy compute uses), then its Moder modes; nil for a backend
-// with neither (one run in its only way).
+// and the window share: its Moder modes; nil for a backend without modes
+// (one run in its only way).
 func BenchModes(b Backend) []string {
-	var ms []string
-	if _, ok := b.(HostMemory); ok {
-		ms = append(ms, ModeHost)
-	}
 	if m, ok := b.(Moder); ok {
-		ms = append(ms, m.Modes()...)
+		return m.Modes()
 	}
-	return ms
+	return nil
 }
 
 // BenchTarget is one backend in one mode ("" for its only way) to time.
@@ -432,9 +371,6 @@ func BenchPlan(list string) ([]BenchTarget, error) {
 			every(b)
 		case !slices.Contains(BenchModes(b), mode):
 			b.Close()
-			if mode == ModeHost {
-				return nil, fmt.Errorf("%s has no host buffers of its own: no %s:%s", name, name, ModeHost)
-			}
 			return nil, fmt.Errorf("backend %s has no mode %q", name, mode)
 		default:
 			ts = append(ts, BenchTarget{name, mode})

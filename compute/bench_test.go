@@ -7,33 +7,32 @@ import (
 
 	"canopy/compute"
 	"canopy/compute/backends"
+	"canopy/compute/computetest"
 )
 
 var benchLarge = flag.Bool("large", false, "also benchmark a 10980x10980 Sentinel-2 tile")
 
-// BenchmarkBackends times every available backend's full run (upload,
-// kernel, download) with the output buffer reused; MB/s counts 12 bytes per
-// pixel. `canopy bench` gives the per-phase view with ceilings.
+// BenchmarkBackends times every available backend's NDVI job (upload,
+// kernel, download) with the outputs reused; MB/s counts the bytes the job
+// reads and writes. `canopy bench` gives the per-phase view with ceilings.
 func BenchmarkBackends(b *testing.B) {
 	sizes := []int{256, 2048}
 	if *benchLarge {
 		sizes = append(sizes, 10980)
 	}
 	for _, n := range sizes {
-		r, nir, _ := compute.Fake(compute.SceneNoise, n, n, 1)
-		in := compute.Input{Width: n, Height: n, Red: r.Data, NIR: nir.Data}
-		out := make([]float32, in.Pixels())
+		j := computetest.NDVIJob(compute.SceneNoise, n, n, 1)
 		for _, be := range backends.All() {
 			if !be.Info().Available {
 				continue
 			}
 			b.Run(fmt.Sprintf("%s/%d", be.Name(), n), func(b *testing.B) {
-				if _, err := be.Run(in, out); err != nil {
+				if _, err := compute.RunJob(be, j); err != nil {
 					b.Fatal(err)
 				}
-				b.SetBytes(compute.BytesPerPixel * int64(in.Pixels()))
+				b.SetBytes(int64(j.Bytes()))
 				for b.Loop() {
-					be.Run(in, out)
+					compute.RunJob(be, j)
 				}
 			})
 			be.Close()

@@ -86,16 +86,16 @@ func TestSameCRS(t *testing.T) {
 	}
 }
 
-func TestPairInputChecksCRS(t *testing.T) {
+func TestCheckPairChecksCRS(t *testing.T) {
 	red, nir := NewBand(2, 2), NewBand(2, 2)
 	red.Geo, nir.Geo = utm(32633, 1, 0, 0), utm(32634, 1, 0, 0)
 	red.Source, nir.Source = "red.tif:1", "nir.tif:1"
-	_, err := PairInput(red, nir)
+	err := CheckPair(red, nir)
 	if err == nil || err.Error() != "the bands are not on one grid: red red.tif:1 and nir nir.tif:1 are in different coordinate reference systems (EPSG:32633 and EPSG:32634); the bands of one computation must share a grid" {
-		t.Errorf("PairInput: %v", err)
+		t.Errorf("CheckPair: %v", err)
 	}
 	nir.Geo = utm(32633, 2, 5, -5)
-	if _, err := PairInput(red, nir); err != nil {
+	if err := CheckPair(red, nir); err != nil {
 		t.Errorf("PixelIsPoint twin: %v", err)
 	}
 }

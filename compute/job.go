@@ -12,8 +12,11 @@ import (
 	"canopy/compute/par"
 )
 
+// NaN32 is the quiet float32 NaN every backend writes for invalid pixels.
+var NaN32 = math.Float32frombits(0x7fc00000)
+
 // Job is one run of the index engine: bands as stored in, one float32 plane
-// per index out. Every backend runs any Job (Engine); several indices in one
+// per index out. Every backend runs any Job (Backend.RunJob); several indices in one
 // job read (or upload) the bands once, and their common subexpressions are
 // computed once (index.Compile).
 //
@@ -40,13 +43,6 @@ type Job struct {
 	// Mode is the backend's mode for this run ("" for its default): a
 	// per-run argument, never state of the backend.
 	Mode string
-}
-
-// Engine is implemented by every backend: it runs any Job and reports the
-// phases as Timings (Setup set when the run had to set up, for example to
-// compile the job's program for the device).
-type Engine interface {
-	RunJob(j *Job) (Timings, error)
 }
 
 // MissingRoleError is a job whose index needs a band that was not given.
@@ -237,17 +233,12 @@ func (j *Job) Reference64(o, i int) float64 {
 	return j.Exprs[o].Eval64(&v)
 }
 
-// RunJob checks j and runs it on b, which must implement Engine (every
-// backend Canopy ships does).
+// RunJob checks j and runs it on b.
 func RunJob(b Backend, j *Job) (Timings, error) {
 	if err := j.Check(); err != nil {
 		return Timings{}, err
 	}
-	e, ok := b.(Engine)
-	if !ok {
-		return Timings{}, fmt.Errorf("backend %s does not run index jobs", b.Name())
-	}
-	t, err := e.RunJob(j)
+	t, err := b.RunJob(j)
 	if err != nil {
 		return t, fmt.Errorf("%s: %w", b.Name(), err)
 	}

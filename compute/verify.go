@@ -1,14 +1,10 @@
 package compute
 
-import (
-	"canopy/compute/par"
-	"fmt"
-	"math"
-)
+import "fmt"
 
-// Tolerance is the largest error Verify accepts: float32 rounding of a value
-// in [-1, 1] is below 1.2e-7, so 1e-6 leaves room for a fused or reordered
-// operation but catches any real mistake.
+// Tolerance is the largest error a Report without its own Tol accepts:
+// float32 rounding of a value in [-1, 1] is below 1.2e-7, so 1e-6 leaves
+// room for a fused or reordered operation but catches any real mistake.
 const Tolerance = 1e-6
 
 // Report is the outcome of checking a result against the float64 reference.
@@ -71,75 +67,4 @@ func (r Report) Err(backend string) error {
 		return nil
 	}
 	return fmt.Errorf("%s: %s", backend, r)
-}
-
-// Verify compares got with the float64 reference of in, pixel by pixel, on
-// all cores. It allocates no image-sized memory.
-func Verify(in Input, got []float32) Report {
-	n := in.Pixels()
-	if len(got) != n || in.Check() != nil {
-		return Report{Pixels: n, NaNMismatch: n, Worst: 0}
-	}
-	parts := make([]Report, par.Workers(n))
-	parts = parts[:par.Ranges(n, 1<<16, func(w, lo, hi int) { parts[w] = verifySpan(in, got, lo, hi) })]
-	rep := Report{Pixels: n, Worst: -1}
-	for _, p := range parts {
-		if p.NaNMismatch > 0 && rep.NaNMismatch == 0 {
-			rep.Worst = p.Worst
-		}
-		if rep.NaNMismatch == 0 && p.NaNMismatch == 0 && p.MaxAbsErr > rep.MaxAbsErr {
-			rep.Worst = p.Worst
-		}
-		rep.NaNMismatch += p.NaNMismatch
-		rep.NaN += p.NaN
-		rep.MaxAbsErr = math.Max(rep.MaxAbsErr, p.MaxAbsErr)
-	}
-	return rep
-}
-
-func verifySpan(in Input, got []float32, lo, hi int) Report {
-	rep := Report{Worst: -1}
-	for i := lo; i < hi; i++ {
-		ref := Reference64(in.Red[i], in.NIR[i], in.Nodata)
-		g := float64(got[i])
-		rn, gn := math.IsNaN(ref), math.IsNaN(g)
-		if rn {
-			rep.NaN++
-		}
-		if rn != gn {
-			if rep.NaNMismatch == 0 {
-				rep.Worst = i
-			}
-			rep.NaNMismatch++
-			continue
-		}
-		if rn {
-			continue
-		}
-		var e float64
-		if math.IsInf(ref, 0) || math.IsInf(g, 0) {
-			if ref != g {
-				e = math.Inf(1)
-			}
-		} else {
-			e = math.Abs(g-ref) / math.Max(1, math.Abs(ref))
-		}
-		if e > rep.MaxAbsErr {
-			rep.MaxAbsErr = e
-			if rep.NaNMismatch == 0 {
-				rep.Worst = i
-			}
-		}
-	}
-	return rep
-}
-
-// Reference returns the float64 reference NDVI of in. It allocates 8 bytes
-// per pixel; prefer Verify for big images.
-func Reference(in Input) []float64 {
-	out := make([]float64, in.Pixels())
-	for i := range out {
-		out[i] = Reference64(in.Red[i], in.NIR[i], in.Nodata)
-	}
-	return out
 }

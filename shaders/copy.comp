@@ -1,11 +1,11 @@
 #version 430 core
 // A device-to-device copy in a compute shader: the gl backend's bandwidth
-// ceiling. It walks memory exactly as ndvi.comp does (VEC4S vec4s per
+// ceiling. It walks memory as the job shaders do (VEC4S vec4s per
 // invocation, consecutive invocations on consecutive vec4s), with one read
-// stream and one write stream, so that the kernel's bandwidth reads as a
+// stream and one write stream, so that a kernel's bandwidth reads as a
 // share of what a shader can move on the same device. (glCopyBufferSubData
-// may run on a copy engine far slower than the shader cores: on an H200 it
-// moved 177 GB/s where a shader copy moves over 4 TB/s.)
+// may run on a copy engine far slower than the shader cores:
+// docs/BENCHMARKS.md.)
 
 #ifndef VEC4S
 #define VEC4S 1u

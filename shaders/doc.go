@@ -1,5 +1,6 @@
-// Package shaders embeds Canopy's GPU kernel sources and build outputs: the
-// OpenGL compute shader ndvi.comp (GLSL 4.30) and the CUDA kernel ndvi.cu
-// with its fat binary. One kernel definition per language; each follows
-// compute.Pixel exactly (NaN for nodata and for NIR + Red == 0).
+// Package shaders embeds Canopy's GPU kernel sources: the OpenGL compute
+// shader template of the gl backend's index jobs (index.comp.tmpl, GLSL
+// 4.30, filled in per job from the compiled index program) and the copy
+// shader it measures its device-copy ceiling with (copy.comp). The cuda
+// backend generates its PTX in compute/cudaback.
 package shaders

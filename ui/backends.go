@@ -24,9 +24,8 @@ type backendEntry struct {
 	b     compute.Backend
 	info  compute.Info
 	known bool // info has been asked for
-	// mode is the choice of the mode picker: compute.ModeHost (the bands
-	// in the backend's own host buffers, as canopy compute puts them),
-	// one of the backend's Moder modes, or "" for a backend without modes.
+	// mode is the choice of the mode picker: one of the backend's Moder
+	// modes, or "" for a backend without modes.
 	mode string
 
 	radio  *widget.RadioGroup
@@ -46,8 +45,8 @@ func newBackendEntry(b compute.Backend) *backendEntry {
 
 func (e *backendEntry) name() string { return e.b.Name() }
 
-// modes are the choices of the entry's mode picker: compute.ModeHost first
-// where the backend keeps host memory of its own, then its Moder modes.
+// modes are the choices of the entry's mode picker: the backend's Moder
+// modes.
 func (e *backendEntry) modes() []string { return compute.BenchModes(e.b) }
 
 // label is the name with the mode for backends that have modes.

@@ -412,7 +412,6 @@ func (w *Window) compareAllRuns(s *shown, runs []runSpec, repeat int) {
 		if err != nil {
 			return nil, err
 		}
-		runs := runsFor(runs, j)
 		var results []compute.BenchResult
 		for i, r := range runs {
 			if err := ctx.Err(); err != nil {
@@ -561,7 +560,7 @@ func (w *Window) indexSweep() {
 			if err != nil {
 				return nil, err
 			}
-			for ri, r := range runsFor(runs, j) {
+			for ri, r := range runs {
 				if err := ctx.Err(); err != nil {
 					return nil, err
 				}

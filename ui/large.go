@@ -534,9 +534,6 @@ func (w *Window) compareLarge(s *shown, runs []runSpec) {
 	w.bridge.start("Comparing backends", func(ctx context.Context, progress progressFunc) (func(), error) {
 		var results []compute.BenchResult
 		for i, r := range runs {
-			if r.mode == compute.ModeHost {
-				continue // host buffers hold a whole image
-			}
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}

@@ -8,21 +8,18 @@ import (
 	"fyne.io/fyne/v2/test"
 
 	"canopy/compute"
+	"canopy/compute/computetest"
 	"canopy/ui/render/colormap"
 )
 
 // smallMap returns a map view of a w×h fake landscape, laid out at size.
 func smallMap(t testing.TB, w, h int, size fyne.Size) *MapView {
 	t.Helper()
-	red, nir, err := compute.Fake(compute.SceneLandscape, w, h, 1)
-	if err != nil {
+	j := computetest.NDVIJob(compute.SceneLandscape, w, h, 1)
+	if _, err := compute.RunJob(engine(), j); err != nil {
 		t.Fatal(err)
 	}
-	in, _ := compute.PairInput(red, nir)
-	ndvi := compute.NewOutput(in.Pixels())
-	if _, err := (&fakeBackend{name: "go", available: true}).Run(in, ndvi); err != nil {
-		t.Fatal(err)
-	}
+	ndvi := j.Out[0]
 	lut, err := colormap.New(colormap.RampRdYlGn, -1, 1)
 	if err != nil {
 		t.Fatal(err)

@@ -1,13 +1,10 @@
 package ui
 
 import (
-	"errors"
-	"fmt"
 	"strings"
 	"sync"
 
 	"canopy/compute"
-	"canopy/compute/index"
 )
 
 // runSpec is one backend in one mode, fixed on the event goroutine when a
@@ -34,16 +31,8 @@ func (r runSpec) hostCeiling() float64 { return ceiling() }
 // once more when the first run had to set up (the timing shown is then
 // not the first call's), verifies every output against the float64 truth
 // and returns the run as a one-sample BenchResult for the status bar and
-// the timing chart. In ModeHost the NDVI is timed in the backend's own
-// host buffers (compute.Bench), the way canopy compute runs it.
+// the timing chart.
 func (r runSpec) compute(j *compute.Job) (compute.BenchResult, error) {
-	if r.mode == compute.ModeHost {
-		res := r.benchHost(j, 1)
-		if res.Error != "" && !res.Verified {
-			return res, fmt.Errorf("%s: %s", r.label(), res.Error)
-		}
-		return res, nil
-	}
 	j.Mode = r.mode
 	t, err := compute.RunJob(r.b, j)
 	if err != nil {
@@ -87,72 +76,10 @@ func onePhase(v float64) compute.Phase { return compute.Phase{Median: v, Min: v,
 
 // bench times j on the backend in the mode as the command line's bench
 // does: compute.BenchJob (warm-up and setup apart, repeat timed runs,
-// every output verified), or in ModeHost the NDVI in the backend's own
-// host buffers (compute.Bench).
+// every output verified).
 func (r runSpec) bench(j *compute.Job, repeat int) compute.BenchResult {
-	if r.mode == compute.ModeHost {
-		return r.benchHost(j, repeat)
-	}
 	j.Mode = r.mode
 	return compute.BenchJob(r.b, j, compute.BenchOptions{Repeat: repeat, HostCeiling: r.hostCeiling()})
-}
-
-// runsFor are the runs of the plan that can time j: a host-buffer mode
-// only where j is what the host buffers hold (NDVI of float32 red and NIR,
-// no mask).
-func runsFor(plan []runSpec, j *compute.Job) []runSpec {
-	var out []runSpec
-	for _, r := range plan {
-		if r.mode == compute.ModeHost {
-			if _, err := hostInput(j); err != nil {
-				continue
-			}
-		}
-		out = append(out, r)
-	}
-	return out
-}
-
-// benchHost times NDVI in the backend's host buffers. Only a job of NDVI
-// alone over float32 red and NIR bands, unmasked and in physical units,
-// runs that way (the buffers are float32 planes); for anything else the
-// result says so.
-func (r runSpec) benchHost(j *compute.Job, repeat int) compute.BenchResult {
-	in, err := hostInput(j)
-	if err != nil {
-		return compute.BenchResult{Backend: r.b.Name(), Mode: r.mode, Index: strings.Join(j.Names, ","), Width: j.Width, Height: j.Height,
-			Device: r.info.Device, GPU: r.info.GPU, Error: fmt.Sprintf("%s: %v", r.label(), err)}
-	}
-	res := compute.Bench(r.b, in, j.Out[0], compute.BenchOptions{Repeat: repeat, HostBuffers: true, HostCeiling: r.hostCeiling()})
-	res.Index = j.Names[0]
-	return res
-}
-
-// ndviFormula is the catalogue's NDVI.
-var ndviFormula = func() *index.Expr { c, _ := index.Lookup("ndvi"); return c.Expr }()
-
-// hostInput is j as the NDVI kernel's float32 input, for host-buffer runs.
-func hostInput(j *compute.Job) (compute.Input, error) {
-	if len(j.Exprs) != 1 || !j.Exprs[0].Equal(ndviFormula) || len(j.Bands) != 2 {
-		return compute.Input{}, fmt.Errorf("the host buffers hold red and NIR for NDVI only, not %s: choose another mode", strings.Join(j.Names, ", "))
-	}
-	in := compute.Input{Width: j.Width, Height: j.Height}
-	for _, b := range j.Bands {
-		if b.Plane.Type != compute.F32 || !b.Radiometry.IsIdentity() {
-			return in, errors.New("the host buffers hold float32 reflectances; these bands are stored as " + b.Plane.Type.String() + ": choose another mode")
-		}
-		nd, has := float32(b.NoData), b.HasNoData && b.NoData == b.NoData
-		switch b.Role {
-		case "red":
-			in.Red, in.Nodata.Red, in.Nodata.HasRed = b.Plane.F32(), nd, has
-		case "nir":
-			in.NIR, in.Nodata.NIR, in.Nodata.HasNIR = b.Plane.F32(), nd, has
-		}
-	}
-	if j.Mask != nil {
-		return in, errors.New("the host buffers take no mask: choose another mode, or no mask")
-	}
-	return in, in.Check()
 }
 
 func ms64[T ~int64](d T) float64 { return float64(d) / 1e6 }

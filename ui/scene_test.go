@@ -359,8 +359,7 @@ func ndviReference(t *testing.T, product string) []float64 {
 }
 
 // TestCompareOnMaskedScene: Compare all on a masked product times every
-// backend in every mode that can run it (the host buffers hold unmasked
-// float32 NDVI only, so gl:host sits this one out) and all verify.
+// backend in every mode and all verify.
 func TestCompareOnMaskedScene(t *testing.T) {
 	path := writeOrtho(t, "masked.tif", 16, 12, 4, []string{"blue", "green", "red", "nir", "alpha"})
 	cpu := &fakeBackend{name: compute.NameGo, available: true}

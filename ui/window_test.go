@@ -49,16 +49,7 @@ func (f *fakeBackend) Info() compute.Info {
 	}
 	return compute.Info{Name: f.name, Available: f.available, Device: dev, Reason: f.reason, GPU: f.gpu}
 }
-func (f *fakeBackend) Setup(w, h int) (time.Duration, error) { return time.Millisecond, nil }
-func (f *fakeBackend) Close() error                          { return nil }
-func (f *fakeBackend) Run(in compute.Input, out []float32) (compute.Timings, error) {
-	f.runs.Add(1)
-	f.wait()
-	for i := range out {
-		out[i] = compute.Pixel(in.Red[i], in.NIR[i], in.Nodata)
-	}
-	return f.timings(1), nil
-}
+func (f *fakeBackend) Close() error { return nil }
 
 // wait blocks a run while f.hold is open.
 func (f *fakeBackend) wait() {
@@ -79,12 +70,12 @@ func holdRuns(t *testing.T, f *fakeBackend) (release func()) {
 }
 
 // engine computes the test backends' jobs: go-parallel's block program.
-var engine = sync.OnceValue(func() compute.Engine {
+var engine = sync.OnceValue(func() compute.Backend {
 	b, err := compute.New(compute.NameGoParallel)
 	if err != nil {
 		panic(err)
 	}
-	return b.(compute.Engine)
+	return b
 })
 
 // RunJob computes any index job (with go-parallel's engine), in the fixed
@@ -240,12 +231,10 @@ func TestComputeUpdatesMapAndChart(t *testing.T) {
 	}
 }
 
-// fakeGL has transfer modes and host buffers of its own, as gl has.
+// fakeGL has transfer modes of its own, as gl has.
 type fakeGL struct {
 	fakeBackend
-	red, nir, out []float32
-	gotRed        atomic.Pointer[float32]
-	setModes      atomic.Int32
+	setModes atomic.Int32
 }
 
 func (f *fakeGL) Modes() []string { return []string{"mapped", "subdata"} }
@@ -253,58 +242,30 @@ func (f *fakeGL) Mode() string    { return "mapped" }
 
 // SetMode counts: the window passes the mode with each run instead.
 func (f *fakeGL) SetMode(m string) error { f.setModes.Add(1); return nil }
-func (f *fakeGL) HostBuffers(w, h int) (red, nir, out []float32, err error) {
-	if len(f.red) != w*h {
-		f.red, f.nir, f.out = make([]float32, w*h), make([]float32, w*h), make([]float32, w*h)
-	}
-	return f.red, f.nir, f.out, nil
-}
-func (f *fakeGL) Run(in compute.Input, out []float32) (compute.Timings, error) {
-	f.gotRed.Store(&in.Red[0])
-	return f.fakeBackend.Run(in, out)
-}
 
-// TestHostBuffersMode: a backend with host buffers of its own offers
-// "host" in its mode picker beside its transfer modes; computing in it runs
-// on the backend's planes, labels the result gl:host and still shows the
-// right map; Compare all times every mode.
-func TestHostBuffersMode(t *testing.T) {
+// TestModes: a backend with transfer modes offers them in its mode
+// picker; a run gets the mode picked, the result is labelled with it and
+// shows the right map; Compare all times every mode, and the window never
+// sets a backend's mode.
+func TestModes(t *testing.T) {
 	cpu := &fakeBackend{name: compute.NameGo, available: true}
 	gl := &fakeGL{fakeBackend: fakeBackend{name: compute.NameGL, available: true, gpu: true}}
 	w := newTestWindow(t, Options{Repeat: 1}, hooks{backends: []compute.Backend{cpu, gl}})
 	sel := w.BackendMode(compute.NameGL)
-	if sel == nil || strings.Join(sel.Options, ",") != "host,mapped,subdata" || sel.Selected != "mapped" {
+	if sel == nil || strings.Join(sel.Options, ",") != "mapped,subdata" || sel.Selected != "mapped" {
 		t.Fatalf("gl's mode picker: %+v", sel)
 	}
 	test.Tap(tappable(t, w.BackendRadio(compute.NameGL)))
 	test.Tap(w.Compute)
 	w.Wait()
-	if p := gl.gotRed.Load(); p != nil {
-		t.Fatal("mapped mode ran on the backend's host buffers")
-	}
 	if m := gl.lastMode.Load(); m == nil || *m != "mapped" {
 		t.Fatalf("the job ran in mode %v, want mapped", m)
 	}
-	sel.SetSelected(compute.ModeHost)
-	test.Tap(w.Compute)
-	w.Wait()
-	if len(gl.red) == 0 || gl.gotRed.Load() != &gl.red[0] {
-		t.Fatal("host mode did not run on the backend's host buffers")
-	}
-	var host *compute.BenchResult
-	for _, r := range w.Results() {
-		if r.Backend == compute.NameGL && r.Mode == compute.ModeHost {
-			host = &r
-		}
-	}
-	if host == nil || !host.HostBuffers || !host.Verified || len(w.Results()) != 3 {
-		t.Errorf("results after gl:mapped and gl:host: %+v", w.Results())
-	}
-	if w.shown.backend != "gl:host" || !strings.HasPrefix(w.Status.Text, "NDVI on gl:host, 64×64") {
+	if w.shown.backend != "gl:mapped" || !strings.HasPrefix(w.Status.Text, "NDVI on gl:mapped, 64×64") {
 		t.Errorf("map from %q, status %q", w.shown.backend, w.Status.Text)
 	}
 	if rep := verifyShown(t, w); !rep.OK() {
-		t.Errorf("the map after a host-buffer run: %s", rep)
+		t.Errorf("the map after a gl:mapped run: %s", rep)
 	}
 	if err := w.SelectBackend("gl:subdata"); err != nil || sel.Selected != "subdata" {
 		t.Errorf("SelectBackend(gl:subdata): %v, picker %q", err, sel.Selected)
@@ -326,7 +287,7 @@ func TestHostBuffersMode(t *testing.T) {
 		}
 	}
 	slices.Sort(modes)
-	if strings.Join(modes, ",") != "host,mapped,subdata" {
+	if strings.Join(modes, ",") != "mapped,subdata" {
 		t.Errorf("Compare all timed gl in %v", modes)
 	}
 	if n := gl.setModes.Load(); n != 0 {

@@ -3,10 +3,8 @@ package cback_test
 import (
 	"math"
 	"os"
-	"slices"
 	"strconv"
 	"testing"
-	"time"
 
 	"canopy/compute"
 	"canopy/compute/cback"
@@ -98,7 +96,7 @@ func newJob(b *testing.B, bands []compute.BandInput, name string) *compute.Job {
 }
 
 // runJob times e on j, after one untimed run (pool start, scratch).
-func runJob(b *testing.B, e compute.Engine, j *compute.Job) {
+func runJob(b *testing.B, e compute.Backend, j *compute.Job) {
 	if _, err := e.RunJob(j); err != nil {
 		b.Fatal(err)
 	}
@@ -111,9 +109,8 @@ func runJob(b *testing.B, e compute.Engine, j *compute.Job) {
 	}
 }
 
-// BenchmarkNDVI compares the NDVI job through the C interpreter with the
-// fused NDVI kernel (cpu.NDVI, the two-band Run path) on the same float32
-// bands, and runs the interpreter on Sentinel-2 uint16 bands.
+// BenchmarkNDVI runs the NDVI job through the C interpreter on float32
+// and Sentinel-2 uint16 bands, and go-parallel's on the float32 ones.
 func BenchmarkNDVI(b *testing.B) {
 	n := benchSize(b)
 	c := cback.New(0)
@@ -121,73 +118,17 @@ func BenchmarkNDVI(b *testing.B) {
 	b.Run("f32", func(b *testing.B) {
 		bands := f32Bands(n, n)[1:] // red, nir
 		b.Run("job", func(b *testing.B) { runJob(b, c, newJob(b, bands, "ndvi")) })
-		b.Run("kernel", func(b *testing.B) {
-			in := compute.Input{Width: n, Height: n, Red: bands[0].Plane.F32(), NIR: bands[1].Plane.F32()}
-			out := compute.NewOutput(n * n)
-			if _, err := c.Run(in, out); err != nil {
-				b.Fatal(err)
-			}
-			b.SetBytes(12 * int64(n*n))
-			b.ResetTimer()
-			for b.Loop() {
-				if _, err := c.Run(in, out); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	})
-	// interleaved alternates the two on the same bands, one run each per
-	// iteration, so that a machine shared with other work slows both
-	// alike.
-	b.Run("f32/interleaved", func(b *testing.B) {
-		bands := f32Bands(n, n)[1:]
-		j := newJob(b, bands, "ndvi")
-		in := compute.Input{Width: n, Height: n, Red: bands[0].Plane.F32(), NIR: bands[1].Plane.F32()}
-		out := compute.NewOutput(n * n)
-		alternate(b, func() error { _, err := c.RunJob(j); return err }, func() error { _, err := c.Run(in, out); return err })
 	})
 	b.Run("u16", func(b *testing.B) {
 		bands := u16Bands(n, n)[1:]
 		b.Run("job", func(b *testing.B) { runJob(b, c, newJob(b, bands, "ndvi")) })
 	})
-	// go-parallel's NDVI job (the fused block program) against its NDVI
-	// kernel (vec.NDVI over the two planes, the Run path), alternated.
 	b.Run("f32/go-parallel", func(b *testing.B) {
 		g := goback.NewGoParallel(0)
 		defer g.Close()
 		bands := f32Bands(n, n)[1:]
-		j := newJob(b, bands, "ndvi")
-		in := compute.Input{Width: n, Height: n, Red: bands[0].Plane.F32(), NIR: bands[1].Plane.F32()}
-		out := compute.NewOutput(n * n)
-		alternate(b, func() error { _, err := g.RunJob(j); return err }, func() error { _, err := g.Run(in, out); return err })
+		runJob(b, g, newJob(b, bands, "ndvi"))
 	})
-}
-
-// alternate times job and kernel one run each per iteration, after one
-// untimed pair, and reports the medians and the median of the per-pair
-// ratios.
-func alternate(b *testing.B, job, kernel func() error) {
-	var tj, tk, ratio []float64
-	run := func() (float64, float64) {
-		t0 := time.Now()
-		if err := job(); err != nil {
-			b.Fatal(err)
-		}
-		t1 := time.Now()
-		if err := kernel(); err != nil {
-			b.Fatal(err)
-		}
-		return t1.Sub(t0).Seconds() * 1e3, time.Since(t1).Seconds() * 1e3
-	}
-	run()
-	b.ResetTimer()
-	for b.Loop() {
-		a, k := run()
-		tj, tk, ratio = append(tj, a), append(tk, k), append(ratio, a/k)
-	}
-	b.ReportMetric(median(tj), "job-ms")
-	b.ReportMetric(median(tk), "kernel-ms")
-	b.ReportMetric(median(ratio), "job/kernel")
 }
 
 // BenchmarkEVI runs EVI (blue, red, nir) on the c and go-parallel block
@@ -212,18 +153,6 @@ func BenchmarkEVI(b *testing.B) {
 			b.Run("go-parallel", func(b *testing.B) { runJob(b, g, j) })
 		})
 	}
-}
-
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return math.NaN()
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // The benchmark bands are the arrays numexpr_evi.py gives numexpr: these

@@ -34,7 +34,7 @@ func TestJobs(t *testing.T) {
 }
 
 // Engine is implemented; Info names the interpreter's instruction set.
-var _ compute.Engine = (*cback.Backend)(nil)
+var _ compute.Backend = (*cback.Backend)(nil)
 
 // The portable C ops (CPUs without AVX2, CANOPY_NOSIMD=1) pass the same
 // suite: a child process runs TestRunJobs with them.

@@ -1,8 +1,11 @@
-// Package computetest holds the conformance suite every NDVI backend must
-// pass: random scenes and the awkward pixels (0/0, nodata, negatives,
+// Package computetest holds the conformance suites every backend must
+// pass, as jobs: NDVI over the awkward pixels (0/0, nodata, negatives,
 // NaN/Inf inputs, 1×1, 1×N, odd sizes, sizes that fit no work-group or
-// thread count), each checked against the float64 reference. Backend tests
-// call Run; GPU backends run the very same cases as the CPU ones.
+// thread count) (Run, Reuse), and every catalogue index and random
+// formulas over bands of every stored type, with and without a mask
+// (RunJobs), each checked against the float32 definition (CPU backends,
+// exactly) or the float64 truth within the formula's float32 error bound
+// (GPUs). GPU backends run the very same cases as the CPU ones.
 package computetest
 
 import (
@@ -13,20 +16,41 @@ import (
 	"testing"
 
 	"canopy/compute"
+	"canopy/compute/index"
 )
 
-// Case is one named input.
-type Case struct {
-	Name string
-	In   compute.Input
+// ndvi is the catalogue's NDVI.
+var ndvi = func() *index.Expr {
+	_, e, err := index.Resolve("ndvi")
+	if err != nil {
+		panic(err)
+	}
+	return e
+}()
+
+// pair is a red and a NIR float32 plane with their nodata values.
+type pair struct {
+	w, h           int
+	red, nir       []float32
+	redND, nirND   float32
+	hasRed, hasNIR bool
 }
 
-func fake(kind string, w, h int, seed uint64) compute.Input {
+// job is NDVI of p as a job over two float32 bands.
+func (p pair) job() *compute.Job {
+	bands := []compute.BandInput{
+		{Role: "red", Plane: compute.PlaneOf(p.w, p.h, p.red), Radiometry: compute.Identity(), NoData: float64(p.redND), HasNoData: p.hasRed, Source: "test red"},
+		{Role: "nir", Plane: compute.PlaneOf(p.w, p.h, p.nir), Radiometry: compute.Identity(), NoData: float64(p.nirND), HasNoData: p.hasNIR, Source: "test nir"},
+	}
+	return newJob(bands, nil, []string{"ndvi"}, []*index.Expr{ndvi})
+}
+
+func fake(kind string, w, h int, seed uint64) pair {
 	r, n, err := compute.Fake(kind, w, h, seed)
 	if err != nil {
 		panic(err)
 	}
-	return compute.Input{Width: w, Height: h, Red: r.Data, NIR: n.Data}
+	return pair{w: w, h: h, red: r.Data, nir: n.Data}
 }
 
 // special is a palette of awkward values mixed into the edge-case images.
@@ -35,118 +59,119 @@ var special = []float32{0, -0, 1, -1, 0.5, -0.5, 1e-3, 0.25, 1e4, -1e4,
 
 // edges builds a w×h image where every pair of special values meets, plus
 // random reflectances, with nodata -9999 on red and 0 on NIR when nodata.
-func edges(w, h int, seed uint64, nodata bool) compute.Input {
+func edges(w, h int, seed uint64, nodata bool) pair {
 	g := rand.New(rand.NewPCG(seed, 99))
-	in := compute.Input{Width: w, Height: h, Red: make([]float32, w*h), NIR: make([]float32, w*h)}
+	in := pair{w: w, h: h, red: make([]float32, w*h), nir: make([]float32, w*h)}
 	k := 0
-	for i := range in.Red {
+	for i := range in.red {
 		switch {
 		case k < len(special)*len(special):
-			in.Red[i], in.NIR[i] = special[k/len(special)], special[k%len(special)]
+			in.red[i], in.nir[i] = special[k/len(special)], special[k%len(special)]
 			k++
 		case i%7 == 0:
 			v := float32(g.Float64())
-			in.Red[i], in.NIR[i] = v, -v // sum exactly zero, not 0/0
+			in.red[i], in.nir[i] = v, -v // sum exactly zero, not 0/0
 		case i%11 == 0:
-			in.Red[i], in.NIR[i] = 0, 0
+			in.red[i], in.nir[i] = 0, 0
 		default:
-			in.Red[i] = float32(g.Float64()*2 - 0.5)
-			in.NIR[i] = float32(g.Float64()*2 - 0.5)
+			in.red[i] = float32(g.Float64()*2 - 0.5)
+			in.nir[i] = float32(g.Float64()*2 - 0.5)
 		}
 	}
 	if nodata {
-		in.Nodata = compute.Nodata{Red: -9999, NIR: 0, HasRed: true, HasNIR: true}
+		in.redND, in.nirND, in.hasRed, in.hasNIR = -9999, 0, true, true
 	}
 	return in
 }
 
-// Cases returns the conformance inputs. With short set, the big ones are
-// left out.
-func Cases(short bool) []Case {
-	cs := []Case{
+// EdgeJob is NDVI over a w×h image where every pair of awkward values
+// (zeros of both signs, ±1, ±1e4, NaN, ±Inf, -9999, 65535) meets, with
+// sums exactly zero and 0/0 sprinkled over random reflectances, and
+// nodata -9999 on red and 0 on NIR when nodata is set.
+func EdgeJob(w, h int, seed uint64, nodata bool) *compute.Job { return edges(w, h, seed, nodata).job() }
+
+// NDVIOf is NDVI over red and nir, float32 bands of w×h pixels without
+// nodata (set a band's NoData and HasNoData for some).
+func NDVIOf(w, h int, red, nir []float32) *compute.Job {
+	return pair{w: w, h: h, red: red, nir: nir}.job()
+}
+
+// NDVIJob is NDVI over a fake scene (compute.Fake) of w×h pixels.
+func NDVIJob(kind string, w, h int, seed uint64) *compute.Job { return fake(kind, w, h, seed).job() }
+
+// Cases returns the NDVI conformance jobs. With short set, the big ones
+// are left out.
+func Cases(short bool) []JobCase {
+	ps := []struct {
+		name string
+		p    pair
+	}{
 		{"noise 257x131", fake(compute.SceneNoise, 257, 131, 1)},
 		{"landscape 300x200", fake(compute.SceneLandscape, 300, 200, 2)},
-		{"1x1", compute.Input{Width: 1, Height: 1, Red: []float32{0.1}, NIR: []float32{0.5}}},
-		{"1x1 zero over zero", compute.Input{Width: 1, Height: 1, Red: []float32{0}, NIR: []float32{0}}},
-		{"1x1 nodata", compute.Input{Width: 1, Height: 1, Red: []float32{7}, NIR: []float32{0.5}, Nodata: compute.Nodata{Red: 7, HasRed: true}}},
+		{"1x1", pair{w: 1, h: 1, red: []float32{0.1}, nir: []float32{0.5}}},
+		{"1x1 zero over zero", pair{w: 1, h: 1, red: []float32{0}, nir: []float32{0}}},
+		{"1x1 nodata", pair{w: 1, h: 1, red: []float32{7}, nir: []float32{0.5}, redND: 7, hasRed: true}},
 		{"1x1000", fake(compute.SceneNoise, 1, 1000, 3)},
 		{"1000x1", fake(compute.SceneNoise, 1000, 1, 4)},
 		{"edges 17x19", edges(17, 19, 5, false)},
 		{"edges 17x19 nodata", edges(17, 19, 6, true)},
 		{"edges 1021x3 nodata", edges(1021, 3, 7, true)},
 		{"edges 257x257", edges(257, 257, 8, false)},
-		{"nodata only on nir 129x67", func() compute.Input {
+		{"nodata only on nir 129x67", func() pair {
 			in := edges(129, 67, 9, false)
-			in.Nodata = compute.Nodata{NIR: 0.25, HasNIR: true}
+			in.nirND, in.hasNIR = 0.25, true
 			return in
 		}()},
-		{"nodata NaN-free zero on red 64x64", func() compute.Input {
+		{"nodata NaN-free zero on red 64x64", func() pair {
 			in := fake(compute.SceneNoise, 64, 64, 10)
-			for i := 0; i < len(in.Red); i += 5 {
-				in.Red[i] = 0
+			for i := 0; i < len(in.red); i += 5 {
+				in.red[i] = 0
 			}
-			in.Nodata = compute.Nodata{Red: 0, HasRed: true}
+			in.redND, in.hasRed = 0, true
 			return in
 		}()},
 		{"prime 65537x1", fake(compute.SceneNoise, 65537, 1, 11)},
 	}
 	if !short {
-		cs = append(cs,
-			Case{"edges 1023x1025 nodata", edges(1023, 1025, 12, true)},
-			Case{"landscape 2049x1031", fake(compute.SceneLandscape, 2049, 1031, 13)},
-		)
+		ps = append(ps, []struct {
+			name string
+			p    pair
+		}{
+			{"edges 1023x1025 nodata", edges(1023, 1025, 12, true)},
+			{"landscape 2049x1031", fake(compute.SceneLandscape, 2049, 1031, 13)},
+		}...)
+	}
+	cs := make([]JobCase, len(ps))
+	for i, c := range ps {
+		cs[i] = JobCase{Name: "ndvi " + c.name, Job: c.p.job()}
 	}
 	return cs
 }
 
-// Run checks b on every case: the output equals the float64 reference
-// within compute.Tolerance with NaN in exactly the same pixels. The output
-// buffer is poisoned before each run so that an unwritten pixel shows.
+// Run checks b on every NDVI case (Cases) as RunJobs checks its jobs:
+// exactly the float32 definition on a CPU backend, within the float32
+// error bound with NaN in the same pixels on a GPU.
 func Run(t *testing.T, b compute.Backend) {
 	t.Helper()
-	info := b.Info()
-	if !info.Available {
-		t.Skipf("%s backend unavailable here: %s", b.Name(), info.Reason)
+	if !available(t, b) {
+		return
 	}
-	for _, c := range Cases(testing.Short()) {
-		t.Run(c.Name, func(t *testing.T) {
-			out := make([]float32, c.In.Pixels())
-			for i := range out {
-				out[i] = 12345
-			}
-			if _, err := b.Run(c.In, out); err != nil {
-				t.Fatalf("%s: %v", b.Name(), err)
-			}
-			rep := compute.Verify(c.In, out)
-			if !rep.OK() {
-				i := rep.Worst
-				t.Fatalf("%s on %s: %s; pixel %d red %g nir %g got %g want %g", b.Name(), c.Name, rep, i,
-					c.In.Red[i], c.In.NIR[i], out[i], compute.Reference64(c.In.Red[i], c.In.NIR[i], c.In.Nodata))
-			}
-		})
-	}
+	check(t, b, Cases(testing.Short()), !b.Info().GPU)
 }
 
-// Reuse runs b on sizes that grow and shrink, reusing it, and checks each.
+// Reuse runs b on NDVI jobs of sizes that grow and shrink, reusing it,
+// and checks each.
 func Reuse(t *testing.T, b compute.Backend) {
 	t.Helper()
-	if info := b.Info(); !info.Available {
-		t.Skipf("%s backend unavailable here: %s", b.Name(), info.Reason)
+	if !available(t, b) {
+		return
 	}
+	var cs []JobCase
 	for i, sz := range [][2]int{{64, 64}, {300, 7}, {1, 1}, {513, 257}, {64, 64}} {
-		in := fake(compute.SceneNoise, sz[0], sz[1], uint64(100+i))
-		out := make([]float32, in.Pixels())
-		if _, err := b.Run(in, out); err != nil {
-			t.Fatalf("run %d (%dx%d): %v", i, sz[0], sz[1], err)
-		}
-		if rep := compute.Verify(in, out); !rep.OK() {
-			t.Fatalf("run %d (%dx%d): %s", i, sz[0], sz[1], rep)
-		}
+		cs = append(cs, JobCase{Name: fmt.Sprintf("run %d (%dx%d)", i, sz[0], sz[1]), Job: NDVIJob(compute.SceneNoise, sz[0], sz[1], uint64(100+i))})
 	}
+	check(t, b, cs, !b.Info().GPU)
 }
-
-// Describe formats an input's size for messages.
-func Describe(in compute.Input) string { return fmt.Sprintf("%dx%d", in.Width, in.Height) }
 
 // ExpectGPU reports whether CANOPY_EXPECT_GPU is set: on the GPU machine
 // the GPU tests must run, so an unavailable GPU backend is a failure there.

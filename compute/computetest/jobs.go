@@ -200,6 +200,16 @@ func Eval32Job(j *compute.Job, i int, in, regs, out []float32) {
 // outputs are poisoned before each run so that an unwritten pixel shows.
 func RunJobs(t *testing.T, b compute.Backend, exact bool) {
 	t.Helper()
+	if !available(t, b) {
+		return
+	}
+	check(t, b, JobCases(testing.Short()), exact)
+}
+
+// available reports whether b can run here; when it cannot, t is skipped
+// (or failed: a GPU backend with CANOPY_EXPECT_GPU set).
+func available(t *testing.T, b compute.Backend) bool {
+	t.Helper()
 	info := b.Info()
 	if !info.Available {
 		if info.GPU {
@@ -207,8 +217,14 @@ func RunJobs(t *testing.T, b compute.Backend, exact bool) {
 		}
 		t.Skipf("%s backend unavailable here: %s", b.Name(), info.Reason)
 	}
+	return true
+}
+
+// check runs every case on b, each in a subtest, and checks its outputs.
+func check(t *testing.T, b compute.Backend, cases []JobCase, exact bool) {
+	t.Helper()
 	gpuArith := indextest.Arith{U: 0x1p-24, DivU: 0x1p-22, Tiny: 0x1p-126}
-	for _, c := range JobCases(testing.Short()) {
+	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {
 			j := c.Job
 			for _, o := range j.Out {

@@ -1,7 +1,6 @@
 package cudaback
 
 import (
-	"canopy/compute/computetest"
 	"fmt"
 	"runtime"
 	"slices"
@@ -11,43 +10,42 @@ import (
 	"unsafe"
 
 	"canopy/compute"
+	"canopy/compute/computetest"
+	"canopy/native/cuda"
 )
 
 // Run with: go test -run '^$' -bench . -benchtime 20x ./compute/cudaback
 // Each benchmark reports the medians of its phases (CUDA events) and of the
-// end-to-end time; ns/op is the host's wall clock per Run, its mean.
+// end-to-end time; ns/op is the host's wall clock per job, its mean.
 
 var benchSizes = []int{2048, 10980}
 
-// benchScene is the textbook's noise image at size², in float32 and as
-// uint16 counts (reflectance × 10000, as Sentinel-2 L2A stores it).
-type benchScene struct {
-	in       compute.Input
-	red, nir []uint16
-	in16     compute.Input
-	out      []float32
+// scene is NDVI of the textbook's noise image at size², over float32
+// bands ("f32") or uint16 counts (reflectance × 10000, as Sentinel-2 L2A
+// stores them: "u16"), one job per size and input kept for the run.
+func scene(b *testing.B, size int, input string) *compute.Job {
+	key := fmt.Sprint(size, input)
+	if j, ok := scenes.Load(key); ok {
+		return j.(*compute.Job)
+	}
+	j := computetest.NDVIJob(compute.SceneNoise, size, size, 1)
+	if input == "u16" {
+		for k := range j.Bands {
+			f := j.Bands[k].Plane.F32()
+			p := compute.NewPlane(compute.U16, size, size)
+			u := p.U16()
+			for i := range u {
+				u[i] = uint16(f[i] * 10000)
+			}
+			j.Bands[k].Plane = p
+			j.Bands[k].Radiometry = compute.Radiometry{Scale: 1e-4}
+		}
+	}
+	scenes.Store(key, j)
+	return j
 }
 
-var scenes sync.Map // size -> *benchScene
-
-func scene(b *testing.B, size int) *benchScene {
-	if s, ok := scenes.Load(size); ok {
-		return s.(*benchScene)
-	}
-	r, n, err := compute.Fake(compute.SceneNoise, size, size, 1)
-	if err != nil {
-		b.Fatal(err)
-	}
-	s := &benchScene{in: compute.Input{Width: size, Height: size, Red: r.Data, NIR: n.Data}, out: make([]float32, size*size)}
-	s.red, s.nir = make([]uint16, size*size), make([]uint16, size*size)
-	s.in16 = compute.Input{Width: size, Height: size, Red: make([]float32, size*size), NIR: make([]float32, size*size)}
-	for i := range s.red {
-		s.red[i], s.nir[i] = uint16(r.Data[i]*10000), uint16(n.Data[i]*10000)
-		s.in16.Red[i], s.in16.NIR[i] = float32(s.red[i]), float32(s.nir[i])
-	}
-	scenes.Store(size, s)
-	return s
-}
+var scenes sync.Map // "size input" -> *compute.Job
 
 var (
 	ceilOnce sync.Once
@@ -115,9 +113,9 @@ func BenchmarkCeilings(b *testing.B) {
 	}
 }
 
-// BenchmarkRun times every mode × host memory × input type at 2048² and
-// 10980², after an untimed warm-up run that does the set-up (reported as
-// setup-ms), and checks the last result against the reference.
+// BenchmarkRun times NDVI in every mode × host memory × input type at
+// 2048² and 10980², after an untimed warm-up run that does the set-up
+// (reported as setup-ms), and verifies the last result.
 func BenchmarkRun(b *testing.B) {
 	be := benchGPU(b)
 	be.SetPipeline(DefaultChunkPixels, DefaultStreams)
@@ -126,96 +124,42 @@ func BenchmarkRun(b *testing.B) {
 			for _, input := range []string{"f32", "u16"} {
 				b.Run(fmt.Sprintf("%s/%s/%s/%d", cfg.mode, cfg.host, input, size), func(b *testing.B) {
 					configure(b, be, cfg.mode, cfg.host)
-					runBench(b, be, scene(b, size), input)
+					runBench(b, be, scene(b, size, input))
 				})
 			}
 		}
 	}
 }
 
-// runBench times b.N runs of sc after a warm-up and reports them.
-func runBench(b *testing.B, be *Backend, sc *benchScene, input string) {
-	w := sc.in.Width
-	run := func() (compute.Timings, error) {
-		if input == "u16" {
-			return be.RunUint16(sc.red, sc.nir, w, w, compute.Nodata{}, sc.out)
-		}
-		return be.Run(sc.in, sc.out)
-	}
-	warm, err := run()
+// runBench times b.N runs of j after a warm-up and reports them.
+func runBench(b *testing.B, be *Backend, j *compute.Job) {
+	warm, err := compute.RunJob(be, j)
 	if err != nil {
 		b.Fatal(err)
 	}
 	ts := make([]compute.Timings, 0, b.N)
 	b.ResetTimer()
 	for range b.N {
-		t, err := run()
+		t, err := compute.RunJob(be, j)
 		if err != nil {
 			b.Fatal(err)
 		}
 		ts = append(ts, t)
 	}
 	b.StopTimer()
-	bpp, in := 12, sc.in
-	if input == "u16" {
-		bpp, in = 8, sc.in16
-	}
-	report(b, ts, warm.Setup, w*w, bpp)
-	b.ReportMetric(float64(be.LastRun().Chunks), "chunks")
-	if rep := compute.Verify(in, sc.out); !rep.OK() {
-		b.Fatal(rep)
-	}
-}
-
-// BenchmarkChunks sweeps the overlapped pipeline on a 10980² image from
-// the caller's page-locked slices: largest chunk, streams, lookahead, and
-// the ramp's first chunk.
-func BenchmarkChunks(b *testing.B) {
-	be := benchGPU(b)
-	s := be.s
-	defer func() {
-		be.SetPipeline(DefaultChunkPixels, DefaultStreams)
-		s.firstPixels, s.lookahead = FirstChunkPixels, Lookahead
-	}()
-	configure(b, be, ModeOverlapped, HostRegister)
-	sc := scene(b, 10980)
-	// chunk is the largest chunk of the input's own type (SetPipeline
-	// takes float32's, four times uint16's).
-	type knobs struct {
-		input                       string
-		chunk, streams, look, first int
-	}
-	sweep := []knobs{
-		{"f32", 16 << 20, DefaultStreams, Lookahead, FirstChunkPixels},
-		{"f32", 16 << 20, 4, 0, FirstChunkPixels},
-		{"f32", 16 << 20, DefaultStreams, Lookahead, 256 << 10},
-		{"f32", 8 << 20, DefaultStreams, Lookahead, FirstChunkPixels},
-		{"f32", 32 << 20, DefaultStreams, Lookahead, FirstChunkPixels},
-		{"u16", 4 << 20, DefaultStreams, Lookahead, FirstChunkPixels},
-		{"u16", 4 << 20, 4, 0, FirstChunkPixels},
-		{"u16", 2 << 20, DefaultStreams, Lookahead, FirstChunkPixels},
-		{"u16", 8 << 20, DefaultStreams, Lookahead, FirstChunkPixels},
-		{"u16", 16 << 20, DefaultStreams, Lookahead, FirstChunkPixels},
-	}
-	for _, k := range sweep {
-		b.Run(fmt.Sprintf("%s/chunk%dM/streams%d/look%d/first%dk", k.input, k.chunk>>20, k.streams, k.look, k.first>>10), func(b *testing.B) {
-			c := k.chunk
-			if k.input == "u16" {
-				c *= 4
-			}
-			if err := be.SetPipeline(c, k.streams); err != nil {
-				b.Fatal(err)
-			}
-			s.firstPixels, s.lookahead = k.first, k.look
-			runBench(b, be, sc, k.input)
-		})
+	report(b, ts, warm.Setup, j.Pixels(), j.Bytes()/j.Pixels())
+	b.ReportMetric(float64(be.LastJob().Chunks), "chunks")
+	for _, rep := range compute.VerifyJob(j) {
+		if !rep.OK() {
+			b.Fatal(rep)
+		}
 	}
 }
 
 // BenchmarkHostMemory is the copy engines' speed on three kinds of host
 // memory, one 10980² float32 band each way: memory the driver allocates
 // page-locked (cuMemHostAlloc, what staging uses), and Go memory
-// page-locked in place with cuMemHostRegister (what Run does), with
+// page-locked in place with cuMemHostRegister (what jobs do), with
 // ordinary pages (make) and with transparent huge pages advised
 // (compute.NewOutput); the registration's cost is reported too.
 func BenchmarkHostMemory(b *testing.B) {
@@ -224,10 +168,17 @@ func BenchmarkHostMemory(b *testing.B) {
 	s := be.s
 	s.mu.Lock()
 	runtime.LockOSThread()
-	err := s.ensure(n)
+	err := s.open()
+	if err == nil {
+		err = s.ctx.SetCurrent()
+	}
 	var hp unsafe.Pointer
+	var dev cuda.DevicePtr
 	if err == nil {
 		hp, err = s.drv.HostAlloc(4*n, 0)
+	}
+	if err == nil {
+		dev, err = s.drv.MemAlloc(4 * n)
 	}
 	runtime.UnlockOSThread()
 	s.mu.Unlock()
@@ -239,6 +190,7 @@ func BenchmarkHostMemory(b *testing.B) {
 		runtime.LockOSThread()
 		s.ctx.SetCurrent()
 		s.drv.FreeHost(hp)
+		s.drv.MemFree(dev)
 		runtime.UnlockOSThread()
 		s.mu.Unlock()
 	}()
@@ -259,7 +211,7 @@ func BenchmarkHostMemory(b *testing.B) {
 			defer s.mu.Unlock()
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
-			if err := s.ensure(n); err != nil {
+			if err := s.ctx.SetCurrent(); err != nil {
 				b.Fatal(err)
 			}
 			if err := s.ensureEvents(1); err != nil {
@@ -281,9 +233,9 @@ func BenchmarkHostMemory(b *testing.B) {
 			var up, down []time.Duration
 			for range b.N + 1 {
 				d.EventRecord(ev[0], st)
-				d.MemcpyHtoDAsync(s.dIn[0], p, 4*n, st)
+				d.MemcpyHtoDAsync(dev, p, 4*n, st)
 				d.EventRecord(ev[1], st)
-				d.MemcpyDtoHAsync(p, s.dIn[0], 4*n, st)
+				d.MemcpyDtoHAsync(p, dev, 4*n, st)
 				d.EventRecord(ev[2], st)
 				if err := d.EventSynchronize(ev[2]); err != nil {
 					b.Fatal(err)

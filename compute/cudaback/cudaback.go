@@ -10,7 +10,6 @@ import (
 
 	"canopy/compute"
 	"canopy/native/cuda"
-	"canopy/shaders"
 )
 
 func init() {
@@ -22,8 +21,8 @@ const (
 	// ModeOverlapped pipelines chunks of the image over several streams so
 	// that uploads, kernels and downloads of different chunks run at once.
 	ModeOverlapped = "overlapped"
-	// ModeSequential uploads both bands, runs the kernel and downloads the
-	// result, one after the other (the textbook way, from pinned memory).
+	// ModeSequential uploads the bands, runs the kernel and downloads the
+	// results, one after the other (the textbook way, from pinned memory).
 	ModeSequential = "sequential"
 )
 
@@ -39,11 +38,9 @@ const (
 
 // Pipeline defaults and limits.
 const (
-	// DefaultChunkPixels is the overlapped mode's largest chunk for
-	// float32 bands: 16 Mi pixels, 128 MiB up and 64 MiB down, about 2.3
-	// ms on PCIe 5. uint16 bands use a quarter of it: their upload and
-	// download are the same size, and smaller chunks keep the two copy
-	// directions in step (BenchmarkChunks measured both on an H200).
+	// DefaultChunkPixels sets the overlapped mode's largest chunk: 16 Mi
+	// pixels of NDVI over float32 bands, 128 MiB up and 64 MiB down
+	// (jobChunkTop scales it to a job's bytes a pixel).
 	DefaultChunkPixels = 16 << 20
 	// DefaultStreams is the number of streams the chunks rotate over.
 	DefaultStreams = 8
@@ -70,7 +67,7 @@ type Backend struct {
 }
 
 // New returns the cuda backend in overlapped mode with host memory
-// "register". It touches no driver until Info, Setup or Run.
+// "register". It touches no driver until Info or a job.
 func New() *Backend { return newBackend(nil) }
 
 // newBackend loads the driver from libs (nil: the system's).
@@ -104,34 +101,25 @@ type state struct {
 	info     compute.Info
 	dev      Device
 	openErr  error
-	// pending is set-up time spent outside Setup (in Info), reported by
-	// the next Setup or Run so that no one-time cost goes unreported.
+	// pending is set-up time spent outside a job (in Info), reported by
+	// the next job so that no one-time cost goes unreported.
 	pending time.Duration
 
 	live    bool
 	drv     *cuda.Driver
 	ctx     *cuda.Context
-	mod     *cuda.Module
-	fnF32   cuda.Function
-	fnU16   cuda.Function
 	streams []cuda.Stream
 	events  [][4]cuda.Event
 
 	// didSetup is set by every step that allocates, registers or
-	// creates something, so that Run reports Setup only then.
+	// creates something, so that a job reports Setup only then.
 	didSetup bool
-
-	n     int // pixels the device buffers hold
-	dIn   [2]cuda.DevicePtr
-	dOut  cuda.DevicePtr
-	stage [3]unsafe.Pointer // pinned staging for red, nir, out: 4n bytes each
 
 	pins []*pinnedRange
 	// kept are the ranges closed job streams page-locked, kept for the
 	// next stream (the block pipeline reuses its blocks from run to run),
 	// oldest first, up to keptMax bytes.
 	kept []*pinnedRange
-	last RunStats
 
 	// Index jobs (RunJob): the generated kernels, the run counter their
 	// eviction goes by, the device buffers of the last job's shape (bands,
@@ -246,85 +234,20 @@ func (b *Backend) SetPipeline(chunkPixels, streams int) error {
 // Pipeline returns the chunk size in pixels and the number of streams.
 func (b *Backend) Pipeline() (chunkPixels, streams int) { return b.s.chunkPixels, b.s.nstreams }
 
-// LastRun describes how the last successful run went.
-func (b *Backend) LastRun() RunStats {
-	b.s.mu.Lock()
-	defer b.s.mu.Unlock()
-	return b.s.last
-}
-
-// Setup implements compute.Backend: it opens the device if needed and
-// allocates the device buffers for w×h pixels. Staging buffers and the
-// registration of the caller's slices wait for Run, which knows them.
-func (b *Backend) Setup(w, h int) (time.Duration, error) {
-	if w <= 0 || h <= 0 {
-		return 0, fmt.Errorf("cuda: image size %dx%d: both sides must be positive", w, h)
-	}
-	s := b.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	t0 := time.Now()
-	err := s.ensure(w * h)
-	d := time.Since(t0) + s.pending
-	s.pending = 0
-	if err != nil {
-		return d, fmt.Errorf("cuda: set up for %dx%d: %w", w, h, err)
-	}
-	return d, nil
-}
-
 // Close implements compute.Backend: it frees the device and staging
-// buffers, unregisters the caller's buffers, and releases the context. The
+// buffers and the kernels, unregisters the caller's buffers, and releases
+// the context. The
 // backend may be used again.
 func (b *Backend) Close() error {
 	return b.s.close()
-}
-
-// Run implements compute.Backend.
-func (b *Backend) Run(in compute.Input, out []float32) (compute.Timings, error) {
-	if err := in.Check(); err != nil {
-		return compute.Timings{}, fmt.Errorf("cuda: %w", err)
-	}
-	if len(out) != in.Pixels() {
-		return compute.Timings{}, fmt.Errorf("cuda: output holds %d pixels, image %dx%d has %d", len(out), in.Width, in.Height, in.Pixels())
-	}
-	return b.s.run(job{
-		n: in.Pixels(), inSize: 4, u16: false, nd: in.Nodata,
-		host: [3][]byte{bytesOf(in.Red), bytesOf(in.NIR), bytesOf(out)},
-	})
-}
-
-// RunUint16 computes the NDVI of uint16 bands (sensor counts, w×h pixels,
-// row-major) into out. The bands are uploaded as uint16, half the bytes of
-// float32, and converted on the GPU; nodata values are compared after the
-// exact conversion to float32, so the result equals Run on the converted
-// bands.
-func (b *Backend) RunUint16(red, nir []uint16, w, h int, nd compute.Nodata, out []float32) (compute.Timings, error) {
-	if w <= 0 || h <= 0 {
-		return compute.Timings{}, fmt.Errorf("cuda: image size %dx%d: both sides must be positive", w, h)
-	}
-	n := w * h
-	if len(red) != n || len(nir) != n || len(out) != n {
-		return compute.Timings{}, fmt.Errorf("cuda: image %dx%d needs %d pixels per band and output, got red %d, nir %d, output %d", w, h, n, len(red), len(nir), len(out))
-	}
-	return b.s.run(job{
-		n: n, inSize: 2, u16: true, nd: nd,
-		host: [3][]byte{bytesOf16(red), bytesOf16(nir), bytesOf(out)},
-	})
 }
 
 func bytesOf(p []float32) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(p))), 4*len(p))
 }
 
-func bytesOf16(p []uint16) []byte {
-	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(p))), 2*len(p))
-}
-
 // open loads the driver, describes device 0, makes its primary context
-// current, loads the kernels and creates the streams. It fills s.info; the
+// current and creates the streams. It fills s.info; the
 // calling goroutine must be locked to its thread.
 func (s *state) open() error {
 	if s.live {
@@ -393,11 +316,7 @@ func (s *state) openDevice() (err error) {
 	}
 	s.dev = dev
 
-	img, what, err := kernelImage()
-	if err != nil {
-		return err
-	}
-	s.dev.Kernel = what
+	s.dev.Kernel = "PTX generated per job, compiled by the driver"
 	ctx, err := cd.RetainPrimaryContext()
 	if err != nil {
 		return err
@@ -409,15 +328,6 @@ func (s *state) openDevice() (err error) {
 	}()
 	s.ctx = ctx
 	if err = ctx.SetCurrent(); err != nil {
-		return err
-	}
-	if s.mod, err = d.LoadModule(img); err != nil {
-		return err
-	}
-	if s.fnF32, err = s.mod.Function(shaders.CUDAKernelF32); err != nil {
-		return err
-	}
-	if s.fnU16, err = s.mod.Function(shaders.CUDAKernelU16); err != nil {
 		return err
 	}
 	if err = s.makeStreams(s.nstreams); err != nil {
@@ -443,41 +353,6 @@ func (s *state) makeStreams(k int) error {
 	return nil
 }
 
-// ensure opens the device and sizes the device buffers for n pixels (the
-// context is made current). Thread locked, s.mu held.
-func (s *state) ensure(n int) error {
-	if !s.live {
-		s.didSetup = true
-	}
-	if err := s.open(); err != nil {
-		return err
-	}
-	if err := s.ctx.SetCurrent(); err != nil {
-		return err
-	}
-	if n == s.n {
-		return nil
-	}
-	s.didSetup = true
-	s.freeBuffers()
-	for i := range s.dIn {
-		p, err := s.drv.MemAlloc(4 * n)
-		if err != nil {
-			s.freeBuffers()
-			return err
-		}
-		s.dIn[i] = p
-	}
-	p, err := s.drv.MemAlloc(4 * n)
-	if err != nil {
-		s.freeBuffers()
-		return err
-	}
-	s.dOut = p
-	s.n = n
-	return nil
-}
-
 // ensureEvents makes sure there are k sets of four timing events.
 func (s *state) ensureEvents(k int) error {
 	for len(s.events) < k {
@@ -498,42 +373,6 @@ func (s *state) ensureEvents(k int) error {
 	return nil
 }
 
-// ensureStaging allocates the pinned staging buffer i (0 red, 1 nir, 2
-// out) for s.n pixels of float32.
-func (s *state) ensureStaging(i int) error {
-	if s.stage[i] != nil {
-		return nil
-	}
-	s.didSetup = true
-	p, err := s.drv.HostAlloc(4*s.n, 0)
-	if err != nil {
-		return err
-	}
-	s.stage[i] = p
-	return nil
-}
-
-// freeBuffers frees device and staging buffers (context current).
-func (s *state) freeBuffers() {
-	for i, p := range s.dIn {
-		if p != 0 {
-			s.drv.MemFree(p)
-			s.dIn[i] = 0
-		}
-	}
-	if s.dOut != 0 {
-		s.drv.MemFree(s.dOut)
-		s.dOut = 0
-	}
-	for i, p := range s.stage {
-		if p != nil {
-			s.drv.FreeHost(p)
-			s.stage[i] = nil
-		}
-	}
-	s.n = 0
-}
-
 // release frees everything the device holds (context current, thread
 // locked) and keeps the cached Info.
 func (s *state) release() {
@@ -543,7 +382,6 @@ func (s *state) release() {
 	}
 	s.unpinAll()
 	if s.ctx != nil {
-		s.freeBuffers()
 		s.freeJobDev()
 		s.freeJobStaging()
 		s.unloadKernels()
@@ -557,10 +395,6 @@ func (s *state) release() {
 			s.drv.StreamDestroy(st)
 		}
 		s.streams = nil
-		if s.mod != nil {
-			s.mod.Unload()
-			s.mod = nil
-		}
 		s.ctx.Release()
 		s.ctx = nil
 	}

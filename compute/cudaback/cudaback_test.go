@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"unsafe"
 
 	"canopy/compute"
 	"canopy/compute/computetest"
+	"canopy/compute/index"
 )
 
 // gpu returns a fresh backend, or skips the test where CUDA cannot run.
@@ -38,59 +40,61 @@ func configure(t testing.TB, b *Backend, mode, host string) {
 	}
 }
 
-// sameAsPixel checks got bit for bit against compute.Pixel (NaN payloads
-// aside) and against the float64 reference.
-func sameAsPixel(t testing.TB, in compute.Input, got []float32) {
+// sameAsDefinition checks every output of j bit for bit against the
+// float32 definition (NaN payloads aside): the generated kernels use only
+// correctly rounded operations.
+func sameAsDefinition(t testing.TB, j *compute.Job) {
 	t.Helper()
-	if rep := compute.Verify(in, got); !rep.OK() {
-		i := max(rep.Worst, 0)
-		t.Fatalf("%s: pixel %d red %g nir %g got %g", rep, i, in.Red[i], in.NIR[i], got[i])
-	}
-	for i := range got {
-		want := compute.Pixel(in.Red[i], in.NIR[i], in.Nodata)
-		g := got[i]
-		if want != want || g != g {
-			if (want != want) != (g != g) {
-				t.Fatalf("pixel %d red %g nir %g: got %g, Go kernel %g", i, in.Red[i], in.NIR[i], g, want)
+	in := make([]float32, len(j.Bands))
+	regs := make([]float32, j.Program.NumRegs)
+	want := make([]float32, len(j.Out))
+	for i := range j.Pixels() {
+		computetest.Eval32Job(j, i, in, regs, want)
+		for o, w := range want {
+			g := j.Out[o][i]
+			if w != w || g != g {
+				if (w != w) != (g != g) {
+					t.Fatalf("%s pixel %d (inputs %v): got %g, definition %g", j.Names[o], i, in, g, w)
+				}
+				continue
 			}
-			continue
-		}
-		if math.Float32bits(g) != math.Float32bits(want) {
-			t.Fatalf("pixel %d red %g nir %g: got %g (%#08x), Go kernel %g (%#08x)", i, in.Red[i], in.NIR[i], g, math.Float32bits(g), want, math.Float32bits(want))
+			if math.Float32bits(g) != math.Float32bits(w) {
+				t.Fatalf("%s pixel %d (inputs %v): got %g (%#08x), definition %g (%#08x)", j.Names[o], i, in, g, math.Float32bits(g), w, math.Float32bits(w))
+			}
 		}
 	}
 }
 
-func poisoned(n int) []float32 {
-	out := make([]float32, n)
-	for i := range out {
-		out[i] = 12345
-	}
-	return out
-}
-
-// edgeInput is a w×h image of awkward pixels: 0/0, sums of exactly zero,
-// NaN, ±Inf, negatives, nodata values, and random reflectances.
-func edgeInput(w, h int, seed uint64, nodata bool) compute.Input {
-	g := rand.New(rand.NewPCG(seed, 5))
-	special := []float32{0, float32(math.Copysign(0, -1)), 1, -1, 0.5, -0.5, 1e-3, 1e-40, 1e4, -9999,
-		float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 65535, 3e38, -3e38}
-	in := compute.Input{Width: w, Height: h, Red: make([]float32, w*h), NIR: make([]float32, w*h)}
-	for i := range in.Red {
-		switch k := g.IntN(10); {
-		case k < 3:
-			in.Red[i], in.NIR[i] = special[g.IntN(len(special))], special[g.IntN(len(special))]
-		case k == 3:
-			v := float32(g.Float64())
-			in.Red[i], in.NIR[i] = v, -v
-		default:
-			in.Red[i], in.NIR[i] = float32(g.Float64()*1.2-0.1), float32(g.Float64()*1.2-0.1)
+// poison fills j's outputs with a value no kernel writes, so that an
+// unwritten pixel shows.
+func poison(j *compute.Job) {
+	for _, o := range j.Out {
+		for i := range o {
+			o[i] = 12345
 		}
 	}
-	if nodata {
-		in.Nodata = compute.Nodata{Red: -9999, NIR: 0, HasRed: true, HasNIR: true}
+}
+
+// run runs j on b, poisoned first, and checks it against the definition.
+func run(t testing.TB, b *Backend, j *compute.Job) compute.Timings {
+	t.Helper()
+	poison(j)
+	tm, err := compute.RunJob(b, j)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return in
+	sameAsDefinition(t, j)
+	return tm
+}
+
+// allDirect is a job's Direct when every band and output was reached in
+// place.
+func allDirect(j *compute.Job) []bool {
+	d := make([]bool, len(j.Bands)+len(j.Out))
+	for i := range d {
+		d[i] = true
+	}
+	return d
 }
 
 // Without a driver the backend is unavailable with a reason a user reads,
@@ -106,15 +110,8 @@ func TestMissingDriverIsAReason(t *testing.T) {
 	if !strings.Contains(info.Reason, "no NVIDIA CUDA driver") || !strings.Contains(info.Reason, lib) {
 		t.Errorf("reason %q does not say the driver library %s is missing", info.Reason, lib)
 	}
-	if _, err := b.Setup(64, 64); err == nil {
-		t.Error("Setup succeeded without a driver")
-	}
-	in := edgeInput(8, 8, 1, false)
-	if _, err := b.Run(in, make([]float32, 64)); err == nil {
-		t.Error("Run succeeded without a driver")
-	}
-	if _, err := b.RunUint16(make([]uint16, 64), make([]uint16, 64), 8, 8, compute.Nodata{}, make([]float32, 64)); err == nil {
-		t.Error("RunUint16 succeeded without a driver")
+	if _, err := compute.RunJob(b, computetest.EdgeJob(8, 8, 1, false)); err == nil {
+		t.Error("RunJob succeeded without a driver")
 	}
 	if _, err := b.Ceilings(1 << 20); err == nil {
 		t.Error("Ceilings succeeded without a driver")
@@ -155,22 +152,15 @@ func TestInfo(t *testing.T) {
 func TestInputChecks(t *testing.T) {
 	b := New()
 	defer b.Close()
-	in := edgeInput(4, 4, 1, false)
-	if _, err := b.Run(in, make([]float32, 15)); err == nil || !strings.Contains(err.Error(), "output") {
+	j := computetest.EdgeJob(4, 4, 1, false)
+	j.Out[0] = j.Out[0][:15]
+	if _, err := b.RunJob(j); err == nil || !strings.Contains(err.Error(), "output") {
 		t.Errorf("short output: %v", err)
 	}
-	in.NIR = in.NIR[:15]
-	if _, err := b.Run(in, make([]float32, 16)); err == nil {
+	j = computetest.EdgeJob(4, 4, 1, false)
+	j.Bands[1].Plane.Data = j.Bands[1].Plane.Data[:60]
+	if _, err := b.RunJob(j); err == nil {
 		t.Error("short nir band accepted")
-	}
-	if _, err := b.RunUint16(make([]uint16, 16), make([]uint16, 15), 4, 4, compute.Nodata{}, make([]float32, 16)); err == nil {
-		t.Error("short uint16 nir band accepted")
-	}
-	if _, err := b.RunUint16(nil, nil, 0, 4, compute.Nodata{}, nil); err == nil {
-		t.Error("zero width accepted")
-	}
-	if _, err := b.Setup(-1, 4); err == nil {
-		t.Error("negative size accepted by Setup")
 	}
 }
 
@@ -247,32 +237,16 @@ func TestPlan(t *testing.T) {
 }
 
 // The grid covers every whole vector with the fewest blocks.
-func TestGrid(t *testing.T) {
-	for _, u16 := range []bool{false, true} {
-		vec, perBlock := 4, 256*8
-		for cnt := 1; cnt < 20000; cnt += 1 + cnt/7 {
-			g := int(grid(cnt, u16))
-			whole := cnt - cnt%vec
-			if u16 {
-				whole = cnt - cnt%8
-			}
-			if g < 1 || g*perBlock < whole || (g > 1 && (g-1)*perBlock >= whole) {
-				t.Fatalf("grid(%d, u16 %v) = %d", cnt, u16, g)
-			}
-		}
-	}
-}
-
-// Every mode and host memory strategy gives the Go kernel's bits on the
-// conformance cases and on awkward pixels, including chunk and vector
+// Every mode and host memory strategy gives the definition's bits on the
+// NDVI conformance cases and on awkward pixels, including chunk and vector
 // tails and buffers large enough to be page-locked in place.
-func TestMatchesGoKernel(t *testing.T) {
+func TestNDVI(t *testing.T) {
 	b := gpu(t)
 	cases := computetest.Cases(testing.Short())
 	cases = append(cases,
-		computetest.Case{Name: "edges 7x3", In: edgeInput(7, 3, 1, true)},
-		computetest.Case{Name: "edges 1031x1033 nodata (in place)", In: edgeInput(1031, 1033, 2, true)},
-		computetest.Case{Name: "edges 2053x1 (chunk tail)", In: edgeInput(2053, 1, 3, false)},
+		computetest.JobCase{Name: "edges 7x3", Job: computetest.EdgeJob(7, 3, 1, true)},
+		computetest.JobCase{Name: "edges 1031x1033 nodata (in place)", Job: computetest.EdgeJob(1031, 1033, 2, true)},
+		computetest.JobCase{Name: "edges 2053x1 (chunk tail)", Job: computetest.EdgeJob(2053, 1, 3, false)},
 	)
 	for _, cfg := range configs {
 		for _, chunkPx := range []int{DefaultChunkPixels, ChunkAlign, 4 * ChunkAlign} {
@@ -285,18 +259,13 @@ func TestMatchesGoKernel(t *testing.T) {
 					t.Fatal(err)
 				}
 				for _, c := range cases {
-					out := poisoned(c.In.Pixels())
-					tm, err := b.Run(c.In, out)
-					if err != nil {
-						t.Fatalf("%s: %v", c.Name, err)
-					}
-					sameAsPixel(t, c.In, out)
-					st := b.LastRun()
+					tm := run(t, b, c.Job)
+					st := b.LastJob()
 					if st.Chunks < 1 || (cfg.mode == ModeSequential && st.Chunks != 1) {
 						t.Errorf("%s: %d chunks in %s mode", c.Name, st.Chunks, cfg.mode)
 					}
-					big := c.In.Pixels()*4 >= RegisterMin
-					if want := cfg.host == HostRegister && big; st.Direct != [3]bool{want, want, want} && st.RegisterError == "" {
+					big := c.Job.Pixels()*4 >= RegisterMin
+					if want := cfg.host == HostRegister && big; st.RegisterError == "" && !slices.Equal(st.Direct, []bool{want, want, want}) {
 						t.Errorf("%s: direct %v, want all %v", c.Name, st.Direct, want)
 					}
 					if tm.Total <= 0 || tm.Kernel <= 0 || tm.Upload <= 0 || tm.Download <= 0 {
@@ -314,106 +283,28 @@ func TestMatchesGoKernel(t *testing.T) {
 	computetest.Reuse(t, b)
 }
 
-// u16Input returns random sensor counts with zeros (0/0) and a nodata value
-// sprinkled in, and the same bands as float32.
-func u16Input(w, h int, seed uint64, nd compute.Nodata) (red, nir []uint16, in compute.Input) {
-	g := rand.New(rand.NewPCG(seed, 16))
-	n := w * h
-	red, nir = make([]uint16, n), make([]uint16, n)
-	in = compute.Input{Width: w, Height: h, Red: make([]float32, n), NIR: make([]float32, n), Nodata: nd}
-	for i := range red {
-		switch g.IntN(12) {
-		case 0:
-			red[i], nir[i] = 0, 0
-		case 1:
-			red[i], nir[i] = 65535, uint16(g.IntN(65536))
-		case 2:
-			red[i], nir[i] = uint16(g.IntN(65536)), 0
-		default:
-			red[i], nir[i] = uint16(300+g.IntN(3000)), uint16(1500+g.IntN(5000))
-		}
-		in.Red[i], in.NIR[i] = float32(red[i]), float32(nir[i])
-	}
-	return red, nir, in
-}
-
-// uint16 bands converted on the GPU give exactly Run's result on the
-// float32 bands.
-func TestUint16(t *testing.T) {
-	b := gpu(t)
-	sizes := [][2]int{{1, 1}, {7, 3}, {1, 9}, {257, 255}, {1031, 1033}, {4099, 1025}}
-	if !testing.Short() {
-		sizes = append(sizes, [2]int{10980, 10980})
-	}
-	nds := []compute.Nodata{{}, {Red: 65535, HasRed: true}, {NIR: 0, HasNIR: true}, {Red: 0, NIR: 65535, HasRed: true, HasNIR: true}}
-	for _, cfg := range configs {
-		for _, chunkPx := range []int{DefaultChunkPixels, 4 * ChunkAlign} {
-			if chunkPx != DefaultChunkPixels && cfg.mode != ModeOverlapped {
-				continue
-			}
-			t.Run(fmt.Sprintf("%s/%s/chunk%d", cfg.mode, cfg.host, chunkPx), func(t *testing.T) {
-				configure(t, b, cfg.mode, cfg.host)
-				if err := b.SetPipeline(chunkPx, DefaultStreams); err != nil {
-					t.Fatal(err)
-				}
-				sz := sizes
-				if chunkPx != DefaultChunkPixels {
-					sz = sizes[:6] // a tile in 1024-pixel chunks would be 117,000 of them
-				}
-				uint16Sizes(t, b, sz, nds)
-			})
-		}
-	}
-}
-
-// uint16Sizes runs every size with a nodata setting from nds in turn.
-func uint16Sizes(t *testing.T, b *Backend, sizes [][2]int, nds []compute.Nodata) {
-	t.Helper()
-	for k, sz := range sizes {
-		nd := nds[k%len(nds)]
-		red, nir, in := u16Input(sz[0], sz[1], uint64(k), nd)
-		out := poisoned(in.Pixels())
-		if _, err := b.RunUint16(red, nir, sz[0], sz[1], nd, out); err != nil {
-			t.Fatalf("%dx%d: %v", sz[0], sz[1], err)
-		}
-		sameAsPixel(t, in, out)
-		if st := b.LastRun(); st.Input != "uint16" || st.UploadBytes != 4*in.Pixels() {
-			t.Errorf("%dx%d: stats %+v", sz[0], sz[1], st)
-		}
-	}
-}
-
-// A Sentinel-2 tile, 10980², in both modes.
+// NDVI of a Sentinel-2 tile, 10980², in every mode.
 func TestSentinelTile(t *testing.T) {
 	if testing.Short() {
 		t.Skip("10980x10980 skipped in -short mode")
 	}
 	b := gpu(t)
-	r, n, err := compute.Fake(compute.SceneLandscape, 10980, 10980, 7)
-	if err != nil {
-		t.Fatal(err)
+	j := computetest.NDVIJob(compute.SceneLandscape, 10980, 10980, 7)
+	red, nir := j.Bands[0].Plane.F32(), j.Bands[1].Plane.F32()
+	for i := 0; i < len(red); i += 9973 {
+		red[i], nir[i] = 0, 0
 	}
-	in, err := compute.PairInput(r, n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < len(in.Red); i += 9973 {
-		in.Red[i], in.NIR[i] = 0, 0
-	}
-	out := make([]float32, in.Pixels())
 	for _, cfg := range configs {
 		configure(t, b, cfg.mode, cfg.host)
-		for i := range out {
-			out[i] = 12345
-		}
-		tm, err := b.Run(in, out)
+		poison(j)
+		tm, err := compute.RunJob(b, j)
 		if err != nil {
 			t.Fatalf("%s/%s: %v", cfg.mode, cfg.host, err)
 		}
-		if rep := compute.Verify(in, out); !rep.OK() {
+		if rep := compute.VerifyJob(j)[0]; !rep.OK() {
 			t.Fatalf("%s/%s: %s", cfg.mode, cfg.host, rep)
 		}
-		t.Logf("%s/%s: setup %v upload %v kernel %v download %v total %v (%+v)", cfg.mode, cfg.host, tm.Setup, tm.Upload, tm.Kernel, tm.Download, tm.Total, b.LastRun().Direct)
+		t.Logf("%s/%s: setup %v upload %v kernel %v download %v total %v (%+v)", cfg.mode, cfg.host, tm.Setup, tm.Upload, tm.Kernel, tm.Download, tm.Total, b.LastJob().Direct)
 	}
 }
 
@@ -423,19 +314,16 @@ func TestSharedAllocation(t *testing.T) {
 	b := gpu(t)
 	const w, h = 1500, 1000
 	n := w * h
-	in := edgeInput(w, h, 9, true)
+	j := computetest.EdgeJob(w, h, 9, true)
 	both := make([]float32, 2*n+3)
-	copy(both[3:], in.Red)
-	copy(both[3+n:], in.NIR)
-	shared := compute.Input{Width: w, Height: h, Red: both[3 : 3+n], NIR: both[3+n : 3+2*n], Nodata: in.Nodata}
+	copy(both[3:], j.Bands[0].Plane.F32())
+	copy(both[3+n:], j.Bands[1].Plane.F32())
+	j.Bands[0].Plane = compute.PlaneOf(w, h, both[3:3+n])
+	j.Bands[1].Plane = compute.PlaneOf(w, h, both[3+n:3+2*n])
 	for _, mode := range []string{ModeOverlapped, ModeSequential} {
 		configure(t, b, mode, HostRegister)
-		out := poisoned(n)
-		if _, err := b.Run(shared, out); err != nil {
-			t.Fatal(err)
-		}
-		sameAsPixel(t, shared, out)
-		if st := b.LastRun(); st.Direct != [3]bool{true, true, true} {
+		run(t, b, j)
+		if st := b.LastJob(); !slices.Equal(st.Direct, allDirect(j)) {
 			t.Errorf("%s: direct %v (%s), want all in place", mode, st.Direct, st.RegisterError)
 		}
 		if len(b.s.pins) != 2 {
@@ -448,8 +336,8 @@ func TestSharedAllocation(t *testing.T) {
 // someone else) goes through the staging buffers, and the result is right.
 func TestRegistrationRefused(t *testing.T) {
 	b := gpu(t)
-	in := edgeInput(1200, 1000, 11, false)
-	out := poisoned(in.Pixels())
+	j := computetest.EdgeJob(1200, 1000, 11, false)
+	out := j.Out[0]
 	configure(t, b, ModeOverlapped, HostRegister)
 	s := b.s
 	s.mu.Lock()
@@ -466,12 +354,9 @@ func TestRegistrationRefused(t *testing.T) {
 		s.ctx.SetCurrent()
 		s.drv.HostUnregister(unsafe.Pointer(&out[0]))
 	}()
-	if _, err := b.Run(in, out); err != nil {
-		t.Fatal(err)
-	}
-	sameAsPixel(t, in, out)
-	st := b.LastRun()
-	if st.Direct != [3]bool{true, true, false} || st.RegisterError == "" {
+	run(t, b, j)
+	st := b.LastJob()
+	if !slices.Equal(st.Direct, []bool{true, true, false}) || st.RegisterError == "" {
 		t.Errorf("direct %v, register error %q: want the output staged with a reason", st.Direct, st.RegisterError)
 	}
 	if !strings.Contains(st.RegisterError, "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED") {
@@ -479,35 +364,22 @@ func TestRegistrationRefused(t *testing.T) {
 	}
 }
 
-// Sizes grow and shrink, float32 and uint16 alternate, modes switch, the
-// backend is closed and used again: every result is right and set-up time
-// is reported exactly when something had to be set up.
+// Sizes grow and shrink, float32 and uint16 bands alternate, modes
+// switch, the backend is closed and used again: every result is right and
+// set-up time is reported exactly when something had to be set up.
 func TestReuse(t *testing.T) {
 	b := gpu(t)
 	sizes := [][2]int{{64, 64}, {2000, 1100}, {1, 1}, {513, 257}, {2000, 1100}, {64, 64}}
 	for k, sz := range sizes {
 		for _, mode := range []string{ModeOverlapped, ModeSequential} {
 			configure(t, b, mode, HostRegister)
-			in := edgeInput(sz[0], sz[1], uint64(k), k%2 == 0)
-			out := poisoned(in.Pixels())
-			if _, err := b.Run(in, out); err != nil {
-				t.Fatalf("%dx%d %s: %v", sz[0], sz[1], mode, err)
-			}
-			sameAsPixel(t, in, out)
+			j := computetest.EdgeJob(sz[0], sz[1], uint64(k), k%2 == 0)
+			run(t, b, j)
 			// Same buffers again: nothing to set up.
-			tm, err := b.Run(in, out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if tm.Setup != 0 {
+			if tm := run(t, b, j); tm.Setup != 0 {
 				t.Errorf("%dx%d %s: second run on the same buffers reports setup %v", sz[0], sz[1], mode, tm.Setup)
 			}
-			red, nir, in16 := u16Input(sz[0], sz[1], uint64(k), compute.Nodata{})
-			out16 := poisoned(in16.Pixels())
-			if _, err := b.RunUint16(red, nir, sz[0], sz[1], compute.Nodata{}, out16); err != nil {
-				t.Fatal(err)
-			}
-			sameAsPixel(t, in16, out16)
+			run(t, b, u16NDVI(sz[0], sz[1], uint64(k)))
 		}
 		if k == 2 {
 			if err := b.Close(); err != nil {
@@ -518,29 +390,56 @@ func TestReuse(t *testing.T) {
 			}
 		}
 	}
-	in := edgeInput(300, 300, 99, false)
+	j := computetest.EdgeJob(300, 300, 99, false)
 	b.Close()
-	tm, err := b.Run(in, poisoned(in.Pixels()))
-	if err != nil || tm.Setup <= 0 {
-		t.Errorf("run after Close: setup %v, %v", tm.Setup, err)
+	if tm := run(t, b, j); tm.Setup <= 0 {
+		t.Errorf("run after Close: setup %v", tm.Setup)
 	}
+}
+
+// u16NDVI is NDVI over random uint16 sensor counts with zeros (0/0) and
+// 65535 sprinkled in, 0 the nodata value of NIR.
+func u16NDVI(w, h int, seed uint64) *compute.Job {
+	g := rand.New(rand.NewPCG(seed, 16))
+	red, nir := compute.NewPlane(compute.U16, w, h), compute.NewPlane(compute.U16, w, h)
+	r, n := red.U16(), nir.U16()
+	for i := range r {
+		switch g.IntN(12) {
+		case 0:
+			r[i], n[i] = 0, 0
+		case 1:
+			r[i], n[i] = 65535, uint16(g.IntN(65536))
+		case 2:
+			r[i], n[i] = uint16(g.IntN(65536)), 0
+		default:
+			r[i], n[i] = uint16(300+g.IntN(3000)), uint16(1500+g.IntN(5000))
+		}
+	}
+	bands := []compute.BandInput{
+		{Role: "red", Plane: red, Radiometry: compute.Identity(), Source: "test red"},
+		{Role: "nir", Plane: nir, Radiometry: compute.Identity(), HasNoData: true, Source: "test nir"},
+	}
+	_, e, err := index.Resolve("ndvi")
+	if err != nil {
+		panic(err)
+	}
+	j, err := compute.NewJob(bands, nil, []string{"ndvi"}, []*index.Expr{e})
+	if err != nil {
+		panic(err)
+	}
+	return j
 }
 
 // In sequential mode the phases are consecutive, so together they fit in
 // the total; in overlapped mode they overlap.
 func TestTimingsAddUp(t *testing.T) {
 	b := gpu(t)
-	r, n, err := compute.Fake(compute.SceneNoise, 4096, 4096, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	in, _ := compute.PairInput(r, n)
-	out := make([]float32, in.Pixels())
+	j := computetest.NDVIJob(compute.SceneNoise, 4096, 4096, 3)
 	configure(t, b, ModeSequential, HostRegister)
-	if _, err := b.Run(in, out); err != nil {
+	if _, err := compute.RunJob(b, j); err != nil {
 		t.Fatal(err)
 	}
-	tm, err := b.Run(in, out)
+	tm, err := compute.RunJob(b, j)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -552,10 +451,10 @@ func TestTimingsAddUp(t *testing.T) {
 		t.Errorf("sequential: kernel %v not shorter than the upload %v", tm.Kernel, tm.Upload)
 	}
 	configure(t, b, ModeOverlapped, HostRegister)
-	if _, err := b.Run(in, out); err != nil {
+	if _, err := compute.RunJob(b, j); err != nil {
 		t.Fatal(err)
 	}
-	tm2, err := b.Run(in, out)
+	tm2, err := compute.RunJob(b, j)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -580,18 +479,6 @@ func TestCeilings(t *testing.T) {
 	t.Logf("ceilings: device copy %.0f GB/s, H2D %.1f, D2H %.1f, both ways %.1f", c.DeviceCopy, c.H2D, c.D2H, c.Duplex)
 }
 
-// A kernel file named by FatbinEnv that does not exist is a reason, not a
-// crash.
-func TestFatbinOverrideMissing(t *testing.T) {
-	info := New().Info()
-	computetest.SkipUnlessGPU(t, info.Available, "cuda: "+info.Reason)
-	t.Setenv(FatbinEnv, "/nonexistent/ndvi.fatbin")
-	info = New().Info()
-	if info.Available || !strings.Contains(info.Reason, FatbinEnv) {
-		t.Errorf("with a missing %s file: %+v", FatbinEnv, info)
-	}
-}
-
 // Two backends given the same slices (the command line's benchmark makes
 // one per mode) share the registration: both read them in place, and
 // closing one leaves the other working.
@@ -599,28 +486,18 @@ func TestTwoBackendsShareBuffers(t *testing.T) {
 	a := gpu(t)
 	b := gpu(t)
 	configure(t, b, ModeSequential, HostRegister)
-	in := edgeInput(1100, 1000, 31, true)
-	out := poisoned(in.Pixels())
+	j := computetest.EdgeJob(1100, 1000, 31, true)
 	for k, be := range []*Backend{a, b, a} {
-		if _, err := be.Run(in, out); err != nil {
-			t.Fatal(err)
-		}
-		sameAsPixel(t, in, out)
-		if st := be.LastRun(); st.Direct != [3]bool{true, true, true} {
+		run(t, be, j)
+		if st := be.LastJob(); !slices.Equal(st.Direct, allDirect(j)) {
 			t.Errorf("run %d: direct %v (%s), want the shared registration used", k, st.Direct, st.RegisterError)
 		}
 	}
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
 	}
-	for i := range out {
-		out[i] = 12345
-	}
-	if _, err := b.Run(in, out); err != nil {
-		t.Fatal(err)
-	}
-	sameAsPixel(t, in, out)
-	if st := b.LastRun(); st.Direct != [3]bool{true, true, true} {
+	run(t, b, j)
+	if st := b.LastJob(); !slices.Equal(st.Direct, allDirect(j)) {
 		t.Errorf("after the other backend closed: direct %v (%s)", st.Direct, st.RegisterError)
 	}
 }

@@ -9,14 +9,7 @@ import (
 	"sync"
 
 	"canopy/native/cuda"
-	"canopy/shaders"
 )
-
-// FatbinEnv names an environment variable that, when set, makes the backend
-// load its kernels from that file instead of the embedded fat binary: a
-// kernel rebuilt by shaders/build-cuda.sh can be tried without rebuilding
-// Canopy. The file must define the same kernels with the same parameters.
-const FatbinEnv = "CANOPY_CUDA_FATBIN"
 
 // Device describes the GPU the backend runs on.
 type Device struct {
@@ -36,7 +29,7 @@ type Device struct {
 	// system reports it, else empty.
 	DriverRelease string `json:"driver_release,omitempty"`
 	// Library is the driver library loaded; Kernel says where the kernels
-	// came from.
+	// come from (PTX generated per job, compiled by the driver).
 	Library string `json:"library"`
 	Kernel  string `json:"kernel"`
 }
@@ -73,21 +66,6 @@ func openDriver(libs []string) (*cuda.Driver, error) {
 	return nil, err
 }
 
-// kernelImage returns the fat binary to load and a description of it.
-func kernelImage() ([]byte, string, error) {
-	if p := os.Getenv(FatbinEnv); p != "" {
-		img, err := os.ReadFile(p)
-		if err != nil {
-			return nil, "", fmt.Errorf("read the CUDA kernel named by %s: %w", FatbinEnv, err)
-		}
-		return img, p + " (from " + FatbinEnv + ")", nil
-	}
-	if len(shaders.CUDAFatbin) == 0 {
-		return nil, "", errors.New("this Canopy was built without its CUDA kernel (shaders/ndvi.fatbin is empty): run go generate ./shaders on a machine with nvcc " + shaders.CUDAToolkit)
-	}
-	return shaders.CUDAFatbin, "embedded fat binary (CUDA " + shaders.CUDAToolkit + ")", nil
-}
-
 var releaseRe = regexp.MustCompile(`\b\d{3,}\.\d+(\.\d+)?\b`)
 
 // driverRelease reads the NVIDIA kernel module's version on Linux.
@@ -106,7 +84,7 @@ func reason(err error, dev *Device) string {
 	var le *cuda.LoadError
 	if errors.As(err, &le) {
 		if le.Symbol != "" {
-			return fmt.Sprintf("the NVIDIA driver is too old: %s has no %s (Canopy needs a driver for CUDA 11 or newer, and %s for its kernel)", le.Library, le.Symbol, shaders.CUDAToolkit)
+			return fmt.Sprintf("the NVIDIA driver is too old: %s has no %s (Canopy needs a driver for CUDA 11 or newer)", le.Library, le.Symbol)
 		}
 		if strings.Contains(le.Msg, "No such file") {
 			return fmt.Sprintf("no NVIDIA CUDA driver on this computer (%s not found)", le.Library)
@@ -126,13 +104,13 @@ func reason(err error, dev *Device) string {
 		return "the NVIDIA driver cannot run CUDA here (its kernel module and library disagree or are too old): " + err.Error()
 	case cuda.ErrNoBinaryForGPU, cuda.ErrUnsupportedPTXVersion, cuda.ErrInvalidPTX, cuda.ErrInvalidImage:
 		if dev != nil && dev.Major > 0 && dev.Major*10+dev.Minor < 75 {
-			return fmt.Sprintf("the GPU %s (compute capability %d.%d) is older than Canopy's CUDA kernel supports (7.5, Turing, and newer)", dev.Name, dev.Major, dev.Minor)
+			return fmt.Sprintf("the GPU %s (compute capability %d.%d) is older than Canopy's CUDA kernels support (7.5, Turing, and newer)", dev.Name, dev.Major, dev.Minor)
 		}
 		drv := "?"
 		if dev != nil {
 			drv = cuda.VersionString(dev.Driver)
 		}
-		return fmt.Sprintf("the NVIDIA driver (CUDA %s) is too old for Canopy's CUDA kernel, built with CUDA %s: update the driver (%v)", drv, shaders.CUDAToolkit, err)
+		return fmt.Sprintf("the NVIDIA driver (CUDA %s) cannot compile Canopy's CUDA kernels (PTX) for this GPU: update the driver (%v)", drv, err)
 	}
 	return "CUDA cannot start: " + err.Error()
 }

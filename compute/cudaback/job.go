@@ -58,7 +58,7 @@ func (b *Backend) LastJob() JobStats {
 	return b.s.lastJob
 }
 
-// RunJob implements compute.Engine: it runs any index job on the GPU in
+// RunJob implements compute.Backend: it runs any index job on the GPU in
 // one kernel launch per chunk that computes every index of the job. The
 // kernel is generated from the job's program as PTX and compiled by the
 // driver on first use, then cached per program, band types, nodata and
@@ -117,13 +117,11 @@ func (jb *jobBufs) bytesPerPixel() (up, down int) {
 
 // jobChunkTop is the overlapped mode's largest chunk, in pixels, for a
 // job moving up and down bytes a pixel each way: jobChunkBytes bytes (both
-// ways) when set (benchmarks), else as many bytes as Run's float32 chunks
-// move (12 a pixel: 192 MiB by default) when one direction carries at
-// least 1.5 times the other, and a third of that (64 MiB) when the two are
-// balanced, so that both copy engines stay busy together (BenchmarkJobChunks
-// on an H200: EVI over float32, 12 up and 4 down, and 10 indices over
-// uint16, 14 up and 40 down, were fastest with 192 MiB; NDVI over uint16,
-// 4 and 4, with 32 to 64 MiB, 7 % faster than with 192).
+// ways) when set (benchmarks), else as many bytes as DefaultChunkPixels of
+// NDVI over float32 bands move (12 a pixel: 192 MiB by default) when one
+// direction carries at least 1.5 times the other, and a third of that (64
+// MiB) when the two are balanced, so that both copy engines stay busy
+// together (BenchmarkJobChunks; docs/BENCHMARKS.md has the H200's sweep).
 func (s *state) jobChunkTop(up, down int) int {
 	bytes := s.chunkPixels * 12
 	if 2*up < 3*down && 2*down < 3*up {
@@ -492,4 +490,4 @@ func (s *state) executeJob(j *compute.Job, k *jitKernel, jb *jobBufs, chunks []c
 	return nil
 }
 
-var _ compute.Engine = (*Backend)(nil)
+var _ compute.Backend = (*Backend)(nil)

@@ -213,17 +213,12 @@ func TestJobModes(t *testing.T) {
 	}
 }
 
-// NDVI runs and jobs on one backend, at different sizes, in turn: each
-// resizes what it needs and the results stay right.
+// NDVI jobs and EVI jobs on one backend, at different sizes, in turn:
+// each resizes what it needs and the results stay right.
 func TestJobAndRunInTurn(t *testing.T) {
 	b := gpu(t)
 	for _, size := range [][2]int{{33, 7}, {1031, 1033}, {5, 5}} {
-		in := edgeInput(size[0], size[1], 3, true)
-		out := poisoned(in.Pixels())
-		if _, err := b.Run(in, out); err != nil {
-			t.Fatal(err)
-		}
-		sameAsPixel(t, in, out)
+		run(t, b, computetest.EdgeJob(size[0], size[1], 3, true))
 		j := evi3(size[0], size[1], 5, eviFormula)
 		if _, err := compute.RunJob(b, j); err != nil {
 			t.Fatal(err)

@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"canopy/compute"
 	"canopy/compute/computetest"
@@ -456,10 +455,6 @@ type simBackend struct {
 func (*simBackend) Name() string { return "cuda-ptx-simulator" }
 func (*simBackend) Info() compute.Info {
 	return compute.Info{Name: "cuda-ptx-simulator", Available: true}
-}
-func (*simBackend) Setup(w, h int) (time.Duration, error) { return 0, nil }
-func (*simBackend) Run(compute.Input, []float32) (compute.Timings, error) {
-	return compute.Timings{}, errors.New("not an NDVI backend")
 }
 func (*simBackend) Close() error { return nil }
 

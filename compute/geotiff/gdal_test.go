@@ -283,7 +283,7 @@ func TestWrittenGeoreferencingMatchesGDAL(t *testing.T) {
 				ndvi := compute.NewBand(f.Width(), f.Height())
 				ndvi.Geo = bs[0].Geo
 				for i := range ndvi.Data {
-					ndvi.Data[i] = compute.Pixel(bs[0].Data[i], bs[1].Data[i], compute.Nodata{})
+					ndvi.Data[i] = ndvi32(bs[0].Data[i], bs[1].Data[i])
 				}
 				out := filepath.Join(t.TempDir(), "ndvi.tif")
 				if err := Write(out, ndvi, opt); err != nil {

@@ -11,7 +11,6 @@ import (
 
 	"canopy/compute"
 	"canopy/native/egl"
-	"canopy/shaders"
 )
 
 func init() {
@@ -42,9 +41,10 @@ type Backend struct {
 	info     *compute.Info
 	startErr error
 	pending  time.Duration // context + compile time not yet reported as setup
-	// mode is the NDVI path's transfer mode chosen by SetMode ("" for the
-	// device's default) and soft whether the renderer is a CPU rasteriser:
-	// atomics, so that Mode never waits for the lock a run holds.
+	// mode is the transfer mode chosen by SetMode, the one a job that
+	// names none gets ("" for the device's default), and soft whether the
+	// renderer is a CPU rasteriser: atomics, so that Mode never waits for
+	// the lock a run holds.
 	mode   atomic.Pointer[string]
 	soft   atomic.Bool
 	limits string        // the dispatch limits, for logs
@@ -69,9 +69,9 @@ const DefaultIters = 1
 // DefaultLocal is the number of invocations in a work group.
 const DefaultLocal = 256
 
-// New returns a gl backend. Nothing touches EGL until Info, Setup or Run.
+// New returns a gl backend. Nothing touches EGL until Info or a job.
 func New() *Backend {
-	return &Backend{tu: tuning{source: shaders.NDVIComp, vec4s: DefaultVec4s}}
+	return &Backend{tu: tuning{vec4s: DefaultVec4s}}
 }
 
 // Name implements compute.Backend.
@@ -148,100 +148,13 @@ func (b *Backend) Info() compute.Info {
 	return *b.info
 }
 
-// Setup creates the context if needed and the device buffers for w×h
-// pixels, and returns the time spent, context creation and shader
-// compilation included the first time.
-func (b *Backend) Setup(w, h int) (time.Duration, error) {
-	if w <= 0 || h <= 0 {
-		return 0, fmt.Errorf("gl: image size %dx%d: both sides must be positive", w, h)
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if err := b.start(); err != nil {
-		return 0, err
-	}
-	var d time.Duration
-	mode := b.modeLocked()
-	err := b.w.do(func(st *glState) error {
-		var err error
-		if d, err = st.setSize(w * h); err != nil || mode != ModeMapped {
-			return err
-		}
-		r, err := st.ensureRings()
-		d += r
-		return err
-	})
-	d += b.takePending()
-	if err != nil {
-		return d, fmt.Errorf("gl: set up %dx%d on %s: %w", w, h, b.info.Device, err)
-	}
-	return d, nil
-}
-
 func (b *Backend) takePending() time.Duration {
 	d := b.pending
 	b.pending = 0
 	return d
 }
 
-// Run implements compute.Backend: upload, kernel and download, each timed,
-// after setting up when the size changed.
-func (b *Backend) Run(in compute.Input, out []float32) (compute.Timings, error) {
-	if err := in.Check(); err != nil {
-		return compute.Timings{}, fmt.Errorf("gl: %w", err)
-	}
-	if len(out) != in.Pixels() {
-		return compute.Timings{}, fmt.Errorf("gl: output holds %d pixels, image has %d", len(out), in.Pixels())
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if err := b.start(); err != nil {
-		return compute.Timings{}, err
-	}
-	var t compute.Timings
-	mode := b.modeLocked()
-	phase := "set up"
-	err := b.w.do(func(st *glState) error {
-		var err error
-		if t.Setup, err = st.setSize(in.Pixels()); err != nil {
-			return err
-		}
-		if mode == ModeMapped {
-			r, err := st.ensureRings()
-			t.Setup += r
-			if err != nil {
-				return err
-			}
-		}
-		t0 := time.Now()
-		phase = "upload"
-		if err := st.upload(in, mode); err != nil {
-			return err
-		}
-		t.Upload = time.Since(t0)
-		phase = "kernel"
-		t.Kernel, b.timer, b.wall = st.timed(func() { st.dispatch(in.Nodata) })
-		if err := glError("dispatching the compute shader"); err != nil {
-			return err
-		}
-		phase = "download"
-		t1 := time.Now()
-		if err := st.download(out, mode); err != nil {
-			return err
-		}
-		t.Download = time.Since(t1)
-		t.Total = time.Since(t0)
-		b.memcpyUp, b.memcpyDown = st.memcpyUp, st.memcpyDown
-		return nil
-	})
-	t.Setup += b.takePending()
-	if err != nil {
-		return t, fmt.Errorf("gl: %s %dx%d on %s: %w", phase, in.Width, in.Height, b.info.Device, err)
-	}
-	return t, nil
-}
-
-// LastKernelClocks returns the two clocks of the last run's kernel: the
+// LastKernelClocks returns the two clocks of the last job's kernel: the
 // GL_TIMESTAMP query pair around the dispatch (0 when the driver has no
 // timer) and the wall clock from before the dispatch to the end of
 // glFinish. Timings.Kernel is the timer when it is non-zero and within the
@@ -277,33 +190,6 @@ func (b *Backend) Ceilings(bytes int) (compute.Ceilings, error) {
 		return c, fmt.Errorf("gl: ceilings for %.1f MB on %s: %w", float64(bytes)/1e6, b.info.Device, err)
 	}
 	return c, nil
-}
-
-// HostBuffers returns red, NIR and NDVI planes of w×h pixels in host memory
-// the GPU copies from and to directly (persistently mapped buffers, pinned
-// by the driver). Bands placed there upload by DMA alone, and a Run whose
-// output is the third plane downloads by DMA alone: no host copy on either
-// side, whatever the mode. The planes stay valid until Close or a
-// HostBuffers call for another size; they must not be used after that.
-func (b *Backend) HostBuffers(w, h int) (red, nir, out []float32, err error) {
-	if w <= 0 || h <= 0 {
-		return nil, nil, nil, fmt.Errorf("gl: host buffers %dx%d: both sides must be positive", w, h)
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if err := b.start(); err != nil {
-		return nil, nil, nil, err
-	}
-	var m [3][]float32
-	err = b.w.do(func(st *glState) error {
-		var err error
-		m, err = st.hostBuffers(w * h)
-		return err
-	})
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("gl: host buffers %dx%d on %s: %w", w, h, b.info.Device, err)
-	}
-	return m[0], m[1], m[2], nil
 }
 
 // shaderCopy times the copy shader alone on a plane of the given size in

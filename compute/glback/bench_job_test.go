@@ -149,7 +149,7 @@ func BenchmarkJobSweep(b *testing.B) {
 }
 
 // runCPUBench times a CPU engine on j: medians of the whole run.
-func runCPUBench(b *testing.B, e compute.Engine, j *compute.Job) {
+func runCPUBench(b *testing.B, e compute.Backend, j *compute.Job) {
 	if _, err := e.RunJob(j); err != nil {
 		b.Fatal(err)
 	}

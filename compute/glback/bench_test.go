@@ -8,90 +8,60 @@ import (
 	"time"
 
 	"canopy/compute"
+	"canopy/compute/computetest"
 	"canopy/compute/par"
 	"canopy/native/cpu"
 )
 
-// benchInput returns the noise scene at side², made once per process.
-var benchInput = sync.OnceValues(func() (map[int]compute.Input, error) {
-	m := map[int]compute.Input{}
+// benchJobs are NDVI jobs over the noise scene at side², made once per
+// process.
+var benchJobs = sync.OnceValue(func() map[int]*compute.Job {
+	m := map[int]*compute.Job{}
 	for _, side := range []int{2048, 10980} {
-		red, nir, err := compute.Fake(compute.SceneNoise, side, side, 1)
-		if err != nil {
-			return nil, err
-		}
-		m[side] = compute.Input{Width: side, Height: side, Red: red.Data, NIR: nir.Data}
+		m[side] = computetest.NDVIJob(compute.SceneNoise, side, side, 1)
 	}
-	return m, nil
+	return m
 })
 
-func input(b *testing.B, side int) compute.Input {
-	m, err := benchInput()
-	if err != nil {
-		b.Fatal(err)
-	}
-	return m[side]
-}
+func ndviJob(side int) *compute.Job { return benchJobs()[side] }
 
-// BenchmarkRun times whole runs at the design's sizes (2048² and a
-// Sentinel-2 tile, 10980²) in both transfer modes, and with the bands in
-// the backend's host buffers (host=mapped: no host copy at all), and
-// reports each phase's median, the kernel's bandwidth (12 bytes a pixel)
-// and the transfers' rates against the ceilings measured on the same
-// device right after.
+// BenchmarkRun times NDVI jobs at the design's sizes (2048² and a
+// Sentinel-2 tile, 10980²) in both transfer modes, and reports each
+// phase's median, the kernel's bandwidth (the bytes the job reads and
+// writes) and the transfers' rates against the ceilings measured on the
+// same device right after.
 func BenchmarkRun(b *testing.B) {
 	for _, side := range []int{2048, 10980} {
-		for _, mode := range []string{ModeMapped, ModeSubData, compute.ModeHost} {
+		for _, mode := range []string{ModeMapped, ModeSubData} {
 			b.Run(fmt.Sprintf("size=%d/mode=%s", side, mode), func(b *testing.B) {
 				g := New()
 				defer g.Close()
 				need(b, g)
-				if mode == compute.ModeHost {
-					benchHost(b, g, side)
-					return
-				}
-				if err := g.SetMode(mode); err != nil {
-					b.Fatal(err)
-				}
-				in := input(b, side)
-				runBench(b, g, in, make([]float32, in.Pixels()))
+				runBench(b, g, ndviJob(side), mode)
 			})
 		}
 	}
 }
 
-// benchHost runs runBench on the noise scene at side², bands and output in
-// g's host buffers.
-func benchHost(b *testing.B, g *Backend, side int) {
-	in := input(b, side)
-	red, nir, out, err := g.HostBuffers(in.Width, in.Height)
-	if err != nil {
-		b.Fatal(err)
-	}
-	copy(red, in.Red)
-	copy(nir, in.NIR)
-	runBench(b, g, compute.Input{Width: in.Width, Height: in.Height, Red: red, NIR: nir}, out)
-}
-
-// BenchmarkVec4s compares the vec4s each invocation computes, at 10980²,
-// with the copy shader compiled the same way as the ceiling.
+// BenchmarkVec4s compares the vec4s each invocation of a job's shader
+// computes, NDVI at 10980² in mapped mode.
 func BenchmarkVec4s(b *testing.B) {
 	for _, v := range []int{1, 2, 4} {
 		b.Run(fmt.Sprintf("vec4s=%d", v), func(b *testing.B) {
 			g := New()
-			g.tu.vec4s = v
+			g.tu.jobVec4s = v
 			defer g.Close()
 			need(b, g)
-			benchHost(b, g, 10980)
+			runBench(b, g, ndviJob(10980), ModeMapped)
 		})
 	}
 }
 
 // BenchmarkIters compares how many consecutive spans each work group
-// walks (ITERS) and the work-group size (LOCAL) at 10980², bands in host
-// buffers, with the copy shader compiled the same way as the ceiling: one
-// span per group spreads each 64 KiB of memory over eight groups (and SMs),
-// many give each group its own contiguous stretch.
+// walks (ITERS) and the work-group size (LOCAL), NDVI at 10980² in mapped
+// mode, with the copy shader compiled the same way as the ceiling: one
+// span per group spreads each 64 KiB of memory over eight groups (and
+// SMs), many give each group its own contiguous stretch.
 func BenchmarkIters(b *testing.B) {
 	for _, local := range []int{128, 256, 1024} {
 		for _, it := range []int{1, 16} {
@@ -100,16 +70,16 @@ func BenchmarkIters(b *testing.B) {
 				g.tu.iters, g.tu.local = it, local
 				defer g.Close()
 				need(b, g)
-				benchHost(b, g, 10980)
+				runBench(b, g, ndviJob(10980), ModeMapped)
 			})
 		}
 	}
 }
 
 // BenchmarkMemory compares device planes in GL memory with planes in CUDA
-// memory imported into GL, at 10980² with bands in host buffers, one and
-// sixteen spans per work group; the copy shader (the ceiling) runs on the
-// same memory.
+// memory imported into GL, NDVI at 10980² in mapped mode, one and sixteen
+// spans per work group; the copy shader (the ceiling) runs on the same
+// memory.
 func BenchmarkMemory(b *testing.B) {
 	for _, mem := range []string{MemoryGL, MemoryCUDA} {
 		for _, it := range []int{1, 16} {
@@ -120,7 +90,7 @@ func BenchmarkMemory(b *testing.B) {
 				if info := g.Info(); !info.Available {
 					b.Skipf("%s memory: %s", mem, info.Reason)
 				}
-				benchHost(b, g, 10980)
+				runBench(b, g, ndviJob(10980), ModeMapped)
 			})
 		}
 	}
@@ -184,23 +154,27 @@ func BenchmarkCopyShader(b *testing.B) {
 // slices (one 10980² band), in GB/s read plus written: the host side of
 // every staged transfer.
 func BenchmarkHostCopy(b *testing.B) {
-	in := input(b, 10980)
-	dst := make([]float32, in.Pixels())
-	parallelCopy(dst, in.Red)
-	b.SetBytes(int64(2 * 4 * in.Pixels()))
+	src := ndviJob(10980).Bands[0].Plane.F32()
+	dst := make([]float32, len(src))
+	parallelCopy(dst, src)
+	b.SetBytes(int64(2 * 4 * len(src)))
 	for b.Loop() {
-		parallelCopy(dst, in.Red)
+		parallelCopy(dst, src)
 	}
 }
 
-func runBench(b *testing.B, g *Backend, in compute.Input, out []float32) {
-	if _, err := g.Run(in, out); err != nil { // setup and warm-up
+// runBench times j on g in mode after a warm-up run (setup) and reports
+// the phases' medians with their bandwidths.
+func runBench(b *testing.B, g *Backend, j *compute.Job, mode string) {
+	j.Mode = mode
+	defer func() { j.Mode = "" }()
+	if _, err := compute.RunJob(g, j); err != nil { // setup and warm-up
 		b.Fatal(err)
 	}
-	b.SetBytes(int64(in.Pixels()) * compute.BytesPerPixel)
+	b.SetBytes(int64(j.Bytes()))
 	var up, k, down, mcUp, mcDown []time.Duration
 	for b.Loop() {
-		t, err := g.Run(in, out)
+		t, err := compute.RunJob(g, j)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -208,16 +182,18 @@ func runBench(b *testing.B, g *Backend, in compute.Input, out []float32) {
 		mcUp, mcDown = append(mcUp, g.memcpyUp), append(mcDown, g.memcpyDown)
 	}
 	b.StopTimer()
-	c, err := g.Ceilings(min(in.Pixels()*4, 1<<30))
+	c, err := g.Ceilings(min(j.Pixels()*4, 1<<30))
 	if err != nil {
 		b.Fatal(err)
 	}
-	if rep := compute.Verify(in, out); !rep.OK() {
-		b.Fatal(rep)
+	for _, rep := range compute.VerifyJob(j) {
+		if !rep.OK() {
+			b.Fatal(rep)
+		}
 	}
-	px := in.Pixels()
+	outBytes := 4 * len(j.Out) * j.Pixels()
 	gbps := func(bytes int, d time.Duration) float64 { return float64(bytes) / d.Seconds() / 1e9 }
-	kg, ug, dg := gbps(px*12, median(k)), gbps(px*8, median(up)), gbps(px*4, median(down))
+	kg, ug, dg := gbps(j.Bytes(), median(k)), gbps(j.Bytes()-outBytes, median(up)), gbps(outBytes, median(down))
 	b.ReportMetric(float64(median(up))/1e6, "upload-ms")
 	b.ReportMetric(float64(median(mcUp))/1e6, "upload-memcpy-ms")
 	b.ReportMetric(float64(median(k))/1e6, "kernel-ms")

@@ -1,6 +1,5 @@
-// Package glback is Canopy's gl backend: NDVI in an OpenGL 4.3 compute
-// shader (shaders/ndvi.comp), and any index job (RunJob, compute.Engine)
-// in a compute shader generated from the job's program
+// Package glback is Canopy's gl backend: any index job (RunJob, NDVI one
+// of them) in an OpenGL 4.3 compute shader generated from the job's program
 // (shaders/index.comp.tmpl, compiled by the driver and cached), on a
 // headless EGL context (native/egl), so the same code serves the command
 // line, CI on Mesa's llvmpipe and the desktop app beside Fyne's own GL
@@ -14,24 +13,21 @@
 // that locks its OS thread, creates the context there and owns it for its
 // whole life; every piece of GL work is sent to it through a channel and
 // checks first that its context is still current. Callers on any goroutine
-// are serialised: a Run is one job, never interleaved with another.
+// are serialised: a job is never interleaved with another.
 //
 // # Buffers and phases
 //
-// Three device planes (red, NIR, NDVI) are allocated once per image size
-// and reused while the size stays the same, each kept in buffers of at most
-// 128 MB (CANOPY_GL_PART_MB) that every dispatch and transfer walks part by
-// part. On a GPU whose GL driver imports external memory and whose CUDA
+// A job's device planes (its bands, the mask, its outputs) are allocated
+// for the first job of a layout and reused while the layout stays the
+// same, each kept in buffers of at most 128 MB (CANOPY_GL_PART_MB) that
+// every dispatch and transfer walks part by part. On a GPU whose GL driver imports external memory and whose CUDA
 // driver has the same device, the planes are CUDA allocations (cuMemCreate,
 // 2 MiB pages) imported through GL_EXT_memory_object_fd: NVIDIA's own GL
 // buffers use 64 KiB pages, which halve the bandwidth of a shader that
 // streams through more than a few hundred MB. Elsewhere they are
 // glBufferStorage buffers (CANOPY_GL_MEMORY picks either).
 //
-// HostBuffers (compute.HostMemory) hands out persistently mapped host
-// planes of the image size: bands placed there, and an output that is the
-// third plane, move by DMA alone, with no host copy; canopy compute decodes
-// files into them. Bands in ordinary memory move in the "mapped" mode
+// Bands and outputs move in the "mapped" mode
 // through two rings of persistently mapped staging buffers (one written by
 // the host, one read by it) of four 32 MiB slots each, allocated once:
 // upload copies a slice of a band into a free slot with all cores
@@ -47,9 +43,9 @@
 // before the dispatch to the end of glFinish; the timer is used when it
 // reads within the wall clock, else the wall clock (LastKernelClocks gives
 // both). Context creation, shader compilation, buffer allocation and one
-// warm-up dispatch per size are Setup, reported apart. Ceilings times a
-// copy shader (shaders/copy.comp) that walks memory as the NDVI shader
-// does, and glCopyBufferSubData, which may run on a slower copy engine, and
+// warm-up dispatch per layout are Setup, reported apart. Ceilings times a
+// copy shader (shaders/copy.comp) that walks memory as the job shaders
+// do, and glCopyBufferSubData, which may run on a slower copy engine, and
 // reports the faster as the device copy.
 //
 // # Job streams

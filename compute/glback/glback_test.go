@@ -45,50 +45,36 @@ func newBackend(t testing.TB) *Backend {
 	return b
 }
 
-func noise(w, h int, seed uint64) compute.Input {
+// noise is NDVI over w×h random reflectances.
+func noise(w, h int, seed uint64) *compute.Job {
 	g := rand.New(rand.NewPCG(seed, 7))
-	in := compute.Input{Width: w, Height: h, Red: make([]float32, w*h), NIR: make([]float32, w*h)}
-	for i := range in.Red {
-		in.Red[i] = 0.05 + 0.35*g.Float32()
-		in.NIR[i] = 0.20 + 0.40*g.Float32()
+	red, nir := make([]float32, w*h), make([]float32, w*h)
+	for i := range red {
+		red[i] = 0.05 + 0.35*g.Float32()
+		nir[i] = 0.20 + 0.40*g.Float32()
 	}
-	return in
+	return computetest.NDVIOf(w, h, red, nir)
 }
 
-func check(t *testing.T, b *Backend, in compute.Input) compute.Timings {
+// check runs j on b (its outputs poisoned first, so that an unwritten
+// pixel shows) and verifies it against the float64 truth.
+func check(t *testing.T, b *Backend, j *compute.Job) compute.Timings {
 	t.Helper()
-	out := make([]float32, in.Pixels())
-	for i := range out {
-		out[i] = 12345 // an unwritten pixel must show
+	for _, o := range j.Out {
+		for i := range o {
+			o[i] = 12345
+		}
 	}
-	tm, err := b.Run(in, out)
+	tm, err := compute.RunJob(b, j)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep := compute.Verify(in, out); !rep.OK() {
-		i := rep.Worst
-		t.Fatalf("%dx%d: %s; pixel %d red %g nir %g got %g want %g", in.Width, in.Height, rep, i,
-			in.Red[i], in.NIR[i], out[i], compute.Reference64(in.Red[i], in.NIR[i], in.Nodata))
+	for o, rep := range compute.VerifyJob(j) {
+		if !rep.OK() {
+			t.Fatalf("%dx%d %s: %s", j.Width, j.Height, j.Names[o], rep)
+		}
 	}
 	return tm
-}
-
-// checkHost runs src from b's host buffers into its output plane and
-// checks the result against the reference.
-func checkHost(t *testing.T, b *Backend, src compute.Input) {
-	t.Helper()
-	red, nir, out, err := b.HostBuffers(src.Width, src.Height)
-	if err != nil {
-		t.Fatal(err)
-	}
-	copy(red, src.Red)
-	copy(nir, src.NIR)
-	if _, err := b.Run(compute.Input{Width: src.Width, Height: src.Height, Red: red, NIR: nir, Nodata: src.Nodata}, out); err != nil {
-		t.Fatal(err)
-	}
-	if rep := compute.Verify(src, out); !rep.OK() {
-		t.Fatalf("%dx%d from host buffers: %s", src.Width, src.Height, rep)
-	}
 }
 
 func TestInfo(t *testing.T) {
@@ -116,8 +102,8 @@ func TestInfo(t *testing.T) {
 	}
 }
 
-// TestConformance runs the engine's suite: random scenes, 0/0, nodata on
-// either band, negatives, NaN/Inf inputs, 1×1, 1×N, odd sizes.
+// TestConformance runs the engine's NDVI suite: random scenes, 0/0,
+// nodata on either band, negatives, NaN/Inf inputs, 1×1, 1×N, odd sizes.
 func TestConformance(t *testing.T) {
 	computetest.Run(t, newBackend(t))
 }
@@ -126,8 +112,9 @@ func TestReuse(t *testing.T) {
 	computetest.Reuse(t, newBackend(t))
 }
 
-// TestBothModes checks each transfer mode on an image larger than several
-// staging slots, so that the ring wraps round in both directions.
+// TestBothModes checks each transfer mode, as the default a job gets, on
+// an image larger than several staging slots, so that the ring wraps round
+// in both directions.
 func TestBothModes(t *testing.T) {
 	b := newBackend(t)
 	in := noise(3001, 3001, 1) // 36 MB a band: two slots, the second partial
@@ -158,7 +145,7 @@ func TestBothModes(t *testing.T) {
 // awkward returns values that trip GPUs: denormals (flushed to zero by
 // many), sums beyond 2^126 (where GLSL division has no precision promise),
 // exact ±1 and 0 results, signed zeros and non-finite inputs.
-func awkward() compute.Input {
+func awkward() *compute.Job {
 	den := math.Float32frombits(0x00000003)
 	big := float32(3e38)
 	pairs := [][2]float32{
@@ -168,12 +155,12 @@ func awkward() compute.Input {
 		{float32(math.NaN()), 0.5}, {0.5, float32(math.Inf(1))}, {float32(math.Inf(-1)), float32(math.Inf(1))},
 		{1, float32(-1) + 1.0/(1<<23)}, {1e-3, 1e4}, {-0.25, 0.75},
 	}
-	in := compute.Input{Width: len(pairs), Height: 1}
+	var red, nir []float32
 	for _, p := range pairs {
-		in.Red = append(in.Red, p[0])
-		in.NIR = append(in.NIR, p[1])
+		red = append(red, p[0])
+		nir = append(nir, p[1])
 	}
-	return in
+	return computetest.NDVIOf(len(pairs), 1, red, nir)
 }
 
 // TestAwkwardValues checks values beyond the conformance suite against the
@@ -181,21 +168,21 @@ func awkward() compute.Input {
 // (-1), pure NIR (+1), equal bands (0).
 func TestAwkwardValues(t *testing.T) {
 	b := newBackend(t)
-	in := awkward()
-	check(t, b, in)
-	out := make([]float32, in.Pixels())
-	if _, err := b.Run(in, out); err != nil {
-		t.Fatal(err)
-	}
+	j := awkward()
+	check(t, b, j)
+	red, nir := j.Bands[0].Plane.F32(), j.Bands[1].Plane.F32()
 	for i, want := range map[int]float32{0: 1, 1: -1, 2: 0} {
-		if out[i] != want {
-			t.Errorf("red %g nir %g: got %.9g, want exactly %g", in.Red[i], in.NIR[i], out[i], want)
+		if got := j.Out[0][i]; got != want {
+			t.Errorf("red %g nir %g: got %.9g, want exactly %g", red[i], nir[i], got, want)
 		}
 	}
-	// Nodata 0 on red matches -0 too, as float equality does in compute.Pixel.
-	nd := compute.Input{Width: 2, Height: 1, Red: []float32{float32(math.Copysign(0, -1)), 0.1}, NIR: []float32{0.5, 0.5},
-		Nodata: compute.Nodata{Red: 0, HasRed: true}}
+	// Nodata 0 on red matches -0 too, as float equality does.
+	nd := computetest.NDVIOf(2, 1, []float32{float32(math.Copysign(0, -1)), 0.1}, []float32{0.5, 0.5})
+	nd.Bands[0].NoData, nd.Bands[0].HasNoData = 0, true
 	check(t, b, nd)
+	if v := nd.Out[0][0]; v == v {
+		t.Errorf("red -0 with nodata 0: got %g, want NaN", v)
+	}
 }
 
 // TestManyChunks caps the grid at 3×2 work groups so that one image takes
@@ -213,8 +200,8 @@ func TestManyChunks(t *testing.T) {
 
 // TestParts keeps each plane in many small device buffers (parts of 4,
 // 1024 and 4096 pixels, smaller and larger than one dispatch chunk) and
-// runs the conformance suite in both modes and from host buffers, so that
-// every transfer piece and dispatch crosses part boundaries; and checks
+// runs the conformance suite in both modes, so that every transfer piece
+// and dispatch crosses part boundaries; and checks
 // that a bad CANOPY_GL_PART_MB makes gl unavailable with the reason.
 func TestParts(t *testing.T) {
 	for _, part := range []int{4, 1024, 4096} {
@@ -240,7 +227,6 @@ func TestParts(t *testing.T) {
 				}
 				check(t, b, awkward())
 			}
-			checkHost(t, b, noise(333, 97, 5))
 			c, err := b.Ceilings(100003 * 4)
 			if err != nil || c.DeviceCopy <= 0 || c.H2D <= 0 || c.D2H <= 0 {
 				t.Errorf("Ceilings on parts: %+v, %v", c, err)
@@ -267,7 +253,7 @@ func TestParts(t *testing.T) {
 // value, or cuda where the GL device is no CUDA GPU, makes gl unavailable
 // with the reason; gl always works. On a GPU (CANOPY_EXPECT_GPU) the
 // default must put the planes in CUDA memory, and the conformance suite
-// must pass there in both modes, on parts, and from host buffers.
+// must pass there in both modes and on parts.
 func TestMemory(t *testing.T) {
 	if err := egl.Load(); err != nil {
 		t.Skipf("gl backend cannot run here: %v", err)
@@ -309,7 +295,6 @@ func TestMemory(t *testing.T) {
 		check(t, c, awkward())
 		check(t, c, noise(2000, 1001, 4))
 	}
-	checkHost(t, c, noise(1500, 1400, 8))
 	if gpu {
 		t.Setenv(EnvMemory, "")
 		d := New()
@@ -328,45 +313,20 @@ func TestBeyond65535Groups(t *testing.T) {
 	if err := b.SetMode(ModeMapped); err != nil {
 		t.Fatal(err)
 	}
-	in := noise(8193, 8193, 3)
-	if groups := (in.Pixels() + 1023) / 1024; groups <= 65535 {
+	j := noise(8193, 8193, 3)
+	if groups := (j.Pixels() + 1023) / 1024; groups <= 65535 {
 		t.Fatalf("test image needs only %d groups", groups)
 	}
-	check(t, b, in)
-}
-
-// TestSetupOncePerSize checks that buffers are kept while the size stays
-// and rebuilt when it changes, with a smaller image never reading a larger
-// one's leftovers.
-func TestSetupOncePerSize(t *testing.T) {
-	b := newBackend(t)
-	big, small := noise(640, 480, 4), noise(33, 17, 5)
-	first := check(t, b, big)
-	if first.Setup <= 0 {
-		t.Errorf("first run reported no setup")
-	}
-	if again := check(t, b, big); again.Setup != 0 {
-		t.Errorf("same size set up again (%v)", again.Setup)
-	}
-	if s := check(t, b, small); s.Setup <= 0 {
-		t.Errorf("new size reported no setup")
-	}
-	d, err := b.Setup(33, 17)
-	if err != nil || d != 0 {
-		t.Errorf("Setup of the current size = %v, %v; want 0, nil", d, err)
-	}
-	if _, err := b.Setup(0, 5); err == nil {
-		t.Error("Setup(0, 5) succeeded")
-	}
+	check(t, b, j)
 }
 
 // TestTimings checks the phase model: all phases measured, the total
 // covering them, the kernel's timer within its wall clock.
 func TestTimings(t *testing.T) {
 	b := newBackend(t)
-	in := noise(2048, 1024, 6)
-	check(t, b, in)
-	tm := check(t, b, in)
+	j := noise(2048, 1024, 6)
+	check(t, b, j)
+	tm := check(t, b, j)
 	if tm.Upload <= 0 || tm.Kernel <= 0 || tm.Download <= 0 {
 		t.Errorf("a phase was not measured: %+v", tm)
 	}
@@ -392,14 +352,13 @@ func TestConcurrentCallers(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			in := noise(100+g*37, 50+g, uint64(g))
+			j := noise(100+g*37, 50+g, uint64(g))
 			for r := 0; r < 5; r++ {
-				out := make([]float32, in.Pixels())
-				if _, err := b.Run(in, out); err != nil {
+				if _, err := compute.RunJob(b, j); err != nil {
 					t.Error(err)
 					return
 				}
-				if rep := compute.Verify(in, out); !rep.OK() {
+				if rep := compute.VerifyJob(j)[0]; !rep.OK() {
 					t.Errorf("goroutine %d run %d: %s", g, r, rep)
 					return
 				}
@@ -419,14 +378,13 @@ func TestTwoBackends(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			in := noise(513, 257, uint64(10+i))
+			j := noise(513, 257, uint64(10+i))
 			for r := 0; r < 3; r++ {
-				out := make([]float32, in.Pixels())
-				if _, err := x.Run(in, out); err != nil {
+				if _, err := compute.RunJob(x, j); err != nil {
 					t.Error(err)
 					return
 				}
-				if rep := compute.Verify(in, out); !rep.OK() {
+				if rep := compute.VerifyJob(j)[0]; !rep.OK() {
 					t.Errorf("backend %d: %s", i, rep)
 				}
 			}
@@ -484,91 +442,17 @@ func TestWorkPerInvocation(t *testing.T) {
 	}
 }
 
-// TestHostBuffers computes from and into the backend's mapped host planes:
-// right results with no host copy in either direction, in every mode, and
-// alongside ordinary slices.
-func TestHostBuffers(t *testing.T) {
-	b := newBackend(t)
-	src := noise(1001, 999, 21)
-	red, nir, out, err := b.HostBuffers(src.Width, src.Height)
-	if err != nil {
-		t.Fatal(err)
-	}
-	copy(red, src.Red)
-	copy(nir, src.NIR)
-	in := compute.Input{Width: src.Width, Height: src.Height, Red: red, NIR: nir}
-	for _, m := range b.Modes() {
-		b.SetMode(m)
-		for i := range out {
-			out[i] = 12345
-		}
-		if _, err := b.Run(in, out); err != nil {
-			t.Fatal(err)
-		}
-		if rep := compute.Verify(src, out); !rep.OK() {
-			t.Fatalf("%s: %s", m, rep)
-		}
-		if b.memcpyUp != 0 || b.memcpyDown != 0 {
-			t.Errorf("%s: host copies with host buffers: up %v down %v", m, b.memcpyUp, b.memcpyDown)
-		}
-	}
-	// Mixed: red mapped, NIR and the output ordinary Go memory, staged.
-	b.SetMode(ModeMapped)
-	mixed := compute.Input{Width: src.Width, Height: src.Height, Red: red, NIR: src.NIR}
-	got := make([]float32, src.Pixels())
-	if _, err := b.Run(mixed, got); err != nil {
-		t.Fatal(err)
-	}
-	if rep := compute.Verify(src, got); !rep.OK() {
-		t.Fatalf("mixed: %s", rep)
-	}
-	if b.memcpyUp <= 0 || b.memcpyDown <= 0 {
-		t.Errorf("staged planes reported no host copy: up %v down %v", b.memcpyUp, b.memcpyDown)
-	}
-	// Another size replaces the planes; the same size returns them again.
-	r2, _, _, err := b.HostBuffers(7, 3)
-	if err != nil || len(r2) != 21 {
-		t.Fatalf("HostBuffers(7, 3) = %d pixels, %v", len(r2), err)
-	}
-	r3, _, _, _ := b.HostBuffers(7, 3)
-	if &r3[0] != &r2[0] {
-		t.Error("same size gave new planes")
-	}
-	if _, _, _, err := b.HostBuffers(0, 3); err == nil {
-		t.Error("HostBuffers(0, 3) succeeded")
-	}
-}
-
 func TestBadInput(t *testing.T) {
 	b := newBackend(t)
-	in := noise(4, 4, 1)
-	if _, err := b.Run(in, make([]float32, 15)); err == nil || !strings.HasPrefix(err.Error(), "gl: ") {
+	j := noise(4, 4, 1)
+	j.Out[0] = j.Out[0][:15]
+	if _, err := b.RunJob(j); err == nil || !strings.Contains(err.Error(), "output") {
 		t.Errorf("short output: %v", err)
 	}
-	in.NIR = in.NIR[:10]
-	if _, err := b.Run(in, make([]float32, 16)); err == nil {
+	j = noise(4, 4, 1)
+	j.Bands[1].Plane.Data = j.Bands[1].Plane.Data[:40]
+	if _, err := b.RunJob(j); err == nil {
 		t.Error("short NIR band accepted")
-	}
-}
-
-// TestCompileErrorReported feeds the driver a broken shader: the backend
-// must be unavailable with the driver's own log as the reason.
-func TestCompileErrorReported(t *testing.T) {
-	if err := egl.Load(); err != nil {
-		t.Skipf("gl backend cannot run here: %v", err)
-	}
-	b := New()
-	b.tu.source = "#version 430 core\nlayout(local_size_x = 1) in;\nvoid main() { undeclared_thing = 1; }\n"
-	defer b.Close()
-	info := b.Info()
-	if info.Available {
-		t.Fatal("broken shader compiled")
-	}
-	if !strings.Contains(info.Reason, "rejected shaders/ndvi.comp") || !strings.Contains(info.Reason, "undeclared_thing") {
-		t.Errorf("reason lacks the compile log: %s", info.Reason)
-	}
-	if _, err := b.Setup(4, 4); err == nil {
-		t.Error("Setup succeeded without a program")
 	}
 }
 
@@ -616,8 +500,8 @@ func TestCloseIdempotent(t *testing.T) {
 }
 
 // TestNoLibEGL runs this test binary again with a libEGL that does not
-// exist: the backend must say so in Info, fail Run with that reason, and
-// leave the process running.
+// exist: the backend must say so in Info, fail a job with that reason,
+// and leave the process running.
 func TestNoLibEGL(t *testing.T) {
 	if os.Getenv("CANOPY_GLBACK_CHILD") == "1" {
 		b := New()
@@ -625,9 +509,8 @@ func TestNoLibEGL(t *testing.T) {
 		if info.Available || !strings.Contains(info.Reason, "libEGL-missing.so.1 not found") {
 			t.Fatalf("Info without libEGL = %+v", info)
 		}
-		in := noise(2, 2, 1)
-		if _, err := b.Run(in, make([]float32, 4)); err == nil || !strings.Contains(err.Error(), "not found") {
-			t.Fatalf("Run without libEGL: %v", err)
+		if _, err := b.RunJob(noise(2, 2, 1)); err == nil || !strings.Contains(err.Error(), "not found") {
+			t.Fatalf("a job without libEGL: %v", err)
 		}
 		return
 	}

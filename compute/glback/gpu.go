@@ -3,14 +3,12 @@ package glback
 import (
 	"errors"
 	"fmt"
-	"math"
 	"math/bits"
 	"strings"
 	"sync"
 	"time"
 	"unsafe"
 
-	"canopy/compute"
 	"canopy/native/egl"
 	"canopy/native/egl/gl"
 	"canopy/shaders"
@@ -28,12 +26,11 @@ var glInit = sync.OnceValue(func() error {
 	return nil
 })
 
-// tuning is what a Backend fixes before its context starts: the shader
-// source, the vec4s each invocation handles, and caps on the dispatch grid
+// tuning is what a Backend fixes before its context starts: the vec4s
+// each invocation of the copy shader handles, and caps on the dispatch grid
 // below the driver's limits (tests force 2-D grids and many chunks on small
 // images with them; zero means no cap).
 type tuning struct {
-	source           string
 	vec4s            int
 	iters            int // spans of local×vec4s vec4s each work group walks (ITERS)
 	local            int // invocations per work group (LOCAL; 0: DefaultLocal)
@@ -57,9 +54,10 @@ type tuning struct {
 }
 
 // DefaultPartBytes is the most bytes one device buffer holds: each band and
-// the NDVI plane are kept in buffers of at most this size. On the H200 a GL
-// shader copies 128 MB buffers at 3.9 TB/s but 482 MB ones (one 10980²
-// band) at 2.1 TB/s, whatever the dispatch size; docs/GL.md has the sweep.
+// each output plane are kept in buffers of at most this size: on NVIDIA's
+// driver a shader streams through large GL buffers far slower than through
+// buffers of this size, whatever the dispatch size (docs/GL.md has the
+// sweep).
 const DefaultPartBytes = 128 << 20
 
 // EnvPartMB names the environment variable that overrides DefaultPartBytes
@@ -72,26 +70,22 @@ type glState struct {
 	ctx               *egl.Context
 	renderer, version string
 
-	prog, copyProg uint32
-	local          int   // work-group size (x) of the shaders
-	vec4s          int   // vec4s per invocation (VEC4S)
-	iters          int   // consecutive spans per work group (ITERS)
-	maxGX, maxGY   int   // GL_MAX_COMPUTE_WORK_GROUP_COUNT, capped by tuning
-	maxBlock       int64 // GL_MAX_SHADER_STORAGE_BLOCK_SIZE
-	chunk          int   // pixels per dispatch: a power of two
-	part           int   // pixels per device buffer: a power of two, ≥ 4
-	timerBits      int32 // GL_QUERY_COUNTER_BITS of GL_TIMESTAMP; 0: no timer
-	sparsePage     int32 // GL_SPARSE_BUFFER_PAGE_SIZE_ARB; 0: no sparse buffers
-	queries        [2]uint32
+	copyProg     uint32
+	local        int   // work-group size (x) of the shaders
+	vec4s        int   // vec4s per invocation of the copy shader (VEC4S)
+	iters        int   // consecutive spans per work group (ITERS)
+	maxGX, maxGY int   // GL_MAX_COMPUTE_WORK_GROUP_COUNT, capped by tuning
+	maxBlock     int64 // GL_MAX_SHADER_STORAGE_BLOCK_SIZE
+	chunk        int   // pixels per dispatch: a power of two
+	part         int   // pixels per device buffer: a power of two, ≥ 4
+	timerBits    int32 // GL_QUERY_COUNTER_BITS of GL_TIMESTAMP; 0: no timer
+	sparsePage   int32 // GL_SPARSE_BUFFER_PAGE_SIZE_ARB; 0: no sparse buffers
+	queries      [2]uint32
 
-	up, down ring   // staging for the mapped mode, allocated when needed
-	host     mapped // caller-filled host buffers (HostBuffers), when asked
+	up, down ring // staging for the mapped mode, allocated when needed
 
 	mem     *cudaMem // device planes in CUDA memory; nil: glBufferStorage
 	memNote string   // where the planes live, and why not in CUDA memory
-
-	pixels int         // image size the device buffers hold; 0: none
-	dev    [3][]uint32 // red, nir, ndvi: the parts of each plane
 
 	// host copy time spent in the last upload and download (mapped mode)
 	memcpyUp, memcpyDown time.Duration
@@ -143,14 +137,11 @@ func (st *glState) init(tu tuning) error {
 		st.local = tu.local
 	}
 	var err error
-	if st.prog, err = compileProgram(st.defines(tu.source)); err != nil {
-		return fmt.Errorf("the GL driver (%s) rejected shaders/ndvi.comp: %w", st.renderer, err)
-	}
 	if st.copyProg, err = compileProgram(st.defines(shaders.CopyComp)); err != nil {
 		return fmt.Errorf("the GL driver (%s) rejected shaders/copy.comp: %w", st.renderer, err)
 	}
 	var size [3]int32
-	gl.GetProgramiv(st.prog, gl.COMPUTE_WORK_GROUP_SIZE, &size[0])
+	gl.GetProgramiv(st.copyProg, gl.COMPUTE_WORK_GROUP_SIZE, &size[0])
 	if int(size[0]) != st.local {
 		return fmt.Errorf("the GL driver (%s) made work groups of %d invocations, not %d", st.renderer, size[0], st.local)
 	}
@@ -387,53 +378,6 @@ func (st *glState) deletePlanes(planes [][]uint32) {
 	}
 }
 
-// setSize makes the device buffers hold n pixels, allocating them only when
-// n changes, and returns how long that took (0 when nothing changed).
-func (st *glState) setSize(n int) (time.Duration, error) {
-	if n == st.pixels {
-		return 0, nil
-	}
-	t0 := time.Now()
-	st.freeDevice()
-	// Inputs take glBufferSubData in subdata mode; the output needs not.
-	in, err := st.newPlanes(2, n, true)
-	if err != nil {
-		return 0, err
-	}
-	out, err := st.newPlanes(1, n, false)
-	if err != nil {
-		st.deletePlanes(in)
-		return 0, err
-	}
-	st.dev = [3][]uint32{in[0], in[1], out[0]}
-	st.pixels = n
-	// Let the driver finish compiling the shader for the device: one
-	// dispatch over zeros, as part of setup.
-	st.dispatch(compute.Nodata{})
-	gl.Finish()
-	if err := glError("the warm-up dispatch"); err != nil {
-		st.freeDevice()
-		return 0, err
-	}
-	return time.Since(t0), nil
-}
-
-func (st *glState) freeDevice() {
-	st.deletePlanes(st.dev[:])
-	st.dev = [3][]uint32{}
-	st.pixels = 0
-}
-
-// dispatch runs the NDVI shader over the current image.
-func (st *glState) dispatch(nd compute.Nodata) {
-	gl.UseProgram(st.prog)
-	gl.Uniform2ui(1, math.Float32bits(nd.Red), math.Float32bits(nd.NIR))
-	gl.Uniform2ui(2, b2u(nd.HasRed), b2u(nd.HasNIR))
-	st.gridParts(st.dev[:], st.pixels)
-	// The download reads what the shader wrote through buffer commands.
-	gl.MemoryBarrier(gl.BUFFER_UPDATE_BARRIER_BIT)
-}
-
 // gridParts runs the bound program over planes of pixels, part by part,
 // part p of every plane bound at the plane's index.
 func (st *glState) gridParts(planes [][]uint32, pixels int) {
@@ -505,7 +449,6 @@ func (st *glState) release() {
 		return
 	}
 	if st.ctx.Current() || st.ctx.MakeCurrent() == nil {
-		st.freeDevice()
 		st.freeJob()
 		st.freeSlots()
 		for _, p := range st.progs {
@@ -514,7 +457,6 @@ func (st *glState) release() {
 		st.progs = nil
 		st.up.release()
 		st.down.release()
-		st.host.release()
 		if st.mem != nil {
 			st.mem.close()
 			st.mem = nil
@@ -522,10 +464,8 @@ func (st *glState) release() {
 		if st.queries[0] != 0 {
 			gl.DeleteQueries(2, &st.queries[0])
 		}
-		for _, p := range []uint32{st.prog, st.copyProg} {
-			if p != 0 {
-				gl.DeleteProgram(p)
-			}
+		if st.copyProg != 0 {
+			gl.DeleteProgram(st.copyProg)
 		}
 		gl.Finish()
 	}

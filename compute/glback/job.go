@@ -20,8 +20,7 @@ const (
 
 // DefaultJobVec4s is the number of quads (four pixels each) one invocation
 // of a job's shader computes: one keeps the generated code, and the
-// driver's compile time, small; NDVI ran equally fast with 1, 2 and 4 on
-// the H200.
+// driver's compile time, small; more were no faster (docs/GL.md).
 const DefaultJobVec4s = 1
 
 // maxJobPrograms is how many compiled job shaders a backend keeps; the
@@ -593,20 +592,14 @@ func (st *glState) downloadPlanes(part int, src []*devPlane, dst [][]byte, mode 
 	return nil
 }
 
-// jobMode resolves a job's mode: "" is the device's default (subdata on
-// a software renderer, mapped on a GPU), whatever SetMode chose for NDVI
-// runs: the mode of a job is its own.
+// jobMode resolves a job's mode: "" is Mode (what SetMode chose, else
+// the device's default: subdata on a software renderer, mapped on a GPU).
 func (b *Backend) jobMode(m string) (string, error) {
 	switch m {
 	case "":
-		if b.soft.Load() {
-			return ModeSubData, nil
-		}
-		return ModeMapped, nil
+		return b.modeLocked(), nil
 	case ModeMapped, ModeSubData:
 		return m, nil
-	case compute.ModeHost:
-		return "", fmt.Errorf("mode %q: the host buffers hold NDVI's red and NIR planes only; run jobs %s or %s", m, ModeMapped, ModeSubData)
 	}
 	return "", fmt.Errorf("unknown mode %q (want %s or %s)", m, ModeMapped, ModeSubData)
 }

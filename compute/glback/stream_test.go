@@ -135,7 +135,7 @@ func TestJobStreamRejects(t *testing.T) {
 	defer js.Close()
 	j := *cases[0].Job
 	j.Mode = "host"
-	if err := js.Submit(&j); err == nil || !strings.Contains(err.Error(), "host buffers") {
+	if err := js.Submit(&j); err == nil || !strings.Contains(err.Error(), "unknown mode") {
 		t.Fatalf("a job in host mode: %v", err)
 	}
 	b.tu.jobHook = func(src string) string { return strings.Replace(src, "void main", "void broken main", 1) }

@@ -7,7 +7,6 @@ package goback
 
 import (
 	"sync"
-	"time"
 
 	"canopy/compute"
 )
@@ -30,15 +29,4 @@ func (*goBackend) Name() string { return compute.NameGo }
 func (*goBackend) Info() compute.Info {
 	return compute.Info{Name: compute.NameGo, Available: true, Device: compute.CPUName(1)}
 }
-func (*goBackend) Setup(w, h int) (time.Duration, error) { return 0, nil }
-func (*goBackend) Close() error                          { return nil }
-
-func (*goBackend) Run(in compute.Input, out []float32) (compute.Timings, error) {
-	if err := compute.CheckRun(in, out); err != nil {
-		return compute.Timings{}, err
-	}
-	t0 := time.Now()
-	ndviSpanScalar(out, in.Red, in.NIR, in.Nodata)
-	k := time.Since(t0)
-	return compute.Timings{Kernel: k, Total: k}, nil
-}
+func (*goBackend) Close() error { return nil }

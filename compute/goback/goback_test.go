@@ -5,16 +5,28 @@ import (
 
 	"canopy/compute"
 	"canopy/compute/computetest"
+	"canopy/compute/index"
 )
 
 func TestGoParallelAllocatesNothing(t *testing.T) {
 	p := NewGoParallel(4)
 	defer p.Close()
-	r, n, _ := compute.Fake(compute.SceneNoise, 512, 512, 1)
-	in := compute.Input{Width: 512, Height: 512, Red: r.Data, NIR: n.Data}
-	out := make([]float32, in.Pixels())
-	p.Run(in, out)
-	if a := testing.AllocsPerRun(20, func() { p.Run(in, out) }); a != 0 {
+	bands, _, err := compute.FakeBands(compute.SceneNoise, 512, 512, 1, []string{"red", "nir"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	name, e, err := index.Resolve("ndvi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := compute.NewJob(bands, nil, []string{name}, []*index.Expr{e})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.RunJob(j); err != nil {
+		t.Fatal(err)
+	}
+	if a := testing.AllocsPerRun(20, func() { p.RunJob(j) }); a != 0 {
 		t.Fatalf("go-parallel allocates %v times per run", a)
 	}
 }

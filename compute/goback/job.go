@@ -67,7 +67,8 @@ func (p *GoParallel) RunJob(j *compute.Job) (compute.Timings, error) {
 // the output. None of it changes a bit of the results.
 type blockProgram struct {
 	j       *compute.Job
-	ops     *vec.Ops // the operations: vec.Kernels or vec.Loops
+	ops     *vec.Ops       // the operations: vec.Kernels or vec.Loops
+	prog    *index.Program // whose plan fuse is
 	fuse    index.FusionPlan
 	convs   []vec.Conv
 	direct  []bool // band k is read in place
@@ -85,7 +86,11 @@ type registers struct {
 
 func (b *blockProgram) prepare(j *compute.Job, workers int) {
 	b.j = j
-	b.fuse = j.Program.Fusions()
+	if b.prog != j.Program {
+		// A compiled program does not change: its plan is kept for the
+		// next run of it (a run then allocates nothing).
+		b.fuse, b.prog = j.Program.Fusions(), j.Program
+	}
 	b.convs, b.direct = b.convs[:0], b.direct[:0]
 	for _, band := range j.Bands {
 		r := band.Radiometry

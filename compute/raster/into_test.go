@@ -167,7 +167,7 @@ func TestLoadPairIntoErrors(t *testing.T) {
 
 	// Errors found in the headers come before alloc is called, with the
 	// words LoadPair has always used.
-	_, pairErr := compute.PairInput(&compute.Band{Width: 32, Height: 33, Source: small + ":3"}, &compute.Band{Width: 64, Height: 33, Source: multi + ":4"})
+	pairErr := compute.CheckPair(&compute.Band{Width: 32, Height: 33, Source: small + ":3"}, &compute.Band{Width: 64, Height: 33, Source: multi + ":4"})
 	for _, c := range []struct {
 		red, nir, want string
 	}{

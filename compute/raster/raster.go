@@ -474,7 +474,7 @@ func LoadPairInto(redSpec, nirSpec string, alloc PlaneAlloc) (red, nir *compute.
 	}
 	defer rh.close()
 	if rh.w != nh.w || rh.h != nh.h {
-		// The words compute.PairInput uses once the bands are decoded.
+		// The words compute.CheckPair uses once the bands are decoded.
 		return nil, nil, compute.SizeMismatch("red", rh.source(rh.band), rh.w, rh.h, "nir", nh.source(nh.band), nh.w, nh.h)
 	}
 
@@ -521,7 +521,7 @@ func LoadPairInto(redSpec, nirSpec string, alloc PlaneAlloc) (red, nir *compute.
 			return nil, nil, err
 		}
 	}
-	if _, err := compute.PairInput(red, nir); err != nil {
+	if err := compute.CheckPair(red, nir); err != nil {
 		return nil, nil, err
 	}
 	return red, nir, nil

@@ -22,7 +22,7 @@ import (
 // Session is a scene held on the host. It reads the bands on every Index
 // call: they must stay unchanged while the session is open.
 type Session struct {
-	eng    compute.Engine
+	eng    compute.Backend
 	bands  []compute.BandInput
 	mask   []uint8
 	w, h   int
@@ -33,7 +33,7 @@ type Session struct {
 // Open returns the session of bands (one size) and mask (nil or one byte
 // a pixel) whose indices e computes. Nothing is copied: the Timings are
 // zero.
-func Open(e compute.Engine, bands []compute.BandInput, mask []uint8) (*Session, compute.Timings, error) {
+func Open(e compute.Backend, bands []compute.BandInput, mask []uint8) (*Session, compute.Timings, error) {
 	if e == nil {
 		return nil, compute.Timings{}, fmt.Errorf("resident session: no engine")
 	}
@@ -177,14 +177,10 @@ var _ compute.ResidentSession = (*Session)(nil)
 
 // OpenFor opens the session b offers for bands and mask: its own when it
 // keeps scenes on its device (compute.Resident: gl, cuda), else the host
-// session over its engine (go, go-parallel, c). A backend with neither is
-// an error naming it.
+// session over its jobs (go, go-parallel, c).
 func OpenFor(b compute.Backend, bands []compute.BandInput, mask []uint8) (compute.ResidentSession, compute.Timings, error) {
 	if r, ok := b.(compute.Resident); ok {
 		return r.OpenResident(bands, mask)
 	}
-	if e, ok := b.(compute.Engine); ok {
-		return Open(e, bands, mask)
-	}
-	return nil, compute.Timings{}, fmt.Errorf("backend %s keeps no scene and runs no index job", b.Name())
+	return Open(b, bands, mask)
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"canopy/compute"
+	"canopy/compute/computetest"
 	"canopy/compute/geotiff"
 	"canopy/compute/raster"
 )
@@ -63,8 +64,9 @@ func checkWrittenNDVI(t *testing.T, tif, red, nir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, _ := compute.PairInput(rb, nb)
-	if rep := compute.Verify(in, got.Data); !rep.OK() {
+	j := computetest.NDVIOf(rb.Width, rb.Height, rb.Data, nb.Data)
+	j.Out[0] = got.Data
+	if rep := compute.VerifyJob(j)[0]; !rep.OK() {
 		t.Errorf("written NDVI: %s", rep)
 	}
 	if !got.Geo.SameGrid(rb.Geo) {
@@ -263,12 +265,10 @@ func TestComputeGL(t *testing.T) {
 	checkWrittenNDVI(t, tif, red, nir)
 }
 
-// TestBenchGLHostBuffers: `canopy bench --backends gl` times gl:host (the
-// scene in gl's host buffers, as canopy compute loads files) and every
-// transfer mode, and says which is which (mode, host_buffers, transfer
-// rates); gl:host alone works, host on a backend without host buffers is a
-// usage error.
-func TestBenchGLHostBuffers(t *testing.T) {
+// TestBenchGLModes: `canopy bench --backends gl` times every transfer
+// mode and says which is which (mode, transfer rates); gl:mapped alone
+// works, a mode a backend does not have is a usage error.
+func TestBenchGLModes(t *testing.T) {
 	glOrSkip(t)
 	code, out, e := run(t, "bench", "--size", "96x40", "--backends", "gl", "--repeat", "2", "--json")
 	if code != 0 {
@@ -281,21 +281,21 @@ func TestBenchGLHostBuffers(t *testing.T) {
 			t.Fatalf("%v in %q", err, l)
 		}
 		modes = append(modes, r.Mode)
-		if r.HostBuffers != (r.Mode == compute.ModeHost) || !r.Verified || r.UploadGBps <= 0 || r.DownloadGBps <= 0 {
+		if !r.Verified || r.UploadGBps <= 0 || r.DownloadGBps <= 0 {
 			t.Errorf("%s: %+v", r.Mode, r)
 		}
 		if !strings.HasPrefix(r.String(), "gl:"+r.Mode+" ") || !strings.Contains(r.String(), "GB/s = ") {
 			t.Errorf("line %q", r.String())
 		}
 	}
-	if strings.Join(modes, ",") != "host,mapped,subdata" {
-		t.Errorf("modes %v, want host, mapped, subdata", modes)
+	if strings.Join(modes, ",") != "mapped,subdata" {
+		t.Errorf("modes %v, want mapped, subdata", modes)
 	}
-	code, out, e = run(t, "bench", "--size", "33", "--backends", "gl:host", "--repeat", "1")
-	if code != 0 || !strings.Contains(out, "gl:host ") {
-		t.Errorf("gl:host: exit %d %q %s", code, out, e)
+	code, out, e = run(t, "bench", "--size", "33", "--backends", "gl:mapped", "--repeat", "1")
+	if code != 0 || !strings.Contains(out, "gl:mapped ") {
+		t.Errorf("gl:mapped: exit %d %q %s", code, out, e)
 	}
-	if code, _, e := run(t, "bench", "--size", "33", "--backends", "c:host"); code != 2 || !strings.Contains(e, "no host buffers") {
+	if code, _, e := run(t, "bench", "--size", "33", "--backends", "c:host"); code != 2 || !strings.Contains(e, "no mode") {
 		t.Errorf("c:host: exit %d %s", code, e)
 	}
 }

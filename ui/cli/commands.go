@@ -450,7 +450,6 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "# %s, GOMAXPROCS %d, %s scene, %d repeats after one warm-up; medians [min-max]\n",
 			inst[0].Info().Device, runtime.GOMAXPROCS(0), *scene, *repeat)
 	}
-	ndviOnly := len(sel.names) == 1 && sel.names[0] == "ndvi"
 	for _, d := range dims {
 		bands, _, err := compute.FakeBands(*scene, d[0], d[1], *seed, sel.roles())
 		if err != nil {
@@ -462,20 +461,8 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		}
 		ceiling := compute.HostCopyCeiling(min(max(j.Pixels()*4, 64<<20), 512<<20))
 		for i, b := range inst {
-			opt := compute.BenchOptions{Repeat: *repeat, HostCeiling: ceiling}
-			var r compute.BenchResult
-			if targets[i].Mode == compute.ModeHost {
-				// The bands in the backend's own host buffers: its NDVI path.
-				if !ndviOnly {
-					return compute.Usagef("%s times NDVI only, not %s", targets[i].Label(), strings.Join(sel.names, ","))
-				}
-				in := compute.Input{Width: j.Width, Height: j.Height, Red: bands[0].Plane.F32(), NIR: bands[1].Plane.F32()}
-				opt.HostBuffers = true
-				r = compute.Bench(b, in, j.Out[0], opt)
-			} else {
-				j.Mode = targets[i].Mode
-				r = compute.BenchJob(b, j, opt)
-			}
+			j.Mode = targets[i].Mode
+			r := compute.BenchJob(b, j, compute.BenchOptions{Repeat: *repeat, HostCeiling: ceiling})
 			all = append(all, r)
 			if r.Error != "" && b.Info().Available {
 				failed++
