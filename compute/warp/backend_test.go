@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"canopy/compute"
@@ -102,5 +103,26 @@ func TestMosaicFirstValid(t *testing.T) {
 		if got := int(v[c.y*g.Width+c.x]); got != c.want {
 			t.Errorf("pixel (%d, %d) = %d, want %d", c.x, c.y, got, c.want)
 		}
+	}
+}
+
+// TestMosaicRefusesMixedBands: inputs with other band counts or types
+// are refused with a message naming them.
+func TestMosaicRefusesMixedBands(t *testing.T) {
+	g, _ := grid.Aligned("EPSG:32633", 32633, 10, 10, [4]float64{500000, 5000000, 500100, 5000100})
+	mk := func(name string, typ compute.DataType) *Source {
+		return &Source{Plane: compute.NewPlane(typ, 4, 4), Name: name,
+			Grid: SourceGrid{Width: 4, Height: 4, Affine: [6]float64{500000, 10, 0, 5000040, 0, -10}, CRS: "EPSG:32633"}}
+	}
+	be, _ := Get("go")
+	if _, _, err := Mosaic(g, [][]*Source{{mk("a", compute.U16)}, {mk("b", compute.F32)}}, Nearest, MaxError, be); err == nil || !strings.Contains(err.Error(), "b") {
+		t.Errorf("mixed types: %v", err)
+	}
+	if _, _, err := Mosaic(g, [][]*Source{{mk("a", compute.U16)}, {mk("b", compute.U16), mk("b2", compute.U16)}}, Nearest, MaxError, be); err == nil || !strings.Contains(err.Error(), "band") {
+		t.Errorf("band counts: %v", err)
+	}
+	out, _, err := Mosaic(g, [][]*Source{{mk("a", compute.U16)}}, Nearest, MaxError, be)
+	if err != nil || len(out) != 1 || out[0].Plane.Width != 10 {
+		t.Errorf("one input: %v", err)
 	}
 }

@@ -30,8 +30,10 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"time"
 
 	"canopy/compute"
+	"canopy/compute/grid"
 	"canopy/compute/par"
 )
 
@@ -212,4 +214,61 @@ func fillPlane[T sample](s []T, v T) {
 	for i := range s {
 		s[i] = v
 	}
+}
+
+// Mosaic warps inputs onto grid g: each input is a list of bands (every
+// input as many, band b of every input of one type), and band b of the
+// result takes each pixel from the first input, in the order given, that
+// is valid there (its nodata, NaN and mask left out; a pixel an input
+// leaves empty is filled by the next). The inputs' grids are planned once
+// each, whatever their bands. The result's nodata is the first input's.
+// Timings: the plans and the warps.
+func Mosaic(g grid.Grid, inputs [][]*Source, r Resampling, maxErr float64, be Backend) ([]*Target, MosaicTimes, error) {
+	var tm MosaicTimes
+	if len(inputs) == 0 || len(inputs[0]) == 0 {
+		return nil, tm, fmt.Errorf("no band to mosaic")
+	}
+	bands := len(inputs[0])
+	for _, in := range inputs {
+		if len(in) != bands {
+			return nil, tm, fmt.Errorf("%s has %d band(s), %s %d: a mosaic needs as many from each input", in[0].Name, len(in), inputs[0][0].Name, bands)
+		}
+		for b := range in {
+			if in[b].Plane.Type != inputs[0][b].Plane.Type {
+				return nil, tm, fmt.Errorf("band %d of %s holds %s, of %s %s: a mosaic needs one type a band", b+1, in[b].Name, in[b].Plane.Type, inputs[0][b].Name, inputs[0][b].Plane.Type)
+			}
+		}
+	}
+	t0 := time.Now()
+	plans := make([]*Plan, len(inputs))
+	for i, in := range inputs {
+		p, err := NewPlan(g, in[0].Grid, r, maxErr)
+		if err != nil {
+			return nil, tm, fmt.Errorf("%s: %w", in[0].Name, err)
+		}
+		plans[i] = p
+	}
+	tm.Plan = time.Since(t0)
+	t1 := time.Now()
+	out := make([]*Target, bands)
+	for b := range bands {
+		s0 := inputs[0][b]
+		t, err := NewTarget(plans[0], s0.Plane.Type, s0.NoData, s0.HasNoData)
+		if err != nil {
+			return nil, tm, err
+		}
+		for i, in := range inputs {
+			if err := be.Warp(plans[i], in[b], t); err != nil {
+				return nil, tm, fmt.Errorf("%s: %w", in[b].Name, err)
+			}
+		}
+		out[b] = t
+	}
+	tm.Warp = time.Since(t1)
+	return out, tm, nil
+}
+
+// MosaicTimes is where a mosaic's time went.
+type MosaicTimes struct {
+	Plan, Warp time.Duration
 }

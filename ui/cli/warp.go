@@ -107,31 +107,16 @@ func cmdWarp(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 
-	// Plan each input once (its bands share its grid), then warp the
-	// bands in the order given: each pixel takes the first input valid
-	// there.
-	t1 := time.Now()
-	plans := make([]*warp.Plan, len(ins))
-	for i, in := range ins {
-		if plans[i], err = warp.NewPlan(target, in.bands[0].Grid, r, *maxErr); err != nil {
-			return fmt.Errorf("%s: %w", in.spec, err)
-		}
+	// Each pixel from the first input valid there, in the order given.
+	var inputBands [][]*warp.Source
+	for _, in := range ins {
+		inputBands = append(inputBands, in.bands)
 	}
-	planTime := time.Since(t1)
-	t2 := time.Now()
-	targets := make([]*warp.Target, bands)
-	for b := range bands {
-		src0 := ins[0].bands[b]
-		if targets[b], err = warp.NewTarget(plans[0], src0.Plane.Type, src0.NoData, src0.HasNoData); err != nil {
-			return err
-		}
-		for i, in := range ins {
-			if err := be.Warp(plans[i], in.bands[b], targets[b]); err != nil {
-				return fmt.Errorf("%s: %w", in.spec, err)
-			}
-		}
+	targets, times, err := warp.Mosaic(target, inputBands, r, *maxErr, be)
+	if err != nil {
+		return err
 	}
-	warpTime := time.Since(t2)
+	planTime, warpTime := times.Plan, times.Warp
 
 	t3 := time.Now()
 	var paths []string
@@ -190,8 +175,8 @@ func parseInterspersed(fs *flag.FlagSet, args []string, stdout io.Writer) ([]str
 }
 
 // loadWarpInputs reads every input's bands (FILE: all of them; FILE:B:
-// band B) at their stored type. Every input must give as many bands, of
-// the same types.
+// band B) at their stored type (warp.Mosaic checks that every input
+// gives as many, of the same types).
 func loadWarpInputs(specs []string) ([]*warpInput, error) {
 	var ins []*warpInput
 	for _, spec := range specs {
@@ -207,17 +192,6 @@ func loadWarpInputs(specs []string) ([]*warpInput, error) {
 		f.Close()
 		if err != nil {
 			return nil, err
-		}
-		if len(ins) > 0 {
-			a := ins[0]
-			if len(in.bands) != len(a.bands) {
-				return nil, fmt.Errorf("%s has %d band(s), %s %d: a mosaic needs as many from each input", spec, len(in.bands), a.spec, len(a.bands))
-			}
-			for i := range in.bands {
-				if in.bands[i].Plane.Type != a.bands[i].Plane.Type {
-					return nil, fmt.Errorf("band %d of %s holds %s, of %s %s: a mosaic needs one type a band", i+1, spec, in.bands[i].Plane.Type, a.spec, a.bands[i].Plane.Type)
-				}
-			}
 		}
 		ins = append(ins, in)
 	}
