@@ -1,12 +1,15 @@
 package vector
 
 import (
+	"context"
 	"database/sql"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"strings"
+	"time"
 
 	"github.com/paulmach/orb"
 	"github.com/paulmach/orb/encoding/wkb"
@@ -36,12 +39,44 @@ func openGPKG(path string) (*sql.DB, error) {
 		return nil, gpkgError(path, err)
 	}
 	db.SetMaxOpenConns(1)
-	if err := db.Ping(); err != nil {
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxIdleTime(0)
+	// SQLite refuses any value longer than maxValue (SQLITE_TOOBIG): a
+	// view can generate a blob of gigabytes from a file of a few kB.
+	conn, err := db.Conn(context.Background())
+	if err == nil {
+		_, err = sqlite.Limit(conn, sqlite3.SQLITE_LIMIT_LENGTH, maxValue)
+		conn.Close()
+	}
+	if err == nil {
+		err = db.Ping()
+	}
+	if err != nil {
 		db.Close()
 		return nil, gpkgError(path, err)
 	}
 	return db, nil
 }
+
+// budget is the time reading a GeoPackage may take: 10 s and 1 s more
+// per 16 MiB of file. A view can make SQLite compute without end (a
+// recursive one never finishes); the context interrupts it.
+func budget(path string) (context.Context, context.CancelFunc) {
+	d := 10 * time.Second
+	if st, err := os.Stat(path); err == nil {
+		d += time.Duration(st.Size()>>24) * time.Second
+	}
+	return context.WithTimeout(context.Background(), d)
+}
+
+// Limits on what a GeoPackage may make the reader hold: one value (a
+// geometry blob or an attribute) and all the features' values together.
+// A stand of a million vertices is 16 MB of WKB.
+const (
+	maxValue      = 64 << 20
+	maxLayerBytes = 384 << 20
+	maxFeatures   = 2 << 20
+)
 
 // Layers lists the feature tables of a GeoPackage, in name order.
 func Layers(path string) ([]string, error) {
@@ -50,13 +85,15 @@ func Layers(path string) ([]string, error) {
 		return nil, err
 	}
 	defer db.Close()
-	return featureTables(db, path)
+	ctx, cancel := budget(path)
+	defer cancel()
+	return featureTables(ctx, db, path)
 }
 
-func featureTables(db *sql.DB, path string) ([]string, error) {
-	rows, err := db.Query(`SELECT table_name FROM gpkg_contents WHERE lower(data_type) = 'features' ORDER BY table_name`)
+func featureTables(ctx context.Context, db *sql.DB, path string) ([]string, error) {
+	rows, err := db.QueryContext(ctx, `SELECT table_name FROM gpkg_contents WHERE lower(data_type) = 'features' ORDER BY table_name`)
 	if err != nil {
-		if damagedDB(err) {
+		if damagedDB(err) || ctx.Err() != nil {
 			return nil, gpkgError(path, err)
 		}
 		return nil, fmt.Errorf("%s: the file is not a GeoPackage or it is damaged (an SQLite database without a gpkg_contents table: %v)", path, err)
@@ -87,7 +124,9 @@ func readGPKG(path, layer string) (*Layer, error) {
 		return nil, err
 	}
 	defer db.Close()
-	tables, err := featureTables(db, path)
+	ctx, cancel := budget(path)
+	defer cancel()
+	tables, err := featureTables(ctx, db, path)
 	if err != nil {
 		return nil, err
 	}
@@ -111,21 +150,25 @@ func readGPKG(path, layer string) (*Layer, error) {
 		layer = found
 	}
 	src := path + ":" + layer
+	var kind string
+	if err := db.QueryRowContext(ctx, `SELECT type FROM sqlite_master WHERE name = ?`, layer).Scan(&kind); err == nil && kind != "table" {
+		return nil, fmt.Errorf("%s: the layer is a %s, not a table; Canopy reads stands from tables (write it out as one: ogr2ogr -f GPKG stands.gpkg %s)", src, kind, path)
+	}
 
 	var geomCol string
 	var srsID int64
-	err = db.QueryRow(`SELECT column_name, srs_id FROM gpkg_geometry_columns WHERE table_name = ?`, layer).Scan(&geomCol, &srsID)
+	err = db.QueryRowContext(ctx, `SELECT column_name, srs_id FROM gpkg_geometry_columns WHERE table_name = ?`, layer).Scan(&geomCol, &srsID)
 	if err != nil {
 		return nil, fmt.Errorf("%s: no geometry column registered in gpkg_geometry_columns: %v", src, err)
 	}
-	crs, err := gpkgCRS(db, srsID)
+	crs, err := gpkgCRS(ctx, db, srsID)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", src, err)
 	}
 
 	// Columns: the integer primary key is the FID, the geometry column is
 	// the geometry, the others are attributes.
-	cols, err := db.Query(`SELECT name, type, pk FROM pragma_table_info(?)`, layer)
+	cols, err := db.QueryContext(ctx, `SELECT name, type, pk FROM pragma_table_info(?)`, layer)
 	if err != nil {
 		return nil, gpkgError(src, err)
 	}
@@ -158,7 +201,7 @@ func readGPKG(path, layer string) (*Layer, error) {
 	for _, f := range fields {
 		sel = append(sel, quoteIdent(f.Name))
 	}
-	rows, err := db.Query(`SELECT ` + strings.Join(sel, ", ") + ` FROM ` + quoteIdent(layer) + ` ORDER BY ` + fidExpr)
+	rows, err := db.QueryContext(ctx, `SELECT ` + strings.Join(sel, ", ") + ` FROM ` + quoteIdent(layer) + ` ORDER BY ` + fidExpr)
 	if err != nil {
 		return nil, gpkgError(src, err)
 	}
@@ -169,9 +212,26 @@ func readGPKG(path, layer string) (*Layer, error) {
 	for i := range vals {
 		ptrs[i] = &vals[i]
 	}
+	var held int64
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
 			return nil, gpkgError(src, err)
+		}
+		for _, v := range vals {
+			switch v := v.(type) {
+			case []byte:
+				held += int64(len(v))
+			case string:
+				held += int64(len(v))
+			}
+			held += 16
+		}
+		held += 256 // the feature and its attributes' map
+		if len(l.Features) >= maxFeatures {
+			return nil, fmt.Errorf("%s: more than the %d features Canopy reads from a GeoPackage layer; split it", src, maxFeatures)
+		}
+		if held > maxLayerBytes {
+			return nil, fmt.Errorf("%s: the layer's features hold more than the %d MiB Canopy reads from a GeoPackage layer; split it, or simplify its geometries (ogr2ogr -simplify)", src, maxLayerBytes>>20)
 		}
 		fid, ok := vals[0].(int64)
 		if !ok {
@@ -226,14 +286,14 @@ func storageClass(decl string) string {
 
 // gpkgCRS returns the CRS of a srs_id: "EPSG:<code>" when the organisation
 // is EPSG, the WKT definition otherwise, "" for the undefined systems.
-func gpkgCRS(db *sql.DB, srsID int64) (string, error) {
+func gpkgCRS(ctx context.Context, db *sql.DB, srsID int64) (string, error) {
 	if srsID == 0 || srsID == -1 {
 		return "", nil
 	}
 	var org sql.NullString
 	var code sql.NullInt64
 	var def sql.NullString
-	err := db.QueryRow(`SELECT organization, organization_coordsys_id, definition FROM gpkg_spatial_ref_sys WHERE srs_id = ?`, srsID).Scan(&org, &code, &def)
+	err := db.QueryRowContext(ctx, `SELECT organization, organization_coordsys_id, definition FROM gpkg_spatial_ref_sys WHERE srs_id = ?`, srsID).Scan(&org, &code, &def)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", fmt.Errorf("srs_id %d is not in gpkg_spatial_ref_sys", srsID)
 	}
@@ -353,8 +413,8 @@ func flattenWKB(b []byte) ([]byte, error) {
 	if b[0] == 0 {
 		bo = binary.BigEndian
 	}
-	if t := bo.Uint32(b[1:]); t >= 1 && t <= 7 {
-		return b, nil
+	if t := bo.Uint32(b[1:]); t >= 1 && t <= 3 {
+		return b, nil // no nesting: orb reads it as it is
 	}
 	r := &wkbReader{b: b, out: make([]byte, 0, len(b))}
 	if err := r.geom(0); err != nil {
@@ -496,6 +556,13 @@ func damagedDB(err error) bool {
 // gpkgError is an error reading a GeoPackage: in a user's words where
 // SQLite found the file no database or damaged, else as it is.
 func gpkgError(path string, err error) error {
+	if errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "interrupted") {
+		return fmt.Errorf("%s: reading it took longer than Canopy allows for a file of its size (10 s and 1 s per 16 MiB): a view that does not end, or a damaged file; write the stands out as a table (ogr2ogr -f GPKG)", path)
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_TOOBIG {
+		return fmt.Errorf("%s: a value (a geometry or an attribute) is longer than the %d MiB Canopy reads; simplify the stands (ogr2ogr -simplify)", path, maxValue>>20)
+	}
 	if damagedDB(err) {
 		return fmt.Errorf("%s: the file is not a GeoPackage or it is damaged (%v)", path, err)
 	}
