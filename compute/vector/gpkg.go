@@ -201,7 +201,7 @@ func readGPKG(path, layer string) (*Layer, error) {
 	for _, f := range fields {
 		sel = append(sel, quoteIdent(f.Name))
 	}
-	rows, err := db.QueryContext(ctx, `SELECT ` + strings.Join(sel, ", ") + ` FROM ` + quoteIdent(layer) + ` ORDER BY ` + fidExpr)
+	rows, err := db.QueryContext(ctx, `SELECT `+strings.Join(sel, ", ")+` FROM `+quoteIdent(layer)+` ORDER BY `+fidExpr)
 	if err != nil {
 		return nil, gpkgError(src, err)
 	}
