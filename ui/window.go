@@ -192,6 +192,7 @@ type Window struct {
 	zoomLabel     *widget.Label
 	spinner       *widget.ProgressBarInfinite
 	view          *contextView // Index | Natural colour | False colour (NIR)
+	archive       archiveState // File › Search the archive… (ui/search.go)
 }
 
 // NewWindow builds the main window on app and starts the first job: find
@@ -355,6 +356,7 @@ func (w *Window) mainMenu() *fyne.MainMenu {
 	file := fyne.NewMenu("File",
 		fyne.NewMenuItem("Open scene folder…", w.source.pickFolder),
 		withShortcut(fyne.NewMenuItem("Open scene file…", w.source.pickFile), shortcutOpen),
+		fyne.NewMenuItem("Search the archive…", w.searchDialog),
 		fyne.NewMenuItemSeparator(),
 		withShortcut(fyne.NewMenuItem("Open session…", w.openSessionDialog), shortcutOpenSession),
 		withShortcut(fyne.NewMenuItem("Save session…", w.saveSessionDialog), shortcutSave),

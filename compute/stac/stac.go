@@ -86,6 +86,8 @@ type Item struct {
 	Platform string
 	BBox     []float64
 	Assets   map[string]Asset
+	// Links are the item's links ("self": the item's own URL).
+	Links []Link
 	// Raw is the item as the server sent it.
 	Raw json.RawMessage
 }
@@ -108,6 +110,13 @@ type Asset struct {
 		DataType   string   `json:"data_type,omitempty"`
 		Resolution float64  `json:"spatial_resolution,omitempty"`
 	} `json:"raster:bands,omitempty"`
+}
+
+// Link is a STAC link of an item.
+type Link struct {
+	Rel  string `json:"rel"`
+	Href string `json:"href"`
+	Type string `json:"type,omitempty"`
 }
 
 // HasRole reports whether the asset has role r ("data", "overview",
@@ -502,6 +511,7 @@ func parseItem(raw json.RawMessage) (Item, error) {
 		BBox       []float64        `json:"bbox"`
 		Properties map[string]any   `json:"properties"`
 		Assets     map[string]Asset `json:"assets"`
+		Links      []Link           `json:"links"`
 	}
 	if err := json.Unmarshal(raw, &it); err != nil {
 		return Item{}, fmt.Errorf("an item is malformed: %v", clip(err.Error()))
@@ -509,7 +519,7 @@ func parseItem(raw json.RawMessage) (Item, error) {
 	if it.Type != "Feature" || it.ID == "" {
 		return Item{}, fmt.Errorf("an item is not a STAC item (a GeoJSON Feature with an id)")
 	}
-	out := Item{ID: it.ID, Collection: it.Collection, BBox: it.BBox, Assets: it.Assets, Raw: raw, Cloud: math.NaN()}
+	out := Item{ID: it.ID, Collection: it.Collection, BBox: it.BBox, Assets: it.Assets, Links: it.Links, Raw: raw, Cloud: math.NaN()}
 	str := func(k string) string { s, _ := it.Properties[k].(string); return s }
 	for _, k := range []string{"datetime", "start_datetime"} {
 		if t, err := time.Parse(time.RFC3339Nano, str(k)); err == nil {
