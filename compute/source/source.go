@@ -68,6 +68,10 @@ type Spec struct {
 
 	// Product is a product's path (compute/scene).
 	Product string
+	// More are further products of the same date (adjacent tiles, in
+	// other UTM zones too): Open mosaics them with Product onto one grid,
+	// each pixel from the first product valid there (mosaic.go).
+	More []string
 	// Assign gives roles to bands of a product's file (an orthomosaic or
 	// a multi-band GeoTIFF): role → band number from 1. AssignFlag names
 	// the flag that sets it, for messages ("" when the face has none).
@@ -173,6 +177,9 @@ func (s Spec) Check() error {
 	if s.Product != "" && len(s.Files) > 0 {
 		return compute.Usagef("give the bands either as files (--red/--nir/--band) or as --scene, not both")
 	}
+	if len(s.More) > 0 && s.Product == "" {
+		return compute.Usagef("further products to mosaic need a first one")
+	}
 	if s.Product == "" && len(s.Files) == 0 && s.Fake == "" {
 		return compute.Usagef("no input: give --red and --nir, --band ROLE=FILE[:BAND], or --scene PATH")
 	}
@@ -205,7 +212,7 @@ func (s Spec) InputFiles() []string {
 	if s.Product != "" {
 		out = append(out, s.Product)
 	}
-	return out
+	return append(out, s.More...)
 }
 
 // Grid is where a source's pixels are: its size and georeferencing (nil
@@ -266,6 +273,8 @@ func Open(ctx context.Context, spec Spec, opt Options) (Source, error) {
 	var src Source
 	var err error
 	switch {
+	case len(spec.More) > 0:
+		return openMosaic(ctx, spec, opt)
 	case spec.Product != "":
 		src, err = openProduct(spec, opt)
 	case len(spec.Files) > 0:

@@ -97,3 +97,23 @@ func (f *gridFlags) regrid() (*source.Regrid, error) {
 	}
 	return &source.Regrid{Grid: sp, Resampling: r}, nil
 }
+
+// sceneValue is the repeatable --scene: the first product, then further
+// products of the same date to mosaic with it (source.Spec.More).
+type sceneValue struct{ f *inputFlags }
+
+func (v sceneValue) String() string {
+	if v.f == nil {
+		return ""
+	}
+	return strings.Join(append([]string{v.f.scene}, v.f.more...), " ")
+}
+
+func (v sceneValue) Set(s string) error {
+	if v.f.scene == "" {
+		v.f.scene = s
+	} else {
+		v.f.more = append(v.f.more, s)
+	}
+	return nil
+}

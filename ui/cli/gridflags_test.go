@@ -2,12 +2,16 @@ package cli
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"canopy/compute"
+	"canopy/compute/geotiff"
 )
 
 // TestComputeGrid computes NDVI of two bands in UTM zone 32 on a grid in
@@ -76,5 +80,72 @@ func TestComputeGrid(t *testing.T) {
 	se.Reset()
 	if rc := Run([]string{"compute", "--red", red, "--nir", nir, "--grid", "EPSG:999999", "--tif", filepath.Join(dir, "x.tif")}, &so, &se); rc != 2 {
 		t.Errorf("--grid EPSG:999999: rc %d, %q", rc, se.String())
+	}
+}
+
+// writeOrtho writes an n×n two-band uint16 GeoTIFF (red, nir by their
+// descriptions) at 10 m in UTM zone epsg, nodata 0.
+func writeOrtho(t *testing.T, path string, epsg uint16, x0, y0 float64, n int, seed uint64) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 1))
+	red, nir := make([]uint16, n*n), make([]uint16, n*n)
+	for i := range red {
+		red[i] = uint16(300 + rng.IntN(1000))
+		nir[i] = uint16(2000 + rng.IntN(2000))
+	}
+	red[5*n+5] = 0
+	g := &compute.GeoRef{PixelScale: []float64{10, 10, 0}, Tiepoints: []float64{0, 0, 0, x0, y0, 0},
+		GeoKeyDirectory: []uint16{1, 1, 0, 3, 1024, 0, 1, 1, 1025, 0, 1, 1, 3072, 0, 1, epsg}}
+	if err := geotiff.WriteBands(path, n, n, [][]uint16{red, nir}, g, geotiff.WriteOptions{NoData: "0", Descriptions: []string{"red", "nir"}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestComputeMosaicScenes computes NDVI over two products of one date in
+// UTM zones 32 and 33 (--scene A --scene B): one map on the UTM zone
+// covering most of them, equal to NDVI of canopy warp's mosaic of the
+// same products.
+func TestComputeMosaicScenes(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.tif"), filepath.Join(dir, "b.tif")
+	writeOrtho(t, a, 32632, 713500, 5600000, 120, 1)
+	writeOrtho(t, b, 32633, 286500, 5601000, 160, 2)
+	var so, se bytes.Buffer
+	ours := filepath.Join(dir, "ours.tif")
+	if rc := Run([]string{"compute", "--scene", a, "--scene", b, "--backend", "go", "--tif", ours}, &so, &se); rc != 0 {
+		t.Fatalf("compute --scene --scene: rc %d: %s", rc, se.String())
+	}
+	mos := filepath.Join(dir, "mosaic.tif")
+	if rc := Run([]string{"warp", a, b, "--resampling", "bilinear", "--tif", mos}, &so, &se); rc != 0 {
+		t.Fatalf("warp: rc %d: %s", rc, se.String())
+	}
+	theirs := filepath.Join(dir, "theirs.tif")
+	if rc := Run([]string{"compute", "--red", mos + ":1", "--nir", mos + ":2", "--backend", "go", "--tif", theirs}, &so, &se); rc != 0 {
+		t.Fatalf("compute on the mosaic: rc %d: %s", rc, se.String())
+	}
+	fo, x := readTIF(t, ours)
+	defer fo.Close()
+	ft, y := readTIF(t, theirs)
+	defer ft.Close()
+	ga, _ := fo.Geo().Affine()
+	gb, _ := ft.Geo().Affine()
+	if fo.Width() != ft.Width() || fo.Height() != ft.Height() || ga != gb {
+		t.Fatalf("grids %d×%d %v and %d×%d %v", fo.Width(), fo.Height(), ga, ft.Width(), ft.Height(), gb)
+	}
+	if code := fo.Geo().GeoKeyDirectory; code[len(code)-1] != 32633 {
+		t.Errorf("the mosaic is not on UTM 33N: %v", code)
+	}
+	diff, valid := 0, 0
+	for i := range x {
+		if x[i] == x[i] {
+			valid++
+		}
+		if x[i] != y[i] && !(x[i] != x[i] && y[i] != y[i]) {
+			diff++
+		}
+	}
+	t.Logf("%d×%d, %d valid, %d differ", fo.Width(), fo.Height(), valid, diff)
+	if diff > 0 || valid < len(x)/3 {
+		t.Fatalf("%d of %d pixels differ (%d valid)", diff, len(x), valid)
 	}
 }

@@ -35,13 +35,15 @@ type inputFlags struct {
 	sceneFiles []string
 	// grid is --grid: a grid to warp the bands onto (gridflags.go).
 	grid gridFlags
+	// more are the further --scene products of the same date.
+	more []string
 }
 
 func (f *inputFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.red, "red", "", "red band, FILE[:BAND] (shorthand for --band red=FILE[:BAND])")
 	fs.StringVar(&f.nir, "nir", "", "near-infrared band, FILE[:BAND] (shorthand for --band nir=FILE[:BAND])")
 	fs.Var(&f.bands, "band", "a band by role, ROLE=FILE[:BAND] (repeatable; roles: "+strings.Join(index.Roles[:], " ")+")")
-	fs.StringVar(&f.scene, "scene", "", "a product: Sentinel-2 L2A .SAFE folder or .zip, Landsat C2 L2 folder or .tar, STAC item .json, orthomosaic GeoTIFF (a STAC item or GeoTIFF may be a URL)")
+	fs.Var(sceneValue{f}, "scene", "a product: Sentinel-2 L2A .SAFE folder or .zip, Landsat C2 L2 folder or .tar, STAC item .json, orthomosaic GeoTIFF (a STAC item or GeoTIFF may be a URL); repeat it for tiles of one date, mosaicked onto one grid (gridflags.go)")
 	fs.StringVar(&f.mask, "mask", "auto", "cloud and quality mask of a --scene: auto (the product's own: SCL, QA_PIXEL, alpha) or none")
 	fs.IntVar(&f.maskBuffer, "mask-buffer", 0, "grow the mask by this many pixels")
 	fs.StringVar(&f.nodata, "nodata", "", "nodata value (as stored) for every band given as a file (overrides the files' GDAL_NODATA)")
@@ -61,7 +63,7 @@ func (f *inputFlags) spec() (source.Spec, error) {
 	if err != nil {
 		return source.Spec{}, err
 	}
-	return source.Spec{Files: files, NoData: f.nodata, Product: f.scene, Mask: f.mask, MaskBuffer: f.maskBuffer}, nil
+	return source.Spec{Files: files, NoData: f.nodata, Product: f.scene, More: f.more, Mask: f.mask, MaskBuffer: f.maskBuffer}, nil
 }
 
 // inputFiles lists the files the inputs read (for refusing to overwrite
