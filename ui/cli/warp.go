@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -117,6 +118,9 @@ func cmdWarp(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	planTime, warpTime := times.Plan, times.Warp
+	if !slices.Contains(targets[0].Filled, 1) {
+		return fmt.Errorf("no input has a valid pixel on the grid (%s): nothing written", target)
+	}
 
 	t3 := time.Now()
 	var paths []string

@@ -140,3 +140,35 @@ func TestWarpTwoZones(t *testing.T) {
 		t.Error("a failed warp left its output behind")
 	}
 }
+
+// TestWarpRefusals: bad requests fail in one line naming the problem,
+// writing nothing.
+func TestWarpRefusals(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.tif")
+	writeTile(t, a, 32632, 713500, 5600000, 40, 1)
+	out := filepath.Join(dir, "out.tif")
+	for _, c := range []struct {
+		args []string
+		rc   int
+		want string
+	}{
+		{[]string{"warp", a, "--crs", "EPSG:32633", "--bbox", "0,0,1000,1000", "--tif", out}, 1, "no input has a valid pixel"},
+		{[]string{"warp", a, "--crs", "EPSG:32633", "--res", "0.001", "--tif", out}, 1, "too large"},
+		{[]string{"warp", a, "--crs", "EPSG:4326", "--tif", out}, 2, "--res"},
+		{[]string{"warp", a, "--crs", "nowhere", "--tif", out}, 2, "--crs"},
+		{[]string{"warp", a, "--resampling", "lanczos", "--tif", out}, 2, "lanczos"},
+		{[]string{"warp", a, "--bbox", "1,2,3", "--tif", out}, 2, "--bbox"},
+		{[]string{"warp", a, "--backend", "fortran", "--tif", out}, 2, "fortran"},
+		{[]string{"warp", a}, 2, "--tif"},
+	} {
+		var so, se bytes.Buffer
+		rc := Run(c.args, &so, &se)
+		if rc != c.rc || !strings.Contains(se.String(), c.want) || strings.Count(strings.TrimSpace(se.String()), "\n") > 0 {
+			t.Errorf("%v: rc %d, %q; want rc %d and %q", c.args[1:], rc, se.String(), c.rc, c.want)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Fatalf("%v left %s behind", c.args[1:], out)
+		}
+	}
+}
