@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"canopy/compute/index"
-	"canopy/compute/index/indextest"
 	"canopy/compute/par"
 )
 
@@ -249,13 +248,13 @@ func RunJob(b Backend, j *Job) (Timings, error) {
 // relative to max(1, |ref|): a catalogue index is a handful of float32
 // operations on reflectances, each rounding by at most 6e-8 relative. A
 // larger error (or NaN in one result only) is still right where the
-// formula's float32 error bound allows it (indextest.Bound, on the float32
+// formula's float32 error bound allows it (index.Bound, on the float32
 // inputs, for a GPU's arithmetic: division within 2 ulp, subnormals
 // flushed), as next to a zero denominator; anything else is wrong.
 const JobTolerance = 1e-5
 
 // gpuArith is the loosest float32 arithmetic a backend may use.
-var gpuArith = indextest.Arith{U: 0x1p-24, DivU: 0x1p-22, Tiny: 0x1p-126}
+var gpuArith = index.Arith{U: 0x1p-24, DivU: 0x1p-22, Tiny: 0x1p-126}
 
 // VerifyJob compares every output of j with the float64 truth
 // (Reference64, evaluated a block of pixels at a time with the same
@@ -286,7 +285,7 @@ func VerifyJob(j *Job) []Report {
 				for k, role := range j.Program.Inputs {
 					px[index.RoleIndex(role)] = float64(j.Value32(k, i))
 				}
-				return indextest.Bound(j.Exprs[o], &px, gpuArith).Agrees(g)
+				return index.Bound(j.Exprs[o], &px, gpuArith).Agrees(g)
 			}
 			p := refBlock
 			for i := lo; i < hi; i++ {

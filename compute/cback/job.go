@@ -57,6 +57,7 @@ func (b *Backend) RunJob(j *compute.Job) (compute.Timings, error) {
 // the scratch back, so that a run allocates nothing once the register files
 // are big enough.
 type jobTask struct {
+	code    cpu.Code
 	prog    cpu.Program
 	bands   []cpu.Band
 	scratch chan []float32
@@ -87,7 +88,11 @@ func (t *jobTask) prepare(j *compute.Job, workers int) (allocated bool, err erro
 			Radiometry: !r.IsIdentity(), Add: float32(r.Add), Scale: float32(r.Scale), Offset: float32(r.Offset),
 			NoData: band.NoData, HasNoData: band.HasNoData})
 	}
-	if err := t.prog.Prepare(j.Program, j.Pixels(), t.bands, j.Out, j.Mask, j.Pixels() >= StreamPixels); err != nil {
+	if len(t.bands) != len(j.Program.Inputs) {
+		return false, fmt.Errorf("%d bands for a program of %d inputs", len(t.bands), len(j.Program.Inputs))
+	}
+	marshal(j.Program, &t.code)
+	if err := t.prog.Prepare(&t.code, j.Pixels(), t.bands, j.Out, j.Mask, j.Pixels() >= StreamPixels); err != nil {
 		return false, err
 	}
 	need := t.prog.ScratchFloats()

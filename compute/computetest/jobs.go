@@ -195,8 +195,8 @@ func Eval32Job(j *compute.Job, i int, in, regs, out []float32) {
 // every output must equal the float32 definition (Eval32Job) exactly:
 // NaN in the same pixels, other values == (so -0 and +0 agree). Without
 // it (GPUs, whose division and square root may not be correctly rounded),
-// each value must agree with the float64 truth within the error bound of
-// indextest for that arithmetic, with NaN in exactly the same pixels. The
+// each value must agree with the float64 truth within the error bound
+// (index.Bound) for that arithmetic, with NaN in exactly the same pixels. The
 // outputs are poisoned before each run so that an unwritten pixel shows.
 func RunJobs(t *testing.T, b compute.Backend, exact bool) {
 	t.Helper()
@@ -223,7 +223,7 @@ func available(t *testing.T, b compute.Backend) bool {
 // check runs every case on b, each in a subtest, and checks its outputs.
 func check(t *testing.T, b compute.Backend, cases []JobCase, exact bool) {
 	t.Helper()
-	gpuArith := indextest.Arith{U: 0x1p-24, DivU: 0x1p-22, Tiny: 0x1p-126}
+	gpuArith := index.Arith{U: 0x1p-24, DivU: 0x1p-22, Tiny: 0x1p-126}
 	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {
 			j := c.Job
@@ -264,7 +264,7 @@ func check(t *testing.T, b compute.Backend, cases []JobCase, exact bool) {
 	}
 }
 
-func agrees(j *compute.Job, o, i int, got float32, a indextest.Arith) bool {
+func agrees(j *compute.Job, o, i int, got float32, a index.Arith) bool {
 	if j.Masked(i) {
 		return got != got
 	}
@@ -276,7 +276,7 @@ func agrees(j *compute.Job, o, i int, got float32, a indextest.Arith) bool {
 		// The float32 inputs, as the device sees them.
 		px[index.RoleIndex(role)] = float64(j.Value32(k, i))
 	}
-	v := indextest.Bound(j.Exprs[o], &px, a)
+	v := index.Bound(j.Exprs[o], &px, a)
 	if !v.Determinate {
 		return true
 	}

@@ -52,7 +52,7 @@
 // within rounding for division and square root on GPUs whose division or
 // square root is not correctly rounded. Against the float64 truth, Eval32
 // (and so every float32 backend) agrees within the accumulated float32
-// rounding of the formula; package indextest computes that bound.
+// rounding of the formula; Bound computes that bound.
 //
 // # Generated code
 //

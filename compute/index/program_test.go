@@ -114,7 +114,7 @@ func TestProgramVsEval64(t *testing.T) {
 			for j, e := range es {
 				total++
 				want := e.Eval64(&v)
-				ver := indextest.Bound(e, &v, indextest.IEEE32)
+				ver := index.Bound(e, &v, index.IEEE32)
 				if math.IsNaN(ver.Want) != math.IsNaN(want) || !math.IsNaN(want) && ver.Want != want {
 					t.Fatalf("Bound's value %v != Eval64 %v for %s", ver.Want, want, e)
 				}
@@ -153,7 +153,7 @@ func TestBoundCatches(t *testing.T) {
 	e := index.MustParse("(nir - red) / (nir + red)")
 	var v [index.NumRoles]float64
 	v[index.RoleIndex("nir")], v[index.RoleIndex("red")] = 0.375, 0.125
-	ver := indextest.Bound(e, &v, indextest.IEEE32)
+	ver := index.Bound(e, &v, index.IEEE32)
 	if !ver.Determinate || ver.Want != 0.5 {
 		t.Fatalf("verdict %+v", ver)
 	}
@@ -161,7 +161,7 @@ func TestBoundCatches(t *testing.T) {
 		t.Errorf("bound %g accepts wrong results or rejects the right one", ver.Tol)
 	}
 	v[index.RoleIndex("red")] = -0.375
-	if ver := indextest.Bound(e, &v, indextest.IEEE32); !ver.Determinate || !math.IsNaN(ver.Want) || ver.Agrees(0) {
+	if ver := index.Bound(e, &v, index.IEEE32); !ver.Determinate || !math.IsNaN(ver.Want) || ver.Agrees(0) {
 		t.Errorf("x/0: verdict %+v", ver)
 	}
 }

@@ -267,13 +267,13 @@ func (r *reader) read(src *Source, sw image.Rectangle) (compute.Plane, error) {
 		if err != nil {
 			return compute.Plane{}, err
 		}
-		if in := d.Info(); in.Width != src.Width || in.Height != src.Height || in.Type() != src.Type {
+		if in := d.Info(); in.Width != src.Width || in.Height != src.Height || jp2Type(in) != src.Type {
 			return compute.Plane{}, fmt.Errorf("%s: changed since the scene was opened", s.c.where(src.File))
 		}
 		if sw == image.Rect(0, 0, src.Width, src.Height) {
 			sw = image.Rectangle{}
 		}
-		return d.Decode(openjp2.Options{Window: sw})
+		return jp2Decode(d, openjp2.Options{Window: sw})
 	case "tiff":
 		p, ok := r.tiff[tiffKey{src.File, src.Band, sw.Min.Y, sw.Max.Y}]
 		if !ok || p.Type != src.Type || p.Width != src.Width {

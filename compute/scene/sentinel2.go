@@ -388,6 +388,6 @@ func (s *Scene) checkJP2(src *Source) error {
 	if in.Components != 1 {
 		return fmt.Errorf("%s: %s has %d components, expected 1", s.c.where(src.File), src.Name, in.Components)
 	}
-	src.Type = in.Type()
+	src.Type = jp2Type(in)
 	return nil
 }

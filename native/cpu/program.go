@@ -13,8 +13,6 @@ import (
 	"os"
 	"runtime"
 	"unsafe"
-
-	"canopy/compute/index"
 )
 
 // Block is the number of pixels each op of the C interpreter handles at a
@@ -22,8 +20,8 @@ import (
 // the core's L1 and L2 cache.
 const Block = C.CANOPY_BLOCK
 
-// SampleType is how a band's samples are stored; the numbers are
-// compute.DataType's.
+// SampleType is how a band's samples are stored (compute/cback maps
+// compute.DataType onto it).
 type SampleType uint8
 
 // The stored sample types the interpreter reads.
@@ -103,10 +101,75 @@ func (b *Band) nodataLane() (uint32, bool) {
 	return uint32(int32(nd)), true
 }
 
-// Program is an index program prepared for the C interpreter over one
-// job's bands, outputs and mask. It pins the Go memory the C code reads
-// and writes until Release; Run may be called from many goroutines at
-// once, each with its own scratch, on disjoint pixel ranges.
+// Op is one operation of the C interpreter (program.h's CANOPY_OP_*): the
+// operations of an index program, numbered as compute/index numbers them,
+// and two fused ones.
+type Op uint8
+
+// The interpreter's operations. Each writes register Dst from registers A
+// and B and the constant K (a load reads band A; a constant is K).
+const (
+	OpLoad Op = C.CANOPY_OP_LOAD
+	// OpConst sets Dst to K.
+	OpConst  Op = C.CANOPY_OP_CONST
+	OpAdd    Op = C.CANOPY_OP_ADD
+	OpSub    Op = C.CANOPY_OP_SUB
+	OpMul    Op = C.CANOPY_OP_MUL
+	OpDiv    Op = C.CANOPY_OP_DIV
+	OpNeg    Op = C.CANOPY_OP_NEG
+	OpAbs    Op = C.CANOPY_OP_ABS
+	OpSqrt   Op = C.CANOPY_OP_SQRT
+	OpMin    Op = C.CANOPY_OP_MIN
+	OpMax    Op = C.CANOPY_OP_MAX
+	OpAddK   Op = C.CANOPY_OP_ADDK
+	OpSubK   Op = C.CANOPY_OP_SUBK
+	OpKSub   Op = C.CANOPY_OP_KSUB
+	OpMulK   Op = C.CANOPY_OP_MULK
+	OpDivK   Op = C.CANOPY_OP_DIVK
+	OpKDiv   Op = C.CANOPY_OP_KDIV
+	OpMinK   Op = C.CANOPY_OP_MINK
+	OpMaxK   Op = C.CANOPY_OP_MAXK
+	OpFinite Op = C.CANOPY_OP_FINITE
+	// OpND is a normalised difference, (A - B) / (A + B) rounded as the
+	// sub, add and div it stands for.
+	OpND Op = C.CANOPY_OP_ND
+	// OpNDStore is OpND followed by a storing finite: it writes the
+	// outputs whose OutAt is this instruction (Store is set).
+	OpNDStore Op = C.CANOPY_OP_ND_STORE
+)
+
+// NumOps is the number of unfused operations (OpLoad to OpFinite).
+const NumOps = int(C.CANOPY_NUM_OPS)
+
+// Instr is one instruction of a Code.
+type Instr struct {
+	Op        Op
+	Dst, A, B uint16
+	K         float32
+	// Store, on an OpFinite or OpNDStore, writes the result straight to
+	// the outputs whose OutAt is this instruction instead of register Dst
+	// (which no later instruction reads).
+	Store bool
+}
+
+// Code is a program in the interpreter's terms, over registers of Block
+// float32 each: Instrs in order, then output o is register OutRegs[o], or
+// was written by instruction OutAt[o] (a storing finite; -1: none).
+type Code struct {
+	Instrs  []Instr
+	NumRegs int
+	OutRegs []int
+	OutAt   []int
+}
+
+func (in Instr) String() string {
+	return fmt.Sprintf("op %d r%d <- (%d, %d, k %g, store %v)", in.Op, in.Dst, in.A, in.B, in.K, in.Store)
+}
+
+// Program is a Code prepared for the C interpreter over one job's bands,
+// outputs and mask. It pins the Go memory the C code reads and writes
+// until Release; Run may be called from many goroutines at once, each
+// with its own scratch, on disjoint pixel ranges.
 type Program struct {
 	c       C.canopy_program
 	code    []C.canopy_instr
@@ -119,45 +182,48 @@ type Program struct {
 	pinned  bool
 }
 
-// Prepare readies p to run prog over n pixels: bands[k] is input k, out[o]
-// receives output o (n floats each), mask is nil or n bytes (non-zero:
-// NaN). stream writes the outputs with streaming stores (for images far
-// larger than the cache). It checks everything the C code will index, so
-// that Run cannot go out of bounds. p reuses its buffers from an earlier
-// job; call Release when the job is done.
-func (p *Program) Prepare(prog *index.Program, n int, bands []Band, out [][]float32, mask []uint8, stream bool) error {
+// Prepare readies p to run code over n pixels: bands[k] is band k of the
+// loads, out[o] receives output o (n floats each), mask is nil or n bytes
+// (non-zero: NaN). stream writes the outputs with streaming stores (for
+// images far larger than the cache). It checks everything the C code will
+// index, so that Run cannot go out of bounds. p reuses its buffers from an
+// earlier job; call Release when the job is done.
+func (p *Program) Prepare(code *Code, n int, bands []Band, out [][]float32, mask []uint8, stream bool) error {
 	p.Release()
-	if prog == nil || n <= 0 {
+	if code == nil || n <= 0 {
 		return errors.New("cpu program: no program or no pixels")
 	}
-	if len(bands) != len(prog.Inputs) {
-		return fmt.Errorf("cpu program: %d bands for %d inputs", len(bands), len(prog.Inputs))
-	}
-	if len(out) != len(prog.Outputs) {
-		return fmt.Errorf("cpu program: %d output planes for %d outputs", len(out), len(prog.Outputs))
+	if len(out) != len(code.OutRegs) || len(code.OutAt) != len(code.OutRegs) {
+		return fmt.Errorf("cpu program: %d output planes for %d outputs (%d stored by an instruction)", len(out), len(code.OutRegs), len(code.OutAt))
 	}
 	if mask != nil && len(mask) != n {
 		return fmt.Errorf("cpu program: mask holds %d pixels, image has %d", len(mask), n)
 	}
-	nregs := max(1, prog.NumRegs)
+	nregs := max(1, code.NumRegs)
 	if nregs > C.CANOPY_MAX_REGS {
-		return fmt.Errorf("cpu program: %d registers are too many for the C interpreter (at most %d)", prog.NumRegs, C.CANOPY_MAX_REGS)
+		return fmt.Errorf("cpu program: %d registers are too many for the C interpreter (at most %d)", code.NumRegs, C.CANOPY_MAX_REGS)
 	}
-	for _, in := range prog.Code {
-		if in.Op >= numOps || int(in.Dst) >= nregs {
-			return fmt.Errorf("cpu program: bad instruction %s", in.String(prog))
+	p.code = p.code[:0]
+	for _, in := range code.Instrs {
+		if (int(in.Op) >= NumOps && in.Op != OpND && in.Op != OpNDStore) || int(in.Dst) >= nregs {
+			return fmt.Errorf("cpu program: bad instruction %s", in)
 		}
-		if in.Op == index.OpLoad {
+		if in.Op == OpLoad {
 			if int(in.A) >= len(bands) {
-				return fmt.Errorf("cpu program: %s loads a missing input", in.String(prog))
+				return fmt.Errorf("cpu program: %s loads a missing band", in)
 			}
 		} else if int(in.A) >= nregs || int(in.B) >= nregs {
-			return fmt.Errorf("cpu program: %s reads a missing register", in.String(prog))
+			return fmt.Errorf("cpu program: %s reads a missing register", in)
 		}
+		if (in.Store && in.Op != OpFinite && in.Op != OpNDStore) || (in.Op == OpNDStore && !in.Store) {
+			return fmt.Errorf("cpu program: %s: only a finite stores, and a fused nd store always does", in)
+		}
+		ci := C.canopy_instr{op: C.uint8_t(in.Op), dst: C.uint16_t(in.Dst), a: C.uint16_t(in.A), b: C.uint16_t(in.B), k: C.float(in.K)}
+		if in.Store {
+			ci.store = 1
+		}
+		p.code = append(p.code, ci)
 	}
-	// at[c] is where instruction c of prog went in p.code (-1: fused into
-	// a later one).
-	at := p.marshal(prog)
 	p.bands = p.bands[:0]
 	for k := range bands {
 		b := &bands[k]
@@ -180,18 +246,17 @@ func (p *Program) Prepare(prog *index.Program, n int, bands []Band, out [][]floa
 		if len(plane) != n {
 			return fmt.Errorf("cpu program: output %d holds %d pixels, image has %d", o, len(plane), n)
 		}
-		r := prog.Outputs[o]
+		r := code.OutRegs[o]
 		if r < 0 || r >= nregs {
 			return fmt.Errorf("cpu program: output %d in missing register %d", o, r)
 		}
+		at := code.OutAt[o]
+		if at >= len(code.Instrs) || at < -1 || (at >= 0 && !code.Instrs[at].Store) {
+			return fmt.Errorf("cpu program: output %d stored by instruction %d, which does not store", o, at)
+		}
 		p.outs = append(p.outs, (*C.float)(unsafe.Pointer(&plane[0])))
 		p.outRegs = append(p.outRegs, C.int32_t(r))
-		c := prog.StoringFinite(r)
-		if c >= 0 {
-			c = at[c]
-			p.code[c].store = 1
-		}
-		p.outAt = append(p.outAt, C.int32_t(c))
+		p.outAt = append(p.outAt, C.int32_t(at))
 	}
 	// The C side reads the descriptors, and through them the planes: pin
 	// all of it for the job's duration.
@@ -231,46 +296,6 @@ func (p *Program) Prepare(prog *index.Program, n int, bands []Band, out [][]floa
 	p.pixels = n
 	return nil
 }
-
-// marshal writes prog's code for C into p.code, fusing each normalised
-// difference (a sub, an add of the same two registers and the div of the
-// two, in a row, whose partial results are not read again) into one
-// CANOPY_OP_ND, which rounds as the three do, and an nd that an output's
-// storing finite reads next, with that finite, into CANOPY_OP_ND_STORE
-// (then the whole of an NDVI-like index is one pass). It returns where
-// each instruction went (-1: fused into a later one).
-func (p *Program) marshal(prog *index.Program) []int {
-	code := prog.Code
-	at := make([]int, len(code))
-	p.code = p.code[:0]
-	for c := 0; c < len(code); c++ {
-		if prog.NDStoreAt(c) {
-			at[c], at[c+1], at[c+2] = -1, -1, -1
-			at[c+3] = len(p.code)
-			p.code = append(p.code, C.canopy_instr{op: opNDStore, dst: C.uint16_t(code[c+3].Dst),
-				a: C.uint16_t(code[c].A), b: C.uint16_t(code[c].B)})
-			c += 3
-			continue
-		}
-		if prog.NDAt(c) {
-			at[c], at[c+1] = -1, -1
-			div := code[c+2]
-			at[c+2] = len(p.code)
-			p.code = append(p.code, C.canopy_instr{op: opND, dst: C.uint16_t(div.Dst),
-				a: C.uint16_t(code[c].A), b: C.uint16_t(code[c].B)})
-			c += 2
-			continue
-		}
-		in := code[c]
-		at[c] = len(p.code)
-		p.code = append(p.code, C.canopy_instr{op: C.uint8_t(in.Op), dst: C.uint16_t(in.Dst),
-			a: C.uint16_t(in.A), b: C.uint16_t(in.B), k: C.float(in.K)})
-	}
-	return at
-}
-
-// numOps is the number of ops the C interpreter knows.
-const numOps = index.Op(C.CANOPY_NUM_OPS)
 
 // ScratchFloats is how many float32 of scratch one Run needs.
 func (p *Program) ScratchFloats() int { return int(C.canopy_program_scratch(p.c.nregs)) }
@@ -323,13 +348,14 @@ func (p *Program) Release() {
 // its portable C ops, as it does compute/internal/vec's Go loops.
 func init() {
 	if v := os.Getenv("CANOPY_NOSIMD"); v != "" && v != "0" {
-		useScalar(true)
+		UseScalar(true)
 	}
 }
 
-// useScalar switches the interpreter to its portable C ops (true) or back
-// to the best for this CPU; only while no program runs.
-func useScalar(on bool) {
+// UseScalar switches the interpreter to its portable C ops (true) or back
+// to the best for this CPU, only while no program runs: the tests run
+// both (CANOPY_NOSIMD does it for a whole process).
+func UseScalar(on bool) {
 	if on {
 		C.canopy_program_use_scalar(1)
 	} else {
@@ -340,27 +366,3 @@ func useScalar(on bool) {
 // ProgramISA names the instruction set the C interpreter uses on this CPU
 // (avx2 or scalar).
 func ProgramISA() string { return C.GoString(C.canopy_program_isa()) }
-
-// cOps pairs every index.Op with the C interpreter's number for it; the
-// numbers must agree (program_test checks it).
-var cOps = [...]struct {
-	op index.Op
-	c  int
-}{
-	{index.OpLoad, C.CANOPY_OP_LOAD}, {index.OpConst, C.CANOPY_OP_CONST},
-	{index.OpAdd, C.CANOPY_OP_ADD}, {index.OpSub, C.CANOPY_OP_SUB},
-	{index.OpMul, C.CANOPY_OP_MUL}, {index.OpDiv, C.CANOPY_OP_DIV},
-	{index.OpNeg, C.CANOPY_OP_NEG}, {index.OpAbs, C.CANOPY_OP_ABS},
-	{index.OpSqrt, C.CANOPY_OP_SQRT}, {index.OpMin, C.CANOPY_OP_MIN},
-	{index.OpMax, C.CANOPY_OP_MAX}, {index.OpAddK, C.CANOPY_OP_ADDK},
-	{index.OpSubK, C.CANOPY_OP_SUBK}, {index.OpKSub, C.CANOPY_OP_KSUB},
-	{index.OpMulK, C.CANOPY_OP_MULK}, {index.OpDivK, C.CANOPY_OP_DIVK},
-	{index.OpKDiv, C.CANOPY_OP_KDIV}, {index.OpMinK, C.CANOPY_OP_MINK},
-	{index.OpMaxK, C.CANOPY_OP_MAXK}, {index.OpFinite, C.CANOPY_OP_FINITE},
-}
-
-// The fused ops' numbers.
-const (
-	opND      = C.CANOPY_OP_ND
-	opNDStore = C.CANOPY_OP_ND_STORE
-)

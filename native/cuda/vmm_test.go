@@ -7,8 +7,6 @@ import (
 	"slices"
 	"testing"
 	"unsafe"
-
-	"canopy/compute/computetest"
 )
 
 // TestExportable allocates exportable device memory, exports it as a file
@@ -17,12 +15,12 @@ import (
 func TestExportable(t *testing.T) {
 	d, err := Open()
 	if err != nil {
-		computetest.SkipUnlessGPU(t, false, fmt.Sprintf("no usable CUDA driver: %v", err))
+		skipUnlessGPU(t, false, fmt.Sprintf("no usable CUDA driver: %v", err))
 	}
 	defer d.Close()
 	n, err := d.DeviceCount()
 	if err != nil || n == 0 {
-		computetest.SkipUnlessGPU(t, false, fmt.Sprintf("no CUDA device: %d, %v", n, err))
+		skipUnlessGPU(t, false, fmt.Sprintf("no CUDA device: %d, %v", n, err))
 	}
 	seen := map[[16]byte]bool{}
 	for i := 0; i < n; i++ {
@@ -72,11 +70,11 @@ func TestExportable(t *testing.T) {
 func TestMapExportable(t *testing.T) {
 	d, err := Open()
 	if err != nil {
-		computetest.SkipUnlessGPU(t, false, fmt.Sprintf("no usable CUDA driver: %v", err))
+		skipUnlessGPU(t, false, fmt.Sprintf("no usable CUDA driver: %v", err))
 	}
 	defer d.Close()
 	if n, err := d.DeviceCount(); err != nil || n == 0 {
-		computetest.SkipUnlessGPU(t, false, fmt.Sprintf("no CUDA device: %d, %v", n, err))
+		skipUnlessGPU(t, false, fmt.Sprintf("no CUDA device: %d, %v", n, err))
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()

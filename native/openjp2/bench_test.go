@@ -16,12 +16,11 @@ func BenchmarkDecodeFiles(b *testing.B) {
 	}
 	for b.Loop() {
 		for _, p := range strings.Split(list, ",") {
-			d, err := OpenFile(p)
+			d, err := openFile(b, p)
 			if err != nil {
 				b.Fatal(err)
 			}
 			pl, err := d.Decode(Options{})
-			d.Close()
 			if err != nil {
 				b.Fatal(err)
 			}

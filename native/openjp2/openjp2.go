@@ -19,8 +19,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
-
-	"canopy/compute"
 )
 
 // DefaultMaxPixels is the largest decode (pixels times components) Decode
@@ -55,18 +53,65 @@ type Info struct {
 // Tiles returns the number of tiles.
 func (i Info) Tiles() int { return i.TilesAcross * i.TilesDown }
 
+// SampleType is how Decode stores a sample.
+type SampleType uint8
+
+// The sample types Decode stores.
+const (
+	U8 SampleType = iota + 1
+	U16
+	I16
+	I32
+)
+
+// String is the type's name as GDAL writes it in lower case ("uint16").
+func (t SampleType) String() string {
+	switch t {
+	case U8:
+		return "uint8"
+	case U16:
+		return "uint16"
+	case I16:
+		return "int16"
+	case I32:
+		return "int32"
+	}
+	return fmt.Sprintf("SampleType(%d)", uint8(t))
+}
+
+// Size is the bytes of one sample.
+func (t SampleType) Size() int {
+	switch t {
+	case U8:
+		return 1
+	case U16, I16:
+		return 2
+	case I32:
+		return 4
+	}
+	return 0
+}
+
+// Plane is what Decode decodes: Width*Height samples of Type, row-major,
+// in the machine's byte order.
+type Plane struct {
+	Type          SampleType
+	Width, Height int
+	Data          []byte
+}
+
 // Type is the sample type Decode returns: uint8 up to 8 unsigned bits,
 // uint16 up to 16, int16 for signed up to 16, int32 beyond.
-func (i Info) Type() compute.DataType {
+func (i Info) Type() SampleType {
 	switch {
 	case i.Precision <= 8 && !i.Signed:
-		return compute.U8
+		return U8
 	case i.Precision <= 16 && !i.Signed:
-		return compute.U16
+		return U16
 	case i.Precision <= 16:
-		return compute.I16
+		return I16
 	}
-	return compute.I32
+	return I32
 }
 
 // Options choose what Decode decodes. The zero value decodes component 0
@@ -96,7 +141,6 @@ type Decoder struct {
 	name   string
 	format C.int
 	info   Info
-	closer io.Closer
 }
 
 var (
@@ -157,36 +201,6 @@ func Open(r io.ReaderAt, size int64, name string) (*Decoder, error) {
 	return d, nil
 }
 
-// OpenFile opens the JPEG 2000 file at path; Close closes it.
-func OpenFile(path string) (*Decoder, error) {
-	f, err := compute.OpenInput(path)
-	if err != nil {
-		return nil, fmt.Errorf("jpeg2000 %s: %v", path, err)
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("jpeg2000 %s: %v", path, err)
-	}
-	d, err := Open(f, st.Size(), path)
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	d.closer = f
-	return d, nil
-}
-
-// Close closes the file opened by OpenFile (nothing for Open).
-func (d *Decoder) Close() error {
-	if d.closer == nil {
-		return nil
-	}
-	err := d.closer.Close()
-	d.closer = nil
-	return err
-}
-
 // Info returns the header facts.
 func (d *Decoder) Info() Info { return d.info }
 
@@ -209,7 +223,7 @@ func (d *Decoder) OutputSize(window image.Rectangle, reduce int) (w, h int) {
 
 // Decode decodes one component of the image, or of a window of it, at the
 // resolution level asked for, into a plane of Info().Type().
-func (d *Decoder) Decode(opt Options) (compute.Plane, error) {
+func (d *Decoder) Decode(opt Options) (Plane, error) {
 	in := d.info
 	win := opt.Window
 	full := image.Rect(0, 0, in.Width, in.Height)
@@ -218,11 +232,11 @@ func (d *Decoder) Decode(opt Options) (compute.Plane, error) {
 	}
 	switch {
 	case !win.In(full):
-		return compute.Plane{}, fmt.Errorf("jpeg2000 %s: window %v is outside the %dx%d image", d.name, opt.Window, in.Width, in.Height)
+		return Plane{}, fmt.Errorf("jpeg2000 %s: window %v is outside the %dx%d image", d.name, opt.Window, in.Width, in.Height)
 	case opt.Reduce < 0 || opt.Reduce >= in.Levels:
-		return compute.Plane{}, fmt.Errorf("jpeg2000 %s: resolution level %d does not exist (0 to %d)", d.name, opt.Reduce, in.Levels-1)
+		return Plane{}, fmt.Errorf("jpeg2000 %s: resolution level %d does not exist (0 to %d)", d.name, opt.Reduce, in.Levels-1)
 	case opt.Component < 0 || opt.Component >= in.Components:
-		return compute.Plane{}, fmt.Errorf("jpeg2000 %s: component %d does not exist (the image has %d)", d.name, opt.Component, in.Components)
+		return Plane{}, fmt.Errorf("jpeg2000 %s: component %d does not exist (the image has %d)", d.name, opt.Component, in.Components)
 	}
 	budget := opt.MaxPixels
 	if budget <= 0 {
@@ -230,10 +244,10 @@ func (d *Decoder) Decode(opt Options) (compute.Plane, error) {
 	}
 	ow, oh := d.OutputSize(win, opt.Reduce)
 	if need := int64(ow) * int64(oh) * int64(in.Components); need > budget {
-		return compute.Plane{}, fmt.Errorf("jpeg2000 %s: decoding %dx%d×%d samples exceeds the budget of %d", d.name, ow, oh, in.Components, budget)
+		return Plane{}, fmt.Errorf("jpeg2000 %s: decoding %dx%d×%d samples exceeds the budget of %d", d.name, ow, oh, in.Components, budget)
 	}
 	if need := int64(in.TileWidth) * int64(in.TileHeight) * int64(in.Components); need > budget {
-		return compute.Plane{}, fmt.Errorf("jpeg2000 %s: a %dx%d tile exceeds the budget of %d samples", d.name, in.TileWidth, in.TileHeight, budget)
+		return Plane{}, fmt.Errorf("jpeg2000 %s: a %dx%d tile exceeds the budget of %d samples", d.name, in.TileWidth, in.TileHeight, budget)
 	}
 	threads := opt.Threads
 	if threads <= 0 {
@@ -242,7 +256,7 @@ func (d *Decoder) Decode(opt Options) (compute.Plane, error) {
 	// Reference-grid area and the output's origin at the reduced level.
 	ax0, ay0 := in.x0+win.Min.X, in.y0+win.Min.Y
 	ax1, ay1 := in.x0+win.Max.X, in.y0+win.Max.Y
-	p := compute.NewPlane(in.Type(), ow, oh)
+	p := Plane{Type: in.Type(), Width: ow, Height: oh, Data: make([]byte, ow*oh*in.Type().Size())}
 	job := &decodeJob{d: d, opt: opt, plane: p, out: image.Rect(ceilPow2(ax0, opt.Reduce), ceilPow2(ay0, opt.Reduce), ceilPow2(ax1, opt.Reduce), ceilPow2(ay1, opt.Reduce))}
 	tiles := d.tilesIn(ax0, ay0, ax1, ay1)
 	var err error
@@ -252,7 +266,7 @@ func (d *Decoder) Decode(opt Options) (compute.Plane, error) {
 		err = job.area(ax0, ay0, ax1, ay1, threads)
 	}
 	if err != nil {
-		return compute.Plane{}, err
+		return Plane{}, err
 	}
 	return p, nil
 }
@@ -282,7 +296,7 @@ func (d *Decoder) tileRect(tx, ty int) image.Rectangle {
 type decodeJob struct {
 	d     *Decoder
 	opt   Options
-	plane compute.Plane
+	plane Plane
 	out   image.Rectangle // the plane on the reduced grid
 }
 

@@ -1,7 +1,8 @@
 // Package indextest holds test helpers for the index engine, shared by the
-// tests of every backend: a random formula generator, random inputs with
-// the values that break kernels (NaN, ±Inf, ±0, tiny, huge), and a rigorous
-// bound on how far a float32 evaluation may be from the float64 truth.
+// tests of every backend: a random formula generator and random inputs
+// with the values that break kernels (NaN, ±Inf, ±0, tiny, huge). The
+// bound on how far a float32 evaluation may be from the float64 truth,
+// which verification uses too, is index.Bound.
 package indextest
 
 import (

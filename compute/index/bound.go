@@ -1,10 +1,6 @@
-package indextest
+package index
 
-import (
-	"math"
-
-	"canopy/compute/index"
-)
+import "math"
 
 // Arith describes a float32 arithmetic for Bound: how far each operation's
 // result may be from the exact result of its (float32) operands.
@@ -40,7 +36,7 @@ type Verdict struct {
 }
 
 // Agrees reports whether a float32 result is right: NaN exactly where Want
-// is NaN, and within Tol of Want elsewhere (or the pixel is indeterminate).
+// is NaN, and within Tol of Want elsewhere (or the pixel is boundIndeterminate).
 func (v Verdict) Agrees(got float64) bool {
 	if !v.Determinate {
 		return true
@@ -63,8 +59,9 @@ func (v Verdict) Agrees(got float64) bool {
 // bound holds for any float32 evaluation that rounds each operation once,
 // in the tree's order or any order that computes the same operations
 // (common subexpressions, commuted operands, constant subtrees folded
-// once): Program.Eval32 and the backends.
-func Bound(e *index.Expr, px *[index.NumRoles]float64, a Arith) Verdict {
+// once): Program.Eval32 and the backends. Verification uses it to tell
+// an ill-conditioned pixel from a wrong one.
+func Bound(e *Expr, px *[NumRoles]float64, a Arith) Verdict {
 	b := bounder{px: px, u: a.U + 0x1p-52, divu: a.DivU + 0x1p-52, tiny: a.Tiny,
 		ieee: a.U == IEEE32.U && a.Tiny == IEEE32.Tiny, ieeeDiv: a.DivU == IEEE32.DivU && a.Tiny == IEEE32.Tiny}
 	r := b.eval(e)
@@ -78,11 +75,11 @@ func Bound(e *index.Expr, px *[index.NumRoles]float64, a Arith) Verdict {
 	return Verdict{Want: r.v, Tol: r.err*(1+1e-9) + a.Tiny, Determinate: true}
 }
 
-// fitLimit is the magnitude beyond which a float32 result may overflow.
-const fitLimit = 1e38
+// boundFitLimit is the magnitude beyond which a float32 result may overflow.
+const boundFitLimit = 1e38
 
 type bounder struct {
-	px            *[index.NumRoles]float64
+	px            *[NumRoles]float64
 	u, divu, tiny float64
 	ieee, ieeeDiv bool // + - * (/ and sqrt) are IEEE float32: Go's
 }
@@ -94,70 +91,70 @@ type bv struct {
 	det    bool
 }
 
-var indeterminate = bv{v: math.NaN()}
+var boundIndeterminate = bv{v: math.NaN()}
 
-func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+func boundFinite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 // rounded adds an operation's rounding (relative u) to a propagated error
 // and checks that the float32 result stays in range.
 func (b *bounder) rounded(v, prop, u float64) bv {
 	err := prop + u*(math.Abs(v)+prop) + b.tiny
-	if math.Abs(v)+err > fitLimit {
-		return indeterminate
+	if math.Abs(v)+err > boundFitLimit {
+		return boundIndeterminate
 	}
 	return bv{v: v, err: err, det: true}
 }
 
 // exact is the result of an IEEE float32 operation on exact operands: r32
 // is what float32 computes, so the error is known.
-func exact(v float64, r32 float32) bv {
+func boundExact(v float64, r32 float32) bv {
 	r := float64(r32)
-	if math.IsInf(r, 0) || math.Abs(v) > fitLimit {
-		return indeterminate
+	if math.IsInf(r, 0) || math.Abs(v) > boundFitLimit {
+		return boundIndeterminate
 	}
 	return bv{v: v, err: math.Abs(r-v) * (1 + 0x1p-52), det: true}
 }
 
-func (b *bounder) eval(e *index.Expr) bv {
+func (b *bounder) eval(e *Expr) bv {
 	switch e.Kind {
-	case index.KindNum:
+	case KindNum:
 		k := float64(float32(e.Value))
 		if math.IsInf(k, 0) {
-			return indeterminate
+			return boundIndeterminate
 		}
 		return bv{v: e.Value, err: math.Abs(k - e.Value), det: true}
-	case index.KindRole:
+	case KindRole:
 		return bv{v: b.px[e.Role], det: true}
-	case index.KindNeg:
+	case KindNeg:
 		x := b.eval(e.Args[0])
 		x.v = -x.v
 		return x
-	case index.KindAbs:
+	case KindAbs:
 		x := b.eval(e.Args[0])
 		x.v = math.Abs(x.v)
 		return x
-	case index.KindSqrt:
+	case KindSqrt:
 		return b.sqrt(b.eval(e.Args[0]))
-	case index.KindClamp:
+	case KindClamp:
 		x, lo, hi := b.eval(e.Args[0]), b.eval(e.Args[1]), b.eval(e.Args[2])
-		return b.minmax(index.KindMin, b.minmax(index.KindMax, x, lo), hi)
-	case index.KindMin, index.KindMax:
+		return b.minmax(KindMin, b.minmax(KindMax, x, lo), hi)
+	case KindMin, KindMax:
 		return b.minmax(e.Kind, b.eval(e.Args[0]), b.eval(e.Args[1]))
 	}
 	x, y := b.eval(e.Args[0]), b.eval(e.Args[1])
 	if !x.det || !y.det {
-		return indeterminate
+		return boundIndeterminate
 	}
 	var v float64
 	switch e.Kind {
-	case index.KindAdd:
+	case KindAdd:
 		v = x.v + y.v
-	case index.KindSub:
+	case KindSub:
 		v = x.v - y.v
-	case index.KindMul:
+	case KindMul:
 		v = x.v * y.v
 	default:
-		v = index.Div64(x.v, y.v)
+		v = Div64(x.v, y.v)
 	}
 	if math.IsNaN(x.v) || math.IsNaN(y.v) {
 		return bv{v: math.NaN(), det: true}
@@ -166,51 +163,51 @@ func (b *bounder) eval(e *index.Expr) bv {
 		// Made here: x / 0, Inf - Inf, 0 * Inf, Inf / Inf. Float32 makes
 		// the same NaN when the operands that matter are exact (the
 		// infinite ones always are).
-		if e.Kind == index.KindDiv && y.v == 0 || x.err == 0 && y.err == 0 {
+		if e.Kind == KindDiv && y.v == 0 || x.err == 0 && y.err == 0 {
 			return bv{v: v, det: y.err == 0}
 		}
-		return indeterminate
+		return boundIndeterminate
 	}
-	if !finite(x.v) || !finite(y.v) {
+	if !boundFinite(x.v) || !boundFinite(y.v) {
 		switch {
-		case e.Kind == index.KindAdd || e.Kind == index.KindSub: // Inf ± finite
+		case e.Kind == KindAdd || e.Kind == KindSub: // Inf ± finite
 			return bv{v: v, det: true}
-		case e.Kind == index.KindDiv && finite(x.v): // finite / Inf = ±0
+		case e.Kind == KindDiv && boundFinite(x.v): // finite / Inf = ±0
 			return bv{v: v, det: true}
 		}
 		// Inf * y, x * Inf, Inf / y: the finite operand's float32 sign and
 		// zeroness must be those of its float64 value.
 		other := y
-		if !finite(y.v) {
+		if !boundFinite(y.v) {
 			other = x
 		}
-		if finite(other.v) && math.Abs(other.v) <= other.err {
-			return indeterminate
+		if boundFinite(other.v) && math.Abs(other.v) <= other.err {
+			return boundIndeterminate
 		}
 		return bv{v: v, det: true}
 	}
-	if x.err == 0 && y.err == 0 && (b.ieee && e.Kind != index.KindDiv || b.ieeeDiv && e.Kind == index.KindDiv) {
+	if x.err == 0 && y.err == 0 && (b.ieee && e.Kind != KindDiv || b.ieeeDiv && e.Kind == KindDiv) {
 		x32, y32 := float32(x.v), float32(y.v)
 		switch e.Kind {
-		case index.KindAdd:
-			return exact(v, x32+y32)
-		case index.KindSub:
-			return exact(v, x32-y32)
-		case index.KindMul:
-			return exact(v, x32*y32)
+		case KindAdd:
+			return boundExact(v, x32+y32)
+		case KindSub:
+			return boundExact(v, x32-y32)
+		case KindMul:
+			return boundExact(v, x32*y32)
 		}
-		return exact(v, index.Div32(x32, y32))
+		return boundExact(v, Div32(x32, y32))
 	}
 	switch e.Kind {
-	case index.KindAdd, index.KindSub:
+	case KindAdd, KindSub:
 		return b.rounded(v, x.err+y.err, b.u)
-	case index.KindMul:
+	case KindMul:
 		return b.rounded(v, math.Abs(x.v)*y.err+math.Abs(y.v)*x.err+x.err*y.err, b.u)
 	}
 	// Division: the float32 denominator must keep its sign and not be 0.
 	ay := math.Abs(y.v)
 	if ay <= y.err {
-		return indeterminate
+		return boundIndeterminate
 	}
 	prop := (math.Abs(x.v)*y.err + ay*x.err) / (ay * (ay - y.err))
 	return b.rounded(v, prop, b.divu)
@@ -218,7 +215,7 @@ func (b *bounder) eval(e *index.Expr) bv {
 
 func (b *bounder) sqrt(x bv) bv {
 	if !x.det {
-		return indeterminate
+		return boundIndeterminate
 	}
 	switch {
 	case math.IsNaN(x.v) || math.IsInf(x.v, -1):
@@ -229,13 +226,13 @@ func (b *bounder) sqrt(x bv) bv {
 		if x.v+x.err < 0 {
 			return bv{v: math.NaN(), det: true}
 		}
-		return indeterminate
+		return boundIndeterminate
 	case x.err == 0 && b.ieeeDiv:
-		return exact(math.Sqrt(x.v), index.Sqrt32(float32(x.v)))
+		return boundExact(math.Sqrt(x.v), Sqrt32(float32(x.v)))
 	case x.err == 0:
 		return b.rounded(math.Sqrt(x.v), 0, b.divu)
 	case x.v-x.err < 0:
-		return indeterminate // float32 may be below zero
+		return boundIndeterminate // float32 may be below zero
 	}
 	r := math.Sqrt(x.v)
 	prop := math.Min(math.Sqrt(x.err), x.err/(math.Sqrt(x.v-x.err)+r))
@@ -244,28 +241,28 @@ func (b *bounder) sqrt(x bv) bv {
 
 // minmax: min and max select an operand, so they add no rounding, and
 // |min(x', y') - min(x, y)| <= max(|x' - x|, |y' - y|).
-func (b *bounder) minmax(k index.Kind, x, y bv) bv {
+func (b *bounder) minmax(k Kind, x, y bv) bv {
 	if !x.det || !y.det {
-		return indeterminate
+		return boundIndeterminate
 	}
 	if math.IsNaN(x.v) || math.IsNaN(y.v) {
 		return bv{v: math.NaN(), det: true}
 	}
 	var v float64
-	if k == index.KindMin {
-		v = index.Min64(x.v, y.v)
+	if k == KindMin {
+		v = Min64(x.v, y.v)
 	} else {
-		v = index.Max64(x.v, y.v)
+		v = Max64(x.v, y.v)
 	}
-	if !finite(v) {
+	if !boundFinite(v) {
 		return bv{v: v, det: true} // an exact infinite operand
 	}
 	// Operands that are infinite carry no error; the finite ones do.
 	err := 0.0
-	if finite(x.v) {
+	if boundFinite(x.v) {
 		err = x.err
 	}
-	if finite(y.v) {
+	if boundFinite(y.v) {
 		err = math.Max(err, y.err)
 	}
 	return bv{v: v, err: err, det: true}

@@ -1,4 +1,4 @@
-package cpu
+package cback
 
 import (
 	"math"
@@ -8,35 +8,36 @@ import (
 	"unsafe"
 
 	"canopy/compute/index"
+	"canopy/native/cpu"
 )
 
-// The C interpreter numbers the ops as compute/index does: cOps lists
-// every index.Op, in order, and nothing past the last.
+// Every index.Op has an op of the C interpreter, and the interpreter
+// has no unfused op compute/index lacks.
 func TestOpNumbers(t *testing.T) {
-	for i, p := range cOps {
-		if int(p.op) != i || p.c != i {
-			t.Errorf("op %d: index says %s = %d, C says %d", i, p.op, int(p.op), p.c)
+	for op := index.OpLoad; int(op) < len(cpuOps); op++ {
+		if strings.HasPrefix(op.String(), "Op(") {
+			t.Errorf("op %d is unknown to compute/index", op)
 		}
-		if strings.HasPrefix(p.op.String(), "Op(") {
-			t.Errorf("op %d is unknown to compute/index", i)
+		if op != index.OpLoad && cpuOps[op] == cpu.OpLoad {
+			t.Errorf("%s has no op in the C interpreter", op)
 		}
 	}
-	if s := index.Op(len(cOps)).String(); !strings.HasPrefix(s, "Op(") {
-		t.Errorf("compute/index has op %s (number %d), which the C interpreter lacks", s, len(cOps))
+	if s := index.Op(len(cpuOps)).String(); !strings.HasPrefix(s, "Op(") {
+		t.Errorf("compute/index has op %s (number %d), which the C interpreter lacks", s, len(cpuOps))
 	}
-	if int(numOps) != len(cOps) {
-		t.Errorf("C has %d ops, the table %d", numOps, len(cOps))
+	if cpu.NumOps != len(cpuOps) {
+		t.Errorf("C has %d ops, the table %d", cpu.NumOps, len(cpuOps))
 	}
 }
 
 // eachISA runs f with the interpreter this CPU picks and with the portable
 // C ops.
 func eachISA(t *testing.T, f func(t *testing.T)) {
-	best := ProgramISA()
+	best := cpu.ProgramISA()
 	t.Run(best, f)
 	if best != "scalar" {
-		useScalar(true)
-		defer useScalar(false)
+		cpu.UseScalar(true)
+		defer cpu.UseScalar(false)
 		t.Run("scalar", f)
 	}
 }
@@ -66,12 +67,12 @@ func TestOpsMatchEval32(t *testing.T) {
 	// Pad to two blocks and a tail, shuffled so that every pair meets
 	// every lane position.
 	g := rand.New(rand.NewPCG(1, 2))
-	for len(as) < 2*Block+13 {
+	for len(as) < 2*cpu.Block+13 {
 		as = append(as, specials[g.IntN(len(specials))])
 		bs = append(bs, specials[g.IntN(len(specials))])
 	}
 	n := len(as)
-	bands := []Band{{Type: F32, Data: f32Bytes(as)}, {Type: F32, Data: f32Bytes(bs)}}
+	bands := []cpu.Band{{Type: cpu.F32, Data: f32Bytes(as)}, {Type: cpu.F32, Data: f32Bytes(bs)}}
 	var ks []float32
 	for _, k := range specials {
 		if k == k { // the compiler never leaves a NaN constant
@@ -79,7 +80,7 @@ func TestOpsMatchEval32(t *testing.T) {
 		}
 	}
 	eachISA(t, func(t *testing.T) {
-		for op := index.OpConst; op < numOps; op++ {
+		for op := index.OpConst; int(op) < cpu.NumOps; op++ {
 			kvals := []float32{0}
 			if op.HasK() {
 				kvals = ks
@@ -112,10 +113,10 @@ func TestOpsMatchEval32(t *testing.T) {
 	})
 }
 
-func runProgram(t *testing.T, prog *index.Program, n int, bands []Band, out [][]float32, mask []uint8) {
+func runProgram(t *testing.T, prog *index.Program, n int, bands []cpu.Band, out [][]float32, mask []uint8) {
 	t.Helper()
-	var p Program
-	if err := p.Prepare(prog, n, bands, out, mask, n > 1000); err != nil {
+	var p cpu.Program
+	if err := p.Prepare(marshalled(prog), n, bands, out, mask, n > 1000); err != nil {
 		t.Fatal(err)
 	}
 	defer p.Release()
@@ -133,7 +134,7 @@ func runProgram(t *testing.T, prog *index.Program, n int, bands []Band, out [][]
 // loadCase is one band of samples and how to convert them.
 type loadCase struct {
 	name string
-	band Band
+	band cpu.Band
 	// dn returns sample i as float64, and float32(sample) as Go converts it.
 	dn func(i int) (float64, float32)
 	n  int
@@ -178,17 +179,17 @@ func loadCases(g *rand.Rand, n int) []loadCase {
 		}
 	}
 	return []loadCase{
-		{"uint8", Band{Type: U8, Data: u8, NoData: 255, HasNoData: true},
+		{"uint8", cpu.Band{Type: cpu.U8, Data: u8, NoData: 255, HasNoData: true},
 			func(i int) (float64, float32) { return float64(u8[i]), float32(u8[i]) }, n},
-		{"uint16", Band{Type: U16, Data: u16Bytes(u16), NoData: 0, HasNoData: true},
+		{"uint16", cpu.Band{Type: cpu.U16, Data: u16Bytes(u16), NoData: 0, HasNoData: true},
 			func(i int) (float64, float32) { return float64(u16[i]), float32(u16[i]) }, n},
-		{"int16", Band{Type: I16, Data: i16Bytes(i16), NoData: -9999, HasNoData: true},
+		{"int16", cpu.Band{Type: cpu.I16, Data: i16Bytes(i16), NoData: -9999, HasNoData: true},
 			func(i int) (float64, float32) { return float64(i16[i]), float32(i16[i]) }, n},
-		{"uint32", Band{Type: U32, Data: u32Bytes(u32), NoData: 1<<32 - 1, HasNoData: true},
+		{"uint32", cpu.Band{Type: cpu.U32, Data: u32Bytes(u32), NoData: 1<<32 - 1, HasNoData: true},
 			func(i int) (float64, float32) { return float64(u32[i]), float32(u32[i]) }, n},
-		{"int32", Band{Type: I32, Data: i32Bytes(i32), NoData: -9999, HasNoData: true},
+		{"int32", cpu.Band{Type: cpu.I32, Data: i32Bytes(i32), NoData: -9999, HasNoData: true},
 			func(i int) (float64, float32) { return float64(i32[i]), float32(i32[i]) }, n},
-		{"float32", Band{Type: F32, Data: f32Bytes(f32), NoData: float64(float32(0.1)), HasNoData: true},
+		{"float32", cpu.Band{Type: cpu.F32, Data: f32Bytes(f32), NoData: float64(float32(0.1)), HasNoData: true},
 			func(i int) (float64, float32) { return float64(f32[i]), f32[i] }, n},
 	}
 }
@@ -199,7 +200,7 @@ func loadCases(g *rand.Rand, n int) []loadCase {
 // radiometry and nodata, and with nodata values no sample can equal.
 func TestLoadsMatchGo(t *testing.T) {
 	g := rand.New(rand.NewPCG(3, 4))
-	n := 3*Block + 7
+	n := 3*cpu.Block + 7
 	prog := &index.Program{Inputs: []string{"red"}, NumRegs: 1,
 		Code: []index.Instr{{Op: index.OpLoad, Dst: 0, A: 0}}, Outputs: []int{0}}
 	rads := []struct {
@@ -217,7 +218,7 @@ func TestLoadsMatchGo(t *testing.T) {
 					b.HasNoData, b.NoData = nd.has, nd.v
 					b.Radiometry, b.Add, b.Scale, b.Offset = r.on, r.add, r.scale, r.offset
 					out := make([]float32, n)
-					runProgram(t, prog, n, []Band{b}, [][]float32{out}, nil)
+					runProgram(t, prog, n, []cpu.Band{b}, [][]float32{out}, nil)
 					bad := 0
 					for i := range n {
 						x, v := c.dn(i)
@@ -242,7 +243,7 @@ func TestLoadsMatchGo(t *testing.T) {
 // The mask makes every output NaN where it is set, and only there; several
 // outputs are written from their registers.
 func TestMaskAndOutputs(t *testing.T) {
-	n := 2*Block + 29
+	n := 2*cpu.Block + 29
 	a := make([]float32, n)
 	mask := make([]uint8, n)
 	g := rand.New(rand.NewPCG(5, 6))
@@ -266,7 +267,7 @@ func TestMaskAndOutputs(t *testing.T) {
 	}
 	eachISA(t, func(t *testing.T) {
 		outs := [][]float32{make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n)}
-		runProgram(t, prog, n, []Band{{Type: F32, Data: f32Bytes(a)}}, outs, mask)
+		runProgram(t, prog, n, []cpu.Band{{Type: cpu.F32, Data: f32Bytes(a)}}, outs, mask)
 		for i := range n {
 			w := []float32{2 * a[i], a[i], 2 * a[i], 2 * a[i]}
 			if math.IsInf(float64(w[2]), 0) {
@@ -292,58 +293,58 @@ func TestMaskAndOutputs(t *testing.T) {
 // Malformed programs and buffers are refused before any C code runs.
 func TestPrepareRefuses(t *testing.T) {
 	a := make([]float32, 10)
-	band := []Band{{Type: F32, Data: f32Bytes(a)}}
+	band := []cpu.Band{{Type: cpu.F32, Data: f32Bytes(a)}}
 	out := [][]float32{make([]float32, 10)}
 	good := func() *index.Program {
 		return &index.Program{Inputs: []string{"red"}, NumRegs: 1,
 			Code: []index.Instr{{Op: index.OpLoad, Dst: 0, A: 0}}, Outputs: []int{0}}
 	}
-	cases := map[string]func() (*index.Program, []Band, [][]float32, []uint8){
-		"register out of range": func() (*index.Program, []Band, [][]float32, []uint8) {
+	cases := map[string]func() (*index.Program, []cpu.Band, [][]float32, []uint8){
+		"register out of range": func() (*index.Program, []cpu.Band, [][]float32, []uint8) {
 			p := good()
 			p.Code = append(p.Code, index.Instr{Op: index.OpAdd, Dst: 0, A: 0, B: 5})
 			return p, band, out, nil
 		},
-		"load of a missing input": func() (*index.Program, []Band, [][]float32, []uint8) {
+		"load of a missing input": func() (*index.Program, []cpu.Band, [][]float32, []uint8) {
 			p := good()
 			p.Code[0].A = 1
 			return p, band, out, nil
 		},
-		"unknown op": func() (*index.Program, []Band, [][]float32, []uint8) {
+		"unknown op": func() (*index.Program, []cpu.Band, [][]float32, []uint8) {
 			p := good()
-			p.Code = append(p.Code, index.Instr{Op: numOps, Dst: 0})
+			p.Code = append(p.Code, index.Instr{Op: index.Op(cpu.NumOps), Dst: 0})
 			return p, band, out, nil
 		},
-		"short band": func() (*index.Program, []Band, [][]float32, []uint8) {
-			return good(), []Band{{Type: F32, Data: f32Bytes(a[:9])}}, out, nil
+		"short band": func() (*index.Program, []cpu.Band, [][]float32, []uint8) {
+			return good(), []cpu.Band{{Type: cpu.F32, Data: f32Bytes(a[:9])}}, out, nil
 		},
-		"short output": func() (*index.Program, []Band, [][]float32, []uint8) {
+		"short output": func() (*index.Program, []cpu.Band, [][]float32, []uint8) {
 			return good(), band, [][]float32{make([]float32, 9)}, nil
 		},
-		"short mask": func() (*index.Program, []Band, [][]float32, []uint8) {
+		"short mask": func() (*index.Program, []cpu.Band, [][]float32, []uint8) {
 			return good(), band, out, make([]uint8, 3)
 		},
-		"output register out of range": func() (*index.Program, []Band, [][]float32, []uint8) {
+		"output register out of range": func() (*index.Program, []cpu.Band, [][]float32, []uint8) {
 			p := good()
 			p.Outputs[0] = 3
 			return p, band, out, nil
 		},
-		"unknown sample type": func() (*index.Program, []Band, [][]float32, []uint8) {
-			return good(), []Band{{Type: 9, Data: f32Bytes(a)}}, out, nil
+		"unknown sample type": func() (*index.Program, []cpu.Band, [][]float32, []uint8) {
+			return good(), []cpu.Band{{Type: 9, Data: f32Bytes(a)}}, out, nil
 		},
 	}
 	for name, c := range cases {
-		var p Program
+		var p cpu.Program
 		prog, b, o, m := c()
-		if err := p.Prepare(prog, 10, b, o, m, false); err == nil {
+		if err := p.Prepare(marshalled(prog), 10, b, o, m, false); err == nil {
 			t.Errorf("%s: Prepare accepted it", name)
 		}
 		if err := p.Run(make([]float32, 1<<16), 0, 10); err == nil {
 			t.Errorf("%s: Run ran an unprepared program", name)
 		}
 	}
-	var p Program
-	if err := p.Prepare(good(), 10, band, out, nil, false); err != nil {
+	var p cpu.Program
+	if err := p.Prepare(marshalled(good()), 10, band, out, nil, false); err != nil {
 		t.Fatal(err)
 	}
 	defer p.Release()
@@ -366,7 +367,7 @@ func TestFusedND(t *testing.T) {
 		}
 	}
 	n := len(as)
-	bands := []Band{{Type: F32, Data: f32Bytes(as)}, {Type: F32, Data: f32Bytes(bs)}}
+	bands := []cpu.Band{{Type: cpu.F32, Data: f32Bytes(as)}, {Type: cpu.F32, Data: f32Bytes(bs)}}
 	nd := func(addSwapped bool) *index.Program {
 		add := index.Instr{Op: index.OpAdd, Dst: 0, A: 0, B: 1}
 		if addSwapped {
@@ -383,10 +384,8 @@ func TestFusedND(t *testing.T) {
 		if !prog.NDAt(2) {
 			t.Fatalf("swapped=%v: the normalised difference is not fused", swapped)
 		}
-		var p Program
-		p.marshal(prog)
-		if len(p.code) != 3 || p.code[2].op != opNDStore {
-			t.Fatalf("swapped=%v: marshalled code %v, want load load nd-store", swapped, p.code)
+		if code := marshalled(prog); len(code.Instrs) != 3 || code.Instrs[2].Op != cpu.OpNDStore {
+			t.Fatalf("swapped=%v: marshalled code %v, want load load nd-store", swapped, code.Instrs)
 		}
 		eachISA(t, func(t *testing.T) {
 			out := make([]float32, n)
@@ -411,14 +410,12 @@ func TestFusedND(t *testing.T) {
 			prog.Code[5].Dst = 1 // the finite into another register
 			prog.Outputs[0] = 1
 		}
-		var p Program
-		p.marshal(prog)
-		want := []uint8{0, 0, opND}
+		want := []cpu.Op{cpu.OpLoad, cpu.OpLoad, cpu.OpND}
 		if fin {
-			want = []uint8{0, 0, opNDStore}
+			want[2] = cpu.OpNDStore
 		}
-		if len(p.code) != len(want) || uint8(p.code[2].op) != want[2] {
-			t.Fatalf("finite=%v: marshalled %v, want ops %v", fin, p.code, want)
+		if code := marshalled(prog); len(code.Instrs) != len(want) || code.Instrs[2].Op != want[2] {
+			t.Fatalf("finite=%v: marshalled %v, want ops %v", fin, code.Instrs, want)
 		}
 		eachISA(t, func(t *testing.T) {
 			out := make([]float32, n)
@@ -446,4 +443,11 @@ func TestFusedND(t *testing.T) {
 	if prog.NDAt(2) {
 		t.Error("fused although the sub overwrites the add's operand")
 	}
+}
+
+// marshalled is prog in the C interpreter's terms.
+func marshalled(prog *index.Program) *cpu.Code {
+	var c cpu.Code
+	marshal(prog, &c)
+	return &c
 }
