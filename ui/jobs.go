@@ -11,7 +11,9 @@ import (
 
 	"canopy/compute"
 	"canopy/compute/index"
+	"canopy/compute/pipeline"
 	"canopy/compute/raster"
+	"canopy/compute/source"
 	"canopy/ui/render/chart"
 	"canopy/ui/render/colormap"
 )
@@ -288,7 +290,7 @@ func computeShown(ctx context.Context, progress progressFunc, src bandSource, ha
 	if err != nil {
 		return nil, res, nil, nil, err
 	}
-	res, err = run.compute(j)
+	res, err = run.compute(ctx, j)
 	if err != nil {
 		return nil, res, nil, nil, err
 	}
@@ -331,6 +333,30 @@ func computeShown(ctx context.Context, progress progressFunc, src bandSource, ha
 		rows = kept.keptRows(res, j.Out[0])
 	}
 	return s, res, rows, lut, nil
+}
+
+// road runs j's indices over its bands through the one road, as the
+// terminal's compute does: source.Run over the bands in memory
+// (source.FromBands), every block verified against the float64 truth, the
+// outputs gathered into j.Out. It returns the phases summed over the
+// blocks and the verification's reports.
+func (r runSpec) road(ctx context.Context, j *compute.Job) (compute.Timings, []compute.Report, error) {
+	src, err := source.FromBands(j.Bands, j.Mask, nil)
+	if err != nil {
+		return compute.Timings{}, nil, err
+	}
+	defer src.Close()
+	out := pipeline.SinkFunc(func(b *pipeline.Block) error {
+		for i, o := range b.Out {
+			copy(j.Out[i][b.Y0*j.Width:], o)
+		}
+		return nil
+	})
+	res, err := source.Run(ctx, src, source.Job{Backend: r.b, Mode: j.Mode, Names: j.Names, Exprs: j.Exprs, Verify: true}, out)
+	if err != nil {
+		return compute.Timings{}, nil, err
+	}
+	return res.Timings, res.Reports, nil
 }
 
 // only is the set with the bands of roles alone (the memory of the others

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"strings"
 	"sync"
 
@@ -27,20 +28,21 @@ var ceiling = sync.OnceValue(func() float64 { return compute.HostCopyCeiling(64 
 // measure their own device ceilings, and get this where they cannot).
 func (r runSpec) hostCeiling() float64 { return ceiling() }
 
-// compute runs j once on the backend in the mode (compute.RunJob), and
-// once more when the first run had to set up (the timing shown is then
-// not the first call's), verifies every output against the float64 truth
+// compute runs j once on the backend in the mode through the one road
+// (road: source.Run), and once more when the first run had to set up (the
+// timing shown is then not the first call's), every output verified
+// against the float64 truth (a cancelled ctx stops it between blocks)
 // and returns the run as a one-sample BenchResult for the status bar and
 // the timing chart.
-func (r runSpec) compute(j *compute.Job) (compute.BenchResult, error) {
+func (r runSpec) compute(ctx context.Context, j *compute.Job) (compute.BenchResult, error) {
 	j.Mode = r.mode
-	t, err := compute.RunJob(r.b, j)
+	t, reps, err := r.road(ctx, j)
 	if err != nil {
 		return compute.BenchResult{}, err
 	}
 	if t.Setup > 0 {
 		setup := t.Setup
-		if t, err = compute.RunJob(r.b, j); err != nil {
+		if t, reps, err = r.road(ctx, j); err != nil {
 			return compute.BenchResult{}, err
 		}
 		t.Setup += setup
@@ -60,7 +62,7 @@ func (r runSpec) compute(j *compute.Job) (compute.BenchResult, error) {
 		res.CeilingGBps, res.CeilingKind, res.KernelPct = c, "host-copy", 100*res.KernelGBps/c
 	}
 	res.Verified = true
-	for o, rep := range compute.VerifyJob(j) {
+	for o, rep := range reps {
 		res.Verified = res.Verified && rep.OK()
 		res.MaxAbsErr = max(res.MaxAbsErr, rep.MaxAbsErr)
 		res.NaNMismatch += rep.NaNMismatch

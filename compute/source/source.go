@@ -424,3 +424,14 @@ func openFake(spec Spec, opt Options) (Source, error) {
 	}
 	return &opened{grid: Grid{in.Width, in.Height, geo}, in: in, radio: Reflectance, whole: bands}, nil
 }
+
+// FromBands is a source over bands a face holds in memory already (the
+// window's loaded bands), with their mask (nil for none) on the grid geo:
+// so that a face that keeps the image whole still runs through Run.
+func FromBands(bands []compute.BandInput, mask []uint8, geo *compute.GeoRef) (Source, error) {
+	in, err := pipeline.Memory(bands, mask)
+	if err != nil {
+		return nil, err
+	}
+	return &opened{grid: Grid{in.Width, in.Height, geo}, in: in, radio: Reflectance, whole: bands}, nil
+}
