@@ -37,8 +37,10 @@
 //     role and date, the masks as missing values; a caller that reads one
 //     date sees the Source it sees today.
 //
-// Adding a product reader is a file in compute/scene (which this package
-// opens for every face); nothing in the window or the terminal changes.
+// Adding a product reader is its file in compute/scene and its case in
+// scene.Open (and, for a new file name, scene.IsProductName): this
+// package opens products for every face, so nothing in the window or the
+// terminal changes.
 package source
 
 import (
