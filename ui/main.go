@@ -34,11 +34,17 @@ const AppID = "io.canopy.ndvi"
 // Version is the app version, as in FyneApp.toml.
 const Version = "0.1.0"
 
-const usage = `usage: canopy gui [flags]
+const usage = `usage: canopy gui [--scene PATH | --red F[:B] --nir F[:B] | --band ROLE=F[:B]...] [--index NAME | --expr EXPR]
+                  [--backend NAME] [--session FILE] [flags]
 
 Opens the desktop app: on a product or bands when given, else on a
 generated scene.
 
+examples:
+  canopy gui --scene S2B_MSIL2A_20240612T103629_N0510_R008_T32UNE_20240612T134015.zip --index ndvi
+  canopy gui --red B04.tif --nir B08.tif --backend gl --compare
+
+flags:
   --scene PATH       a product: a Sentinel-2 L2A .SAFE folder or .zip, a Landsat
                      Collection 2 Level-2 folder or .tar, a STAC item .json, or an
                      orthomosaic GeoTIFF (roles from its band descriptions)

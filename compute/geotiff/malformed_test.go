@@ -176,7 +176,7 @@ func TestMalformed(t *testing.T) {
 		atRead bool // the error comes from ReadBand, not Open
 	}{
 		{"empty", func() []byte { return nil }, "not a TIFF file: only 0 bytes long", false},
-		{"png", func() []byte { return []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR") }, "not a TIFF file (starts with 89 50 4e 47)", false},
+		{"png", func() []byte { return []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR") }, "not a TIFF file: it seems to be a PNG image (starts with 89 50 4e 47)", false},
 		{"version", func() []byte { return []byte("II\x2b\x01\x08\x00\x00\x00") }, "version 299", false},
 		{"bigtiff header", func() []byte { return []byte("II\x2b\x00\x04\x00\x00\x00\x10\x00\x00\x00\x00\x00\x00\x00") }, "bad BigTIFF header", false},
 		{"no image", func() []byte { return []byte("II\x2a\x00\x00\x00\x00\x00") }, "holds no image", false},

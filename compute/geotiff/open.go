@@ -252,6 +252,18 @@ func (f *File) readAt(p []byte, off uint64) error {
 	return fmt.Errorf("%d bytes at offset %d: %w", len(p), off, err)
 }
 
+// notTIFF is the error for a file that does not start as a TIFF does: what
+// it seems to be instead (compute/geotiff.Sniff), with its first bytes.
+func (f *File) notTIFF(first []byte) error {
+	head := make([]byte, min(int64(sniffLen), f.size))
+	if f.readAt(head, 0) == nil {
+		if kind := Sniff(head); kind != "" {
+			return fmt.Errorf("not a TIFF file: it seems to be %s (starts with % x)", kind, first)
+		}
+	}
+	return fmt.Errorf("not a TIFF file (starts with % x)", first)
+}
+
 // parse reads the header, walks the IFD chain and validates the first image.
 func (f *File) parse() error {
 	if f.size < 8 {
@@ -268,7 +280,7 @@ func (f *File) parse() error {
 	case "MM":
 		f.order, f.be = binary.BigEndian, true
 	default:
-		return fmt.Errorf("not a TIFF file (starts with % x)", h[:4])
+		return f.notTIFF(h[:4])
 	}
 	var first uint64
 	switch f.order.Uint16(h[2:]) {

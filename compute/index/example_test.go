@@ -26,7 +26,7 @@ func ExampleParse() {
 	// 2.5 * (nir - red) / (nir + 6 * red - 7.5 * blue + 1)
 	// [blue red nir]
 	// 0.5797
-	// column 22: unknown role "rde" (roles: blue, green, red, rededge1, rededge2, rededge3, nir, nir2, swir1, swir2)
+	// column 22: unknown role "rde": did you mean "red"? (roles: blue, green, red, rededge1, rededge2, rededge3, nir, nir2, swir1, swir2)
 }
 
 func ExampleCompile() {

@@ -371,7 +371,7 @@ func (p *parser) parseName() (*Expr, error) {
 		if _, ok := Lookup(t.text); ok {
 			return nil, errAt(t.col, "%q is an index, not a band role (roles: %s)", t.text, strings.Join(Roles[:], ", "))
 		}
-		return nil, errAt(t.col, "unknown role %q (roles: %s)", t.text, strings.Join(Roles[:], ", "))
+		return nil, errAt(t.col, "unknown role %q%s (roles: %s)", t.text, DidYouMean(t.text, Roles[:]), strings.Join(Roles[:], ", "))
 	}
 	if !call {
 		return nil, errAt(t.col, "%s is a function: write %s", strings.ToLower(t.text), signatures[k])

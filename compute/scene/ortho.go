@@ -11,6 +11,7 @@ import (
 
 	"canopy/compute"
 	"canopy/compute/geotiff"
+	"canopy/compute/index"
 )
 
 // TIFF tags the orthomosaic reader needs beyond what package geotiff
@@ -235,7 +236,7 @@ func (s *Scene) AssignBand(role string, b int) error {
 		return fmt.Errorf("%s: band roles come from the product's metadata; --bands applies to GeoTIFFs", s.Path)
 	}
 	if role != "alpha" && !contains(Roles, role) {
-		return fmt.Errorf("unknown role %q (%s, alpha)", role, strings.Join(Roles, ", "))
+		return fmt.Errorf("unknown role %q%s (%s, alpha)", role, index.DidYouMean(role, append(Roles[:len(Roles):len(Roles)], "alpha")), strings.Join(Roles, ", "))
 	}
 	if b < 1 || b > s.ortho.Band {
 		return fmt.Errorf("%s: band %d does not exist (the file has %d)", s.Path, b, s.ortho.Band)

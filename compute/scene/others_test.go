@@ -152,6 +152,7 @@ func TestOrthomosaic(t *testing.T) {
 	}
 	oneLine(t, "band 9", s.AssignBand("nir", 9), "band 9 does not exist")
 	oneLine(t, "role", s.AssignBand("infrared", 2), "unknown role")
+	oneLine(t, "role typo", s.AssignBand("niir", 2), `unknown role "niir": did you mean "nir"?`)
 	s.Close()
 
 	s, err = Open(fx(t, "ortho_ms.tif"))

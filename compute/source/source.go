@@ -112,7 +112,7 @@ func ParseBands(red, nir string, bands []string) (map[string]string, error) {
 	add := func(role, spec, flagName string) error {
 		role = strings.ToLower(strings.TrimSpace(role))
 		if index.RoleIndex(role) < 0 {
-			return compute.Usagef("%s: unknown role %q (roles: %s)", flagName, role, strings.Join(index.Roles[:], ", "))
+			return compute.Usagef("%s: unknown role %q%s (roles: %s)", flagName, role, index.DidYouMean(role, index.Roles[:]), strings.Join(index.Roles[:], ", "))
 		}
 		if spec == "" {
 			return compute.Usagef("%s: no file for role %s", flagName, role)

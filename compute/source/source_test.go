@@ -32,7 +32,8 @@ func TestParseBands(t *testing.T) {
 		want  string
 	}{
 		{"a.tif", []string{"red=b.tif"}, "--band: role red given twice (a.tif and b.tif)"},
-		{"", []string{"purple=b.tif"}, `--band: unknown role "purple"`},
+		{"", []string{"purple=b.tif"}, `--band: unknown role "purple" (roles:`},
+		{"", []string{"rde=b.tif"}, `--band: unknown role "rde": did you mean "red"? (roles:`},
 		{"", []string{"red"}, `--band "red": want ROLE=FILE[:BAND]`},
 		{"", []string{"red="}, "--band: no file for role red"},
 	} {

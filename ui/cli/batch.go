@@ -201,7 +201,7 @@ func cmdBatch(args []string, stdout, stderr io.Writer) error {
 	list := fs.String("list", "", "a file naming one scene per line")
 	progress := fs.String("progress", "auto", "a progress bar on stderr: auto (on a terminal), on or off")
 	if err := fs.Parse(args); err != nil {
-		return compute.UsageError{Msg: err.Error()}
+		return helpOrUsage(fs, err, stdout)
 	}
 	if *outDir == "" {
 		return compute.Usagef("--out DIR is required")

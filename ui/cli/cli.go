@@ -41,6 +41,8 @@ const usage = `usage:
                 [--tif OUT] [--png OUT] [--stands F --csv OUT] [--json]
   canopy batch --out DIR [--bands ROLE=B,...] [--index NAME[,..]] [--shard I/N|env] [--jobs K] PATH... | --list FILE
   canopy bench [--size N[,N...]] [--backends all|a,b] [--index NAME[,NAME...]] [--repeat K] [--scene noise|landscape] [--json] [--chart OUT.png]
+  canopy bench --resident [--size N] [--backends a,b] [--view WxH] [--repeat K] [--json]
+                                           a map viewer's steps with the bands kept on the device
   canopy fake --size N[xM] [--seed S] [--scene noise|landscape] --red R.tif --nir N.tif
   canopy warp INPUT... [--crs EPSG:N] [--res M] [--bbox W,S,E,N|--like F|--stands F]
               [--resampling nearest|bilinear|cubic|average] [--backend go|go-parallel|c] --tif OUT
@@ -51,6 +53,7 @@ INPUT is --red F[:B] --nir F[:B] (shorthand), --band ROLE=F[:B] (repeatable), or
 item .json, an orthomosaic GeoTIFF; a STAC item or a GeoTIFF may be an http(s) or s3:// URL,
 read by byte ranges). F:B selects band B (1-based) of a multi-band file.
 Roles: blue green red rededge1 rededge2 rededge3 nir nir2 swir1 swir2. Backends: go, go-parallel, c, gl, cuda.
+canopy CMD --help (or canopy help CMD) shows a command's flags and two examples.
 Exit status: 0 success, 1 a failed run, 2 bad usage.`
 
 // Run executes the command line args (without the program name) and
@@ -85,6 +88,9 @@ func Run(args []string, stdout, stderr io.Writer) int {
 	case "search":
 		err = cmdSearch(args[1:], stdout, stderr)
 	case "help", "-h", "--help", "-help":
+		if len(args) > 1 && args[0] == "help" && args[1] != "gui" {
+			return Run([]string{args[1], "--help"}, stdout, stderr) // canopy help CMD
+		}
 		fmt.Fprintln(stdout, usage)
 		return ExitOK
 	default:
@@ -118,8 +124,7 @@ func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 func parse(fs *flag.FlagSet, args []string, stdout io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fs.SetOutput(stdout)
-			fs.PrintDefaults()
+			printHelp(fs, stdout)
 			return err
 		}
 		return compute.UsageError{Msg: err.Error()}

@@ -404,6 +404,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	seed := fs.Uint64("seed", 1, "scene seed")
 	asJSON := fs.Bool("json", false, "one JSON object per backend and size")
 	chartOut := fs.String("chart", "", "write a chart PNG (time vs pixels when several sizes, phases when one)")
+	fs.Bool(residentFlag, false, "time a map viewer's steps with the bands kept on the device instead (canopy bench --resident --help)")
 	var ix indexFlags
 	ix.register(fs, "indices to time in one job")
 	if err := parse(fs, args, stdout); err != nil {

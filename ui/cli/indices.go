@@ -53,7 +53,7 @@ func cmdScene(args []string, stdout, stderr io.Writer) error {
 		path, args = args[0], args[1:]
 	}
 	if err := fs.Parse(args); err != nil {
-		return compute.UsageError{Msg: err.Error()}
+		return helpOrUsage(fs, err, stdout)
 	}
 	if path == "" && fs.NArg() > 0 {
 		path = fs.Arg(0)

@@ -163,8 +163,7 @@ func parseInterspersed(fs *flag.FlagSet, args []string, stdout io.Writer) ([]str
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				fs.SetOutput(stdout)
-				fs.PrintDefaults()
+				printHelp(fs, stdout)
 				return nil, err
 			}
 			return nil, compute.UsageError{Msg: err.Error()}
