@@ -30,8 +30,8 @@ func TestMapIsTheMainView(t *testing.T) {
 	if got := w.tabs.Selected().Text; got != "Map" {
 		t.Errorf("the window opens on %q, want Map", got)
 	}
-	if len(w.tabs.Items) != 2 || w.tabs.Items[1].Text != "Benchmarks" {
-		t.Fatalf("top tabs %v, want Map and Benchmarks", tabNames(w))
+	if len(w.tabs.Items) != 3 || w.tabs.Items[1].Text != "Benchmarks" || w.tabs.Items[2].Text != "Stands" {
+		t.Fatalf("top tabs %v, want Map, Benchmarks and Stands", tabNames(w))
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/storage"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 	"github.com/paulmach/orb"
 	"github.com/paulmach/orb/planar"
@@ -25,12 +26,18 @@ import (
 	"canopy/compute/zonal"
 )
 
-// standColumns are the columns of the stands table; changeColumns follow
-// them in two-date mode (the stand's statistics of before − after).
+// standColumns are the stands table's first columns, one date; the
+// statistics' names take the index's ("mean NDVI"). changeColumns follow
+// them in two-date mode (the stand's statistics of before − after), then
+// come the stands' own attributes.
 var (
-	standColumns  = []string{"id", "valid px", "ha", "mean", "median", "min", "max"}
+	standColumns  = []string{"id", "area ha", "valid ha", "valid px", "mean", "median", "std", "min", "max"}
 	changeColumns = []string{"Δ mean", "Δ median", "main change"}
 )
+
+// standStatCols is how many of standColumns are per-index statistics
+// (their names get the index's), counted from the end.
+const standStatCols = 5
 
 // featureID is the id picker's entry for the feature id (FID).
 const featureID = "feature id (FID)"
@@ -59,14 +66,25 @@ type standsPanel struct {
 	sortDesc bool
 	selected int // stand index, -1 when none
 	gt       [6]float64
-	labels   *standLabels
-	quiet    bool
+	// indexTitle names the index the statistics are of ("NDVI"), for
+	// the column names.
+	indexTitle func() string
+	labels     *standLabels
+	quiet      bool
 	// ChangeCSV exports the per-stand change statistics (two dates).
 	ChangeCSV *widget.Button
+	// tableTab is the Stands tab: the table at full size.
+	tableTab fyne.CanvasObject
 }
 
 func newStandsPanel(w *Window) *standsPanel {
 	p := &standsPanel{sortCol: -1, selected: -1}
+	p.indexTitle = func() string {
+		if w.shown == nil {
+			return ""
+		}
+		return w.shown.idx.title()
+	}
 	p.detail = widget.NewLabel("No stands open")
 	p.detail.Wrapping = fyne.TextWrapWord
 	p.choro = widget.NewCheck("Colour stands by their mean", func(bool) { w.Map.raster.Refresh() })
@@ -114,20 +132,79 @@ func newStandsPanel(w *Window) *standsPanel {
 	gpkgB := widget.NewButton("GeoPackage…", func() { w.exportStandsDialog(".gpkg") })
 	p.ChangeCSV = widget.NewButton("Change CSV…", w.exportChangesDialog)
 	p.ChangeCSV.Hide()
-	tbl := container.NewGridWrap(fyne.NewSize(200, 200), p.table)
+	p.tableTab = container.NewBorder(widget.NewLabel("Click a column's name to sort by it (again to reverse); drag a column's edge to widen it."), nil, nil, nil, p.table)
+	showTable := widget.NewButton("Show the table", func() { w.showStandsTab() })
 	p.card = section("Stands", container.NewVBox(open,
 		widget.NewForm(widget.NewFormItem("Named by", p.IDField)),
-		container.NewGridWithColumns(2, csvB, gpkgB), p.ChangeCSV, p.choro, p.detail, tbl))
+		container.NewGridWithColumns(2, csvB, gpkgB), p.ChangeCSV, p.choro, p.detail, showTable))
 	return p
 }
 
-// columns are the table's columns: the change columns too when the
-// difference's statistics are known.
+// columns are the table's columns: the stand's id, area, valid area and
+// valid pixels, the statistics named after the index ("mean NDVI"), the
+// change columns when the difference's statistics are known, then the
+// stands' own attributes.
 func (p *standsPanel) columns() []string {
-	if len(p.change) == len(p.results) && len(p.change) > 0 {
-		return append(append([]string(nil), standColumns...), changeColumns...)
+	idx := ""
+	if p.indexTitle != nil {
+		idx = p.indexTitle()
 	}
-	return standColumns
+	cols := append([]string(nil), standColumns...)
+	if idx != "" {
+		for c := len(cols) - standStatCols; c < len(cols); c++ {
+			cols[c] += " " + idx
+		}
+	}
+	if p.hasChange() {
+		for _, c := range changeColumns {
+			if idx != "" && c != "main change" {
+				c += " " + idx
+			}
+			cols = append(cols, c)
+		}
+	}
+	if p.layer != nil {
+		for _, f := range p.layer.Fields {
+			cols = append(cols, f.Name)
+		}
+	}
+	return cols
+}
+
+// hasChange reports whether the table shows the change columns.
+func (p *standsPanel) hasChange() bool {
+	return len(p.change) == len(p.results) && len(p.change) > 0
+}
+
+// attrCol returns the attribute field of column col, or -1.
+func (p *standsPanel) attrCol(col int) int {
+	first := len(standColumns)
+	if p.hasChange() {
+		first += len(changeColumns)
+	}
+	if p.layer == nil || col < first || col-first >= len(p.layer.Fields) {
+		return -1
+	}
+	return col - first
+}
+
+// widthOf is column col's width when the table is laid out: ids and
+// attributes wide enough for a name, numbers for "0.0000".
+func (p *standsPanel) widthOf(col int, name string) float32 {
+	w := fyne.MeasureText(name+" ▼", theme.TextSize(), fyne.TextStyle{}).Width + 2*theme.Padding() + 8
+	min := float32(90)
+	if col == 0 || p.attrCol(col) >= 0 {
+		min = 120
+	}
+	return max(w, min)
+}
+
+// layoutColumns sets every column's width from its name (the user may
+// then drag them wider or narrower).
+func (p *standsPanel) layoutColumns() {
+	for c, n := range p.columns() {
+		p.table.SetColumnWidth(c, p.widthOf(c, n))
+	}
 }
 
 // mainChange is the change class of stand i with the most hectares ("–"
@@ -145,28 +222,60 @@ func (p *standsPanel) mainChange(i int) string {
 	return p.changeCl.Names[best]
 }
 
-// value returns column col of stand i as a number (for sorting).
+// value returns column col of stand i as a number (for sorting; NaN for
+// text).
 func (p *standsPanel) value(i, col int) float64 {
 	r := p.results[i]
 	switch col {
-	case 7:
-		return p.change[i].Mean
-	case 8:
-		return p.change[i].Median
 	case 1:
-		return r.ValidPixels
-	case 2:
 		return r.AreaHa
+	case 2:
+		return r.ValidHa
 	case 3:
-		return r.Mean
+		return r.ValidPixels
 	case 4:
-		return r.Median
+		return r.Mean
 	case 5:
-		return r.Min
+		return r.Median
 	case 6:
+		return r.Std
+	case 7:
+		return r.Min
+	case 8:
 		return r.Max
 	}
-	return 0
+	if p.hasChange() {
+		switch col {
+		case 9:
+			return p.change[i].Mean
+		case 10:
+			return p.change[i].Median
+		}
+	}
+	if a := p.attrCol(col); a >= 0 && i < len(p.layer.Features) {
+		switch v := p.layer.Features[i].Attrs[p.layer.Fields[a].Name].(type) {
+		case int64:
+			return float64(v)
+		case float64:
+			return v
+		}
+	}
+	return math.NaN()
+}
+
+// numeric reports whether column col sorts by number.
+func (p *standsPanel) numeric(col int) bool {
+	if col == 0 || p.hasChange() && col == 11 {
+		return false
+	}
+	if a := p.attrCol(col); a >= 0 {
+		switch strings.ToUpper(p.layer.Fields[a].Type) {
+		case "INTEGER", "INT", "REAL", "FLOAT", "DOUBLE", "NUMERIC", "MEDIUMINT", "SMALLINT", "TINYINT":
+			return true
+		}
+		return false
+	}
+	return true
 }
 
 func fmtStat(v float64, dec int) string {
@@ -182,18 +291,21 @@ func (p *standsPanel) cell(row, col int) string {
 	}
 	i := p.order[row]
 	r := p.results[i]
-	switch col {
-	case 0:
+	switch {
+	case col == 0:
 		return r.ID
-	case 1:
+	case col == 1 || col == 2:
+		return fmtStat(p.value(i, col), 2)
+	case col == 3:
 		return fmtStat(r.ValidPixels, 1)
-	case 2:
-		return fmtStat(r.AreaHa, 2)
-	case 9:
-		if len(p.change) == len(p.results) {
-			return p.mainChange(i)
+	case p.hasChange() && col == 11:
+		return p.mainChange(i)
+	}
+	if a := p.attrCol(col); a >= 0 {
+		if i >= len(p.layer.Features) {
+			return ""
 		}
-		return ""
+		return vector.FormatValue(p.layer.Features[i].Attrs[p.layer.Fields[a].Name])
 	}
 	if col >= len(p.columns()) {
 		return ""
@@ -433,9 +545,7 @@ func (p *standsPanel) install(w *Window, out *standsOut) {
 func (p *standsPanel) clearChange() {
 	p.change = nil
 	p.showChangeCSV()
-	if p.sortCol >= len(standColumns) {
-		p.sortCol = -1
-	}
+	p.sortCol = -1 // the columns after the statistics moved
 	p.resort()
 }
 
@@ -446,15 +556,20 @@ func (p *standsPanel) resort() {
 		p.order[i] = i
 	}
 	if c := p.sortCol; c >= 0 {
+		num := p.numeric(c)
 		sort.SliceStable(p.order, func(a, b int) bool {
-			ra, rb := p.results[p.order[a]], p.results[p.order[b]]
-			if c == 0 {
-				if p.sortDesc {
-					return ra.ID > rb.ID
+			ia, ib := p.order[a], p.order[b]
+			if !num {
+				ta, tb := p.cellOf(ia, c), p.cellOf(ib, c)
+				if ta == "" || tb == "" {
+					return ta != "" && tb == "" // empty last
 				}
-				return ra.ID < rb.ID
+				if p.sortDesc {
+					return ta > tb
+				}
+				return ta < tb
 			}
-			va, vb := p.value(p.order[a], c), p.value(p.order[b], c)
+			va, vb := p.value(ia, c), p.value(ib, c)
 			if math.IsNaN(va) || math.IsNaN(vb) {
 				return !math.IsNaN(va) && math.IsNaN(vb) // NaN last
 			}
@@ -464,13 +579,29 @@ func (p *standsPanel) resort() {
 			return va < vb
 		})
 	}
+	p.layoutColumns()
 	p.table.Refresh()
 }
 
-// SortStands sorts the stands table by column col (0 id, 1 valid pixels,
-// 2 hectares, 3 mean, 4 median, 5 min, 6 max; in two-date mode 7 the
-// change's mean, 8 its median, 9 the main change class); sorting by the
-// same column again reverses the order.
+// cellOf is column col's text for stand i (cell by stand, not by row).
+func (p *standsPanel) cellOf(i, col int) string {
+	switch {
+	case col == 0:
+		return p.results[i].ID
+	case p.hasChange() && col == 11:
+		return p.mainChange(i)
+	}
+	if a := p.attrCol(col); a >= 0 && i < len(p.layer.Features) {
+		return vector.FormatValue(p.layer.Features[i].Attrs[p.layer.Fields[a].Name])
+	}
+	return ""
+}
+
+// SortStands sorts the stands table by column col (0 id, 1 area ha, 2
+// valid ha, 3 valid pixels, 4 mean, 5 median, 6 std, 7 min, 8 max; in
+// two-date mode 9 the change's mean, 10 its median, 11 the main change
+// class; then the stands' attributes, by number when the field is one);
+// sorting by the same column again reverses the order.
 func (w *Window) SortStands(col int) {
 	p := w.standsP
 	if p.sortCol == col {
@@ -697,7 +828,7 @@ func (w *Window) ExportStands(path string) error {
 		}
 		return set.Commit()
 	}
-	if err := zonal.WriteCSV(f, p.results, p.classes); err != nil {
+	if err := zonal.WriteCSV(f, p.results, p.classes, p.layer); err != nil {
 		set.Abort()
 		return fmt.Errorf("%s: %v", path, err)
 	}
@@ -731,7 +862,7 @@ func (w *Window) ExportStandChanges(path string) error {
 	if err != nil {
 		return err
 	}
-	if err := zonal.WriteCSV(f, p.change, p.changeCl); err != nil {
+	if err := zonal.WriteCSV(f, p.change, p.changeCl, p.layer); err != nil {
 		set.Abort()
 		return fmt.Errorf("%s: %v", path, err)
 	}
@@ -775,4 +906,13 @@ func (w *Window) exportStandsDialog(ext string) {
 		}
 		w.setStatus(fmt.Sprintf("Wrote %d stands to %s", len(w.standsP.results), path), true)
 	})
+}
+
+// showStandsTab brings the Stands tab (the table) to the front.
+func (w *Window) showStandsTab() {
+	for i, it := range w.tabs.Items {
+		if it.Text == "Stands" {
+			w.tabs.SelectIndex(i)
+		}
+	}
 }

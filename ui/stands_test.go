@@ -11,6 +11,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
 )
 
 // writeStands writes a GeoJSON of pixel-aligned rectangles (c0, r0, c1,
@@ -79,7 +80,7 @@ func TestStands(t *testing.T) {
 		t.Errorf("a click in the first stand selected %q", got)
 	}
 
-	w.SortStands(3) // mean, ascending
+	w.SortStands(4) // mean, ascending
 	rows := w.StandRows()
 	lo := "s0"
 	if means[1] < means[0] {
@@ -88,7 +89,7 @@ func TestStands(t *testing.T) {
 	if rows[0][0] != lo {
 		t.Errorf("sorted by mean, the first row is %q, want %q (means %v)", rows[0][0], lo, means)
 	}
-	w.SortStands(3) // descending
+	w.SortStands(4) // descending
 	if w.StandRows()[0][0] == lo {
 		t.Errorf("sorting by mean again did not reverse the rows")
 	}
@@ -102,7 +103,7 @@ func TestStands(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	if !strings.HasPrefix(lines[0], "id,pixels,valid_pixels,area_ha,mean,") || len(lines) != 3 {
+	if !strings.HasPrefix(lines[0], "id,pixels,valid_pixels,area_ha,valid_ha,mean,") || !strings.HasSuffix(lines[0], ",name") || len(lines) != 3 {
 		t.Errorf("CSV:\n%s", b)
 	}
 
@@ -246,4 +247,88 @@ func TestStandsFollowNewMap(t *testing.T) {
 			t.Errorf("stand %d: mean %v, want EVI's %v", i, res[i].Mean, sum/float64(n))
 		}
 	}
+}
+
+// TestStandsTable: the Stands tab is a real table: columns id, area and
+// valid area (two columns), valid pixels, the statistics named after the
+// index (mean NDVI, ...), then the stands' own attributes (species, age);
+// a tap on a column's name sorts by it (numbers as numbers, text as
+// text), again reverses; a stand half off the raster has the area of its
+// part on it.
+func TestStandsTable(t *testing.T) {
+	w := newTestWindow(t, Options{})
+	_, _, pw, _ := w.Plane()
+	var feats []string
+	rects := [][4]int{{2, 2, 22, 22}, {30, 30, 40, 40}, {pw - 5, 50, pw + 5, 60}}
+	attrs := []string{`"species":"Picea abies","age":85`, `"species":"Fagus sylvatica","age":120`, `"species":"Abies alba","age":9`}
+	for i, s := range rects {
+		x0, x1 := 600000+10*float64(s[0]), 600000+10*float64(s[2])
+		y0, y1 := 5300000-10*float64(s[1]), 5300000-10*float64(s[3])
+		ring := fmt.Sprintf("[[[%g,%g],[%g,%g],[%g,%g],[%g,%g],[%g,%g]]]", x0, y0, x1, y0, x1, y1, x0, y1, x0, y0)
+		feats = append(feats, fmt.Sprintf(`{"type":"Feature","properties":{"name":"s%d",%s},"geometry":{"type":"Polygon","coordinates":%s}}`, i, attrs[i], ring))
+	}
+	gj := `{"type":"FeatureCollection","crs":{"type":"name","properties":{"name":"urn:ogc:def:crs:EPSG::32632"}},"features":[` + strings.Join(feats, ",") + `]}`
+	path := filepath.Join(t.TempDir(), "stands.geojson")
+	if err := os.WriteFile(path, []byte(gj), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.OpenStands(path); err != nil {
+		t.Fatal(err)
+	}
+	w.Wait()
+	want := "id,area ha,valid ha,valid px,mean NDVI,median NDVI,std NDVI,min NDVI,max NDVI,age,name,species"
+	if got := strings.Join(w.StandColumns(), ","); got != want {
+		t.Fatalf("columns\n %s\nwant\n %s", got, want)
+	}
+	rows := w.StandRows()
+	if len(rows) != 3 || rows[0][11] != "Picea abies" || rows[1][9] != "120" {
+		t.Fatalf("rows %v", rows)
+	}
+	// The third stand lies half off the raster: its area on the raster is
+	// its part inside (5×10 pixels of 10 m = 0.5 ha).
+	if rows[2][1] != "0.50" || rows[0][1] != "4.00" {
+		t.Errorf("areas %s %s, want 4.00 and 0.50", rows[0][1], rows[2][1])
+	}
+	// The header buttons sort: age ascending by number (9 < 85 < 120,
+	// not "120" < "85" < "9"), then descending.
+	w.showStandsTab()
+	if w.tabs.Selected().Text != "Stands" {
+		t.Fatalf("the Stands tab is not shown: %s", w.tabs.Selected().Text)
+	}
+	tapHeader(t, w, "age")
+	if got := column(w.StandRows(), 9); got != "9,85,120" {
+		t.Errorf("sorted by age: %s", got)
+	}
+	tapHeader(t, w, "age ▲")
+	if got := column(w.StandRows(), 9); got != "120,85,9" {
+		t.Errorf("sorted by age, reversed: %s", got)
+	}
+	tapHeader(t, w, "species")
+	if got := column(w.StandRows(), 11); got != "Abies alba,Fagus sylvatica,Picea abies" {
+		t.Errorf("sorted by species: %s", got)
+	}
+}
+
+// tapHeader taps the stands table's header button named name.
+func tapHeader(t *testing.T, w *Window, name string) {
+	t.Helper()
+	tbl := w.standsP.table
+	tbl.Resize(fyne.NewSize(2400, 400))
+	for c := range w.StandColumns() {
+		b := tbl.CreateHeader().(*widget.Button)
+		tbl.UpdateHeader(widget.TableCellID{Row: -1, Col: c}, b)
+		if b.Text == name {
+			test.Tap(b)
+			return
+		}
+	}
+	t.Fatalf("no header %q in %v", name, w.StandColumns())
+}
+
+func column(rows [][]string, c int) string {
+	var s []string
+	for _, r := range rows {
+		s = append(s, r[c])
+	}
+	return strings.Join(s, ",")
 }

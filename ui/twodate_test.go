@@ -398,14 +398,14 @@ func TestStandsTwoDates(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.Wait()
-	if cols := w.StandColumns(); len(cols) != len(standColumns) {
+	if cols := w.StandColumns(); len(cols) != len(standColumns)+1 {
 		t.Errorf("one date: columns %v", cols)
 	}
 	before, _, bw, bh := w.Plane()
 	path, afterNDVI := afterDate(t, "after.tif", bw, bh, 9, compute.FakeGeoRef())
 	openAfterTyped(w, path)
 	cols := w.StandColumns()
-	if len(cols) != len(standColumns)+len(changeColumns) || cols[7] != "Δ mean" {
+	if len(cols) != len(standColumns)+len(changeColumns)+1 || cols[9] != "Δ mean NDVI" || cols[11] != "main change" || cols[12] != "name" {
 		t.Fatalf("two dates: columns %v", cols)
 	}
 	check := func(what string) {
@@ -429,7 +429,7 @@ func TestStandsTwoDates(t *testing.T) {
 			if math.Abs(ch[k].Mean-sum/float64(n)) > 1e-6 || ch[k].ValidPixels != float64(n) {
 				t.Errorf("%s: stand %d change mean %v over %v pixels, want %v over %d", what, k, ch[k].Mean, ch[k].ValidPixels, sum/float64(n), n)
 			}
-			if row := w.StandRows()[k]; row[7] != fmtStat(ch[k].Mean, 4) || row[9] == "" {
+			if row := w.StandRows()[k]; row[9] != fmtStat(ch[k].Mean, 4) || row[11] == "" {
 				t.Errorf("%s: table row %v", what, row)
 			}
 		}
@@ -447,7 +447,7 @@ func TestStandsTwoDates(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	if len(lines) != 3 || !strings.HasPrefix(lines[0], "id,pixels,valid_pixels,area_ha,mean,") || !strings.HasSuffix(lines[0], "ha_strong_loss") ||
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "id,pixels,valid_pixels,area_ha,valid_ha,mean,") || !strings.HasSuffix(lines[0], "ha_strong_loss,name") ||
 		!strings.HasPrefix(lines[1], "s0,") {
 		t.Errorf("change CSV:\n%s", b)
 	}

@@ -329,6 +329,7 @@ func (w *Window) build() {
 	w.tabs = container.NewAppTabs(
 		container.NewTabItemWithIcon("Map", theme.MediaPhotoIcon(), mapTab),
 		container.NewTabItemWithIcon("Benchmarks", theme.HistoryIcon(), w.benchTabs),
+		container.NewTabItemWithIcon("Stands", theme.ListIcon(), w.standsP.tableTab),
 	)
 
 	toolbar := container.NewHBox(w.Compute, w.CompareAll, w.Sweep, w.Cancel,

@@ -198,8 +198,10 @@ type Result struct {
 	// Pixels is the covered pixel count inside the raster, nodata
 	// included; ValidPixels counts only pixels with a value.
 	Pixels, ValidPixels float64
-	// AreaHa is ValidPixels in hectares.
-	AreaHa float64
+	// AreaHa is Pixels in hectares: the stand's area on the raster.
+	// ValidHa is ValidPixels in hectares: the part with a value (not
+	// masked, not nodata).
+	AreaHa, ValidHa float64
 	// Mean, Std (population), Min, Max, Median, P10 and P90 of the valid
 	// pixel values, weighted by coverage.
 	Mean, Median, Std, Min, Max, P10, P90 float64
@@ -516,7 +518,8 @@ func (wk *worker) finish(s *standState, r *Result, breakKeys []uint32, pixHa flo
 	sum := s.samp.summarise(breakKeys)
 	r.Pixels = s.pixels
 	r.ValidPixels = sum.valid
-	r.AreaHa = sum.valid * pixHa
+	r.AreaHa = s.pixels * pixHa
+	r.ValidHa = sum.valid * pixHa
 	r.Mean, r.Median, r.Std, r.Min, r.Max, r.P10, r.P90 = sum.mean, sum.median, sum.std, sum.min, sum.max, sum.p10, sum.p90
 	for i := range r.ClassHa {
 		r.ClassHa[i] = sum.class[i] * pixHa

@@ -256,7 +256,8 @@ func TestComputeAgainstClipping(t *testing.T) {
 				}
 				near("pixels", r.Pixels, want.pixels, 1e-9)
 				near("valid_pixels", r.ValidPixels, want.valid, 1e-9)
-				near("area_ha", r.AreaHa, want.valid*0.01, 1e-9)
+				near("area_ha", r.AreaHa, want.pixels*0.01, 1e-9)
+				near("valid_ha", r.ValidHa, want.valid*0.01, 1e-9)
 				near("mean", r.Mean, want.mean, 1e-9)
 				near("std", r.Std, want.std, 1e-9)
 				near("min", r.Min, want.min, 0)
@@ -305,7 +306,7 @@ func TestComputeEdgeCases(t *testing.T) {
 	if r := byID["inside"]; r.Pixels != 12 || math.IsNaN(r.Mean) {
 		t.Errorf("inside: %+v", r)
 	}
-	if r := byID["nodata"]; r.Pixels != 100 || r.ValidPixels != 0 || r.AreaHa != 0 || !math.IsNaN(r.Mean) || !math.IsNaN(r.P90) {
+	if r := byID["nodata"]; r.Pixels != 100 || r.ValidPixels != 0 || r.ValidHa != 0 || math.Abs(r.AreaHa-1) > 1e-12 || !math.IsNaN(r.Mean) || !math.IsNaN(r.P90) {
 		t.Errorf("all nodata: %+v", r)
 	}
 	// Half the stand is nodata: its valid part is the other half exactly.
@@ -363,24 +364,51 @@ func TestComputeEdgeCases(t *testing.T) {
 	}
 }
 
+// TestWriteCSV: the columns and their order (DESIGN.md's zonal --csv:
+// id, pixels, valid_pixels, area_ha, valid_ha, the statistics, hectares
+// per class, then the stand's own attributes, a name the statistics
+// already have made unique), NaN and NULL as empty fields.
 func TestWriteCSV(t *testing.T) {
 	nan := math.NaN()
 	res := []Result{
-		{ID: "A,1", Pixels: 12.5, ValidPixels: 10.25, AreaHa: 0.1025, Mean: 0.5, Median: 0.25, Std: 0.125, Min: -0.5, Max: 1, P10: 0, P90: 0.75, ClassHa: []float64{0, 0.1025}},
+		{ID: "A,1", Pixels: 12.5, ValidPixels: 10.25, AreaHa: 0.125, ValidHa: 0.1025, Mean: 0.5, Median: 0.25, Std: 0.125, Min: -0.5, Max: 1, P10: 0, P90: 0.75, ClassHa: []float64{0, 0.1025}},
 		{ID: "out", Mean: nan, Median: nan, Std: nan, Min: nan, Max: nan, P10: nan, P90: nan, ClassHa: []float64{0, 0}},
 	}
+	cl := Classes{Breaks: []float64{0}, Names: []string{"No vegetation", "Green  (>0)"}}
 	var b bytes.Buffer
-	if err := WriteCSV(&b, res, Classes{Breaks: []float64{0}, Names: []string{"No vegetation", "Green  (>0)"}}); err != nil {
+	if err := WriteCSV(&b, res, cl, nil); err != nil {
 		t.Fatal(err)
 	}
-	want := "id,pixels,valid_pixels,area_ha,mean,median,std,min,max,p10,p90,ha_no_vegetation,ha_green_0\n" +
-		"\"A,1\",12.5000,10.2500,0.1025,0.500000,0.250000,0.125000,-0.500000,1.000000,0.000000,0.750000,0.0000,0.1025\n" +
-		"out,0.0000,0.0000,0.0000,,,,,,,,0.0000,0.0000\n"
+	want := "id,pixels,valid_pixels,area_ha,valid_ha,mean,median,std,min,max,p10,p90,ha_no_vegetation,ha_green_0\n" +
+		"\"A,1\",12.5000,10.2500,0.1250,0.1025,0.500000,0.250000,0.125000,-0.500000,1.000000,0.000000,0.750000,0.0000,0.1025\n" +
+		"out,0.0000,0.0000,0.0000,0.0000,,,,,,,,0.0000,0.0000\n"
 	if b.String() != want {
 		t.Fatalf("CSV:\n%s\nwant:\n%s", b.String(), want)
 	}
 	if got := strings.Join(DefaultClasses().Columns(), ","); got != "ha_no_vegetation,ha_bare,ha_sparse,ha_moderate,ha_dense" {
 		t.Fatalf("default class columns %s", got)
+	}
+	// The stands' own attributes, as the GeoPackage keeps them.
+	layer := &vector.Layer{
+		Fields: []vector.Field{{Name: "species", Type: "TEXT"}, {Name: "age", Type: "INTEGER"}, {Name: "Mean", Type: "REAL"}},
+		Features: []vector.Feature{
+			{FID: 1, Attrs: map[string]any{"species": "Picea abies", "age": int64(85), "Mean": 3.5}},
+			{FID: 2, Attrs: map[string]any{"species": "Fagus, sylvatica", "age": nil}},
+		},
+	}
+	b.Reset()
+	if err := WriteCSV(&b, res, cl, layer); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(b.String(), "\n")
+	if !strings.HasSuffix(lines[0], ",ha_green_0,species,age,Mean_1") {
+		t.Errorf("header %s", lines[0])
+	}
+	if !strings.HasSuffix(lines[1], ",0.1025,Picea abies,85,3.5") || !strings.HasSuffix(lines[2], ",0.0000,\"Fagus, sylvatica\",,") {
+		t.Errorf("rows:\n%s", b.String())
+	}
+	if err := WriteCSV(&b, res[:1], cl, layer); err == nil {
+		t.Error("a layer of 2 stands written with 1 result")
 	}
 }
 
@@ -412,6 +440,7 @@ func TestAgainstGDAL(t *testing.T) {
 			P                                     float64 `json:"pixels"`
 			V                                     float64 `json:"valid_pixels"`
 			AreaHa                                float64 `json:"area_ha"`
+			ValidHa                               float64 `json:"valid_ha"`
 			Mean, Median, Std, Min, Max, P10, P90 *float64
 			ClassHa                               []float64 `json:"class_ha"`
 		}
@@ -474,6 +503,7 @@ func TestAgainstGDAL(t *testing.T) {
 		near("pixels", r.Pixels, &want.P)
 		near("valid_pixels", r.ValidPixels, &want.V)
 		near("area_ha", r.AreaHa, &want.AreaHa)
+		near("valid_ha", r.ValidHa, &want.ValidHa)
 		near("mean", r.Mean, want.Mean)
 		near("median", r.Median, want.Median)
 		near("std", r.Std, want.Std)

@@ -232,7 +232,7 @@ func changeByStand(set *outfile.Set, standsSpec, idField, csvOut string, diff []
 		return err
 	}
 	bw := bufio.NewWriter(out)
-	if err := zonal.WriteCSV(bw, res, zc); err != nil {
+	if err := zonal.WriteCSV(bw, res, zc, layer); err != nil {
 		return fmt.Errorf("write %s: %w", csvOut, err)
 	}
 	return bw.Flush()

@@ -130,7 +130,7 @@ func cmdZonal(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		bw := bufio.NewWriter(w)
-		if err := zonal.WriteCSV(bw, res, classes); err != nil {
+		if err := zonal.WriteCSV(bw, res, classes, layer); err != nil {
 			return fmt.Errorf("write %s: %w", *csvOut, err)
 		}
 		if err := bw.Flush(); err != nil {

@@ -43,7 +43,9 @@ func TestZonalPixelAlignedStands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(rows[0][:11], ",") != "id,pixels,valid_pixels,area_ha,mean,median,std,min,max,p10,p90" || !strings.HasPrefix(rows[0][11], "ha_") {
+	// DESIGN.md's columns, hectares per class, then the stands' own
+	// attributes (here their name).
+	if strings.Join(rows[0][:12], ",") != "id,pixels,valid_pixels,area_ha,valid_ha,mean,median,std,min,max,p10,p90" || !strings.HasPrefix(rows[0][12], "ha_") || rows[0][len(rows[0])-1] != "name" {
 		t.Fatalf("header %v", rows[0])
 	}
 	rb, _ := raster.Load(red)
@@ -62,11 +64,11 @@ func TestZonalPixelAlignedStands(t *testing.T) {
 			}
 		}
 		num := func(k int) float64 { v, _ := strconv.ParseFloat(row[k], 64); return v }
-		if row[0] != fmt.Sprintf("s%d", i) || num(1) != n || num(2) != n || math.Abs(num(3)-n*100/1e4) > 1e-9 {
+		if row[0] != fmt.Sprintf("s%d", i) || num(1) != n || num(2) != n || math.Abs(num(3)-n*100/1e4) > 1e-9 || math.Abs(num(4)-n*100/1e4) > 1e-9 || row[len(row)-1] != row[0] {
 			t.Errorf("stand %d: %v, want %g pixels", i, row, n)
 		}
-		if math.Abs(num(4)-sum/n) > 1e-6 || math.Abs(num(7)-mn) > 1e-6 || math.Abs(num(8)-mx) > 1e-6 {
-			t.Errorf("stand %d: mean %s min %s max %s, want %g %g %g", i, row[4], row[7], row[8], sum/n, mn, mx)
+		if math.Abs(num(5)-sum/n) > 1e-6 || math.Abs(num(8)-mn) > 1e-6 || math.Abs(num(9)-mx) > 1e-6 {
+			t.Errorf("stand %d: mean %s min %s max %s, want %g %g %g", i, row[5], row[8], row[9], sum/n, mn, mx)
 		}
 	}
 	// Bad stands: one clear line each.
