@@ -346,6 +346,9 @@ func (z *inflater) ReadAt(p []byte, off int64) (int, error) {
 			z.done(err)
 		}
 	}
+	if z.err != nil && int64(len(z.buf)) == z.size {
+		return 0, z.err // the checksum or the size is wrong: none of it is trusted
+	}
 	if off >= int64(len(z.buf)) {
 		if z.err != nil {
 			return 0, z.err
@@ -378,6 +381,21 @@ func (z *inflater) read(b []byte) (int, error) {
 func (z *inflater) done(err error) {
 	if err == io.EOF && int64(len(z.buf)) != z.size {
 		err = fmt.Errorf("inflates to %d bytes but declares %d", len(z.buf), z.size)
+	}
+	if err == nil && int64(len(z.buf)) == z.size && z.rc != nil {
+		// All the declared bytes are in: read on to the end, where the
+		// zip reader checks the checksum and the size.
+		var one [1]byte
+		n, e := z.rc.Read(one[:])
+		for n == 0 && e == nil {
+			n, e = z.rc.Read(one[:])
+		}
+		switch {
+		case n > 0:
+			err = fmt.Errorf("inflates to more than the %d bytes it declares", z.size)
+		case e != io.EOF:
+			err = e
+		}
 	}
 	if err != nil && err != io.EOF {
 		z.err = fmt.Errorf("%s: %v", z.where, err)

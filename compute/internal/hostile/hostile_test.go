@@ -78,3 +78,29 @@ func TestBuilderMatchesXImage(t *testing.T) {
 		t.Errorf("packBits: % x", got)
 	}
 }
+
+func TestGenerateInputs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the input corpus takes a while to write (-short)")
+	}
+	cases, err := GenerateInputs(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, c := range cases {
+		kinds[strings.SplitN(c.Name, "/", 2)[0]]++
+		if c.Exit != 1 && c.Exit != 2 {
+			t.Errorf("%s: exit %d", c.Name, c.Exit)
+		}
+	}
+	if len(cases) < 150 {
+		t.Errorf("%d input cases, the corpus needs at least 150 more than the raster corpus", len(cases))
+	}
+	for _, k := range []string{"zip", "tar", "xml", "jp2", "mtl", "stac", "gpkg", "geojson", "list", "path"} {
+		if kinds[k] == 0 {
+			t.Errorf("no %s cases", k)
+		}
+	}
+	t.Logf("%d input cases: %v", len(cases), kinds)
+}

@@ -3,6 +3,8 @@
 package hostile
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
 	"syscall"
 )
@@ -26,4 +28,25 @@ func (g *gen) paths() {
 	}
 	g.add(Case{Name: "path/dev-zero", Red: "/dev/zero", Want: "is a device, not a file"})
 	g.add(Case{Name: "path/dev-zero-band", Red: "/dev/zero:1", Want: "is a device, not a file"})
+}
+
+// specialPaths are the paths that are not regular files: those of every
+// system, a FIFO (whose reader would wait for a writer forever) and a
+// link to /dev/zero (whose reader would never reach the end).
+func (g *igen) specialPaths() []special {
+	n := 0
+	return append(g.commonSpecials(),
+		special{"fifo", "is a named pipe (FIFO), not a file", func(ext string) string {
+			n++
+			p := filepath.Join(g.dir, "special", fmt.Sprintf("fifo-%d%s", n, ext))
+			g.fail(syscall.Mkfifo(p, 0o644))
+			return p
+		}},
+		special{"dev-zero", "is a device, not a file", func(ext string) string {
+			n++
+			p := filepath.Join(g.dir, "special", fmt.Sprintf("zero-%d%s", n, ext))
+			g.fail(os.Symlink("/dev/zero", p))
+			return p
+		}},
+	)
 }
