@@ -42,22 +42,30 @@ type tiffSpec struct {
 	patchSize int
 }
 
-// writeTIFF writes s to path: 512 x 512 tiles, zlib-deflated at the best
-// compression, every tile outside the patch the same all-zero tile (each
-// stored on its own, as GDAL writes them).
+// zeroTiles holds the deflated all-zero tile of each sample size.
+var zeroTiles sync.Map
+
+// writeTIFF writes s to path: 512 x 512 tiles, zlib-deflated, every tile
+// outside the patch the same all-zero tile deflated at the best
+// compression (each stored on its own, as GDAL writes them).
 func writeTIFF(t testing.TB, path string, s tiffSpec) {
 	t.Helper()
 	const ts = 512
 	bps := s.bits / 8
 	across, down := (s.w+ts-1)/ts, (s.h+ts-1)/ts
-	deflate := func(b []byte) []byte {
+	deflate := func(b []byte, level int) []byte {
 		var buf bytes.Buffer
-		z, _ := zlib.NewWriterLevel(&buf, zlib.BestCompression)
+		z, _ := zlib.NewWriterLevel(&buf, level)
 		z.Write(b)
 		z.Close()
 		return buf.Bytes()
 	}
-	zero := deflate(make([]byte, ts*ts*bps))
+	z, ok := zeroTiles.Load(bps)
+	if !ok {
+		z = deflate(make([]byte, ts*ts*bps), zlib.BestCompression)
+		zeroTiles.Store(bps, z)
+	}
+	zero := z.([]byte)
 	var out bytes.Buffer
 	out.Write([]byte{'I', 'I', 42, 0, 0, 0, 0, 0})
 	var offs, counts []uint32
@@ -81,7 +89,7 @@ func writeTIFF(t testing.TB, path string, s tiffSpec) {
 						}
 					}
 				}
-				data = deflate(raw)
+				data = deflate(raw, zlib.BestSpeed)
 			}
 			offs = append(offs, uint32(out.Len()))
 			counts = append(counts, uint32(len(data)))

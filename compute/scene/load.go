@@ -145,20 +145,22 @@ type reader struct {
 	tiff map[tiffKey]compute.Plane
 }
 
-// tiffKey is a band's rows [y0, y1) of a GeoTIFF, at the stored type.
+// tiffKey is a band's window (columns [x0, x1), rows [y0, y1)) of a
+// GeoTIFF, at the stored type.
 type tiffKey struct {
-	file   string
-	band   int
-	y0, y1 int
+	file           string
+	band           int
+	x0, y0, x1, y1 int
 }
 
-// prefetch decodes, in one pass per file and row range, every GeoTIFF
-// band needed for the grid window win, at the stored type.
+// prefetch decodes, in one pass per file and window, every GeoTIFF band
+// needed for the grid window win, at the stored type: only the tiles (or
+// strips) the window touches.
 func (r *reader) prefetch(srcs []*Source, win image.Rectangle) error {
 	type group struct {
-		file   string
-		y0, y1 int
-		bands  []int
+		file  string
+		sw    image.Rectangle
+		bands []int
 	}
 	var groups []*group
 	for _, src := range srcs {
@@ -171,12 +173,12 @@ func (r *reader) prefetch(srcs []*Source, win image.Rectangle) error {
 		}
 		var g *group
 		for _, x := range groups {
-			if x.file == src.File && x.y0 == sw.Min.Y && x.y1 == sw.Max.Y {
+			if x.file == src.File && x.sw == sw {
 				g = x
 			}
 		}
 		if g == nil {
-			g = &group{file: src.File, y0: sw.Min.Y, y1: sw.Max.Y}
+			g = &group{file: src.File, sw: sw}
 			groups = append(groups, g)
 		}
 		if !containsInt(g.bands, src.Band) {
@@ -192,19 +194,43 @@ func (r *reader) prefetch(srcs []*Source, win image.Rectangle) error {
 		if err != nil {
 			return err
 		}
+		if w := r.s.tiffWidth(g.file); (w >= 0 && f.Width() != w) || f.Width() < g.sw.Max.X || f.Height() < g.sw.Max.Y {
+			return fmt.Errorf("%s: changed since the scene was opened (%dx%d pixels)", r.s.c.where(g.file), f.Width(), f.Height())
+		}
 		t, _ := f.DataType()
 		planes := make([]compute.Plane, len(g.bands))
 		for i := range planes {
-			planes[i] = compute.NewPlane(t, f.Width(), g.y1-g.y0)
+			planes[i] = compute.NewPlane(t, g.sw.Dx(), g.sw.Dy())
 		}
-		if err := f.ReadRowsBandsInto(g.y0, g.y1, g.bands, planes); err != nil {
+		if g.sw.Min.X == 0 && g.sw.Max.X == f.Width() {
+			err = f.ReadRowsBandsInto(g.sw.Min.Y, g.sw.Max.Y, g.bands, planes)
+		} else {
+			err = f.ReadWindowBandsInto(g.sw.Min.X, g.sw.Min.Y, g.sw.Max.X, g.sw.Max.Y, g.bands, planes)
+		}
+		if err != nil {
 			return err
 		}
 		for i, b := range g.bands {
-			r.tiff[tiffKey{g.file, b, g.y0, g.y1}] = planes[i]
+			r.tiff[tiffKey{g.file, b, g.sw.Min.X, g.sw.Min.Y, g.sw.Max.X, g.sw.Max.Y}] = planes[i]
 		}
 	}
 	return nil
+}
+
+// tiffWidth is the width the scene's bands from file had when it was
+// opened (-1 when no band of the scene comes from file).
+func (s *Scene) tiffWidth(file string) int {
+	for _, b := range s.Bands {
+		if b.File == file {
+			return b.Width
+		}
+	}
+	for _, b := range []*Source{s.Mask.Source, s.Mask.Saturation, s.ortho} {
+		if b != nil && b.File == file {
+			return b.Width
+		}
+	}
+	return -1
 }
 
 func containsInt(l []int, v int) bool {
@@ -275,26 +301,13 @@ func (r *reader) read(src *Source, sw image.Rectangle) (compute.Plane, error) {
 		}
 		return jp2Decode(d, openjp2.Options{Window: sw})
 	case "tiff":
-		p, ok := r.tiff[tiffKey{src.File, src.Band, sw.Min.Y, sw.Max.Y}]
-		if !ok || p.Type != src.Type || p.Width != src.Width {
+		p, ok := r.tiff[tiffKey{src.File, src.Band, sw.Min.X, sw.Min.Y, sw.Max.X, sw.Max.Y}]
+		if !ok || p.Type != src.Type || p.Width != sw.Dx() {
 			return compute.Plane{}, fmt.Errorf("%s: band %d was not read as opened", s.c.where(src.File), src.Band)
 		}
-		return cropColumns(p, sw.Min.X, sw.Max.X), nil
+		return p, nil
 	}
 	return compute.Plane{}, fmt.Errorf("%s: unknown format %q", s.c.where(src.File), src.Format)
-}
-
-// cropColumns returns columns [x0, x1) of p (p itself when that is all).
-func cropColumns(p compute.Plane, x0, x1 int) compute.Plane {
-	if x0 == 0 && x1 == p.Width {
-		return p
-	}
-	size := p.Type.Size()
-	out := compute.NewPlane(p.Type, x1-x0, p.Height)
-	for y := range p.Height {
-		copy(out.Data[y*(x1-x0)*size:(y+1)*(x1-x0)*size], p.Data[(y*p.Width+x0)*size:(y*p.Width+x1)*size])
-	}
-	return out
 }
 
 // upsample resamples p (covering the source window sw) by nearest
