@@ -4,18 +4,24 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"image"
 	"math"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/widget"
 
 	"canopy/compute/geo"
+	"canopy/compute/remote"
 	"canopy/compute/stac"
+	"canopy/ui/render/composite"
 )
 
 // archiveState is File › Search the archive…'s: the scenes the last
@@ -27,7 +33,19 @@ type archiveState struct {
 	dlg   dialog.Dialog
 	// api is the search endpoint of the last search (for messages).
 	api string
+	// thumbs are the scenes' pictures by list row, drawn from their
+	// COGs' overviews; client and signer read them.
+	thumbs map[int]image.Image
+	client *remote.Client
+	signer *stac.PCSigner
 }
+
+// thumbSide is a thumbnail's side in pixels; maxThumbs bounds how many
+// scenes of a search get one.
+const (
+	thumbSide = 72
+	maxThumbs = 60
+)
 
 // archiveAPIs are the STAC APIs the dialog offers, by label.
 var archiveAPIs = []struct{ label, url string }{
@@ -145,11 +163,21 @@ func (w *Window) showArchive() {
 	selected := -1
 	a.open = widget.NewButton("Open", nil)
 	a.open.Disable()
+	a.thumbs = map[int]image.Image{}
 	a.list = widget.NewList(func() int { return len(a.items) },
 		func() fyne.CanvasObject {
-			return widget.NewLabel("2024-06-03 10:16   cloud 99.9%   sentinel-2b   S2B_32TQM_20240603_0_L2A")
+			img := canvas.NewImageFromImage(nil)
+			img.FillMode = canvas.ImageFillContain
+			img.SetMinSize(fyne.NewSize(thumbSide, thumbSide))
+			return container.NewHBox(img, widget.NewLabel("2024-06-03 10:16   cloud 99.9%   sentinel-2b   S2B_32TQM_20240603_0_L2A"))
 		},
-		func(i widget.ListItemID, o fyne.CanvasObject) { o.(*widget.Label).SetText(archiveRow(a.items[i])) })
+		func(i widget.ListItemID, o fyne.CanvasObject) {
+			row := o.(*fyne.Container)
+			img := row.Objects[0].(*canvas.Image)
+			img.Image = a.thumbs[i]
+			img.Refresh()
+			row.Objects[1].(*widget.Label).SetText(archiveRow(a.items[i]))
+		})
 	a.list.OnSelected = func(i widget.ListItemID) { selected = i; a.open.Enable() }
 	a.open.OnTapped = func() {
 		if selected < 0 || selected >= len(a.items) {
@@ -171,8 +199,71 @@ func (w *Window) showArchive() {
 		a.dlg.Hide()
 	}
 	a.dlg = dialog.NewCustom("Scenes in the archive", "Close", body, w.Win)
-	a.dlg.Resize(fyne.NewSize(760, 480))
+	a.dlg.Resize(fyne.NewSize(820, 560))
 	a.dlg.Show()
+	w.drawThumbnails()
+}
+
+// drawThumbnails draws the listed scenes' pictures as a job (progress,
+// Cancel; opening a scene stops it): each from the smallest overview of
+// its COGs that still has thumbSide pixels (stac.Preview), stretched as
+// the natural-colour view is. A scene that cannot be drawn keeps an
+// empty picture.
+func (w *Window) drawThumbnails() {
+	a := &w.archive
+	items := a.items[:min(len(a.items), maxThumbs)]
+	if len(items) == 0 {
+		return
+	}
+	if a.client == nil {
+		a.client = remote.New(remote.Options{Cache: remote.DefaultCache()})
+		a.signer = &stac.PCSigner{}
+	}
+	client, signer := a.client, a.signer
+	w.bridge.start("Drawing the scenes' thumbnails", func(ctx context.Context, progress progressFunc) (func(), error) {
+		pics := make([]image.Image, len(items))
+		var done atomic.Int64
+		var wg sync.WaitGroup
+		var pmu sync.Mutex // progress is the bridge's, for one goroutine
+		sem := make(chan struct{}, 4)
+		for i, it := range items {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				if ctx.Err() != nil {
+					return
+				}
+				bands, err := stac.Preview(ctx, client, signer, it, thumbSide)
+				if err == nil {
+					if c, err := composite.New(bands, nil, composite.Options{}); err == nil {
+						pics[i] = c.Image()
+					}
+				}
+				pmu.Lock()
+				progress(float64(done.Add(1))/float64(len(items)), "thumbnails")
+				pmu.Unlock()
+			}()
+		}
+		wg.Wait()
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		return func() {
+			if len(a.items) < len(pics) {
+				return // another search replaced the list
+			}
+			for i, p := range pics {
+				if p != nil {
+					a.thumbs[i] = p
+				}
+			}
+			if a.list != nil {
+				a.list.Refresh()
+			}
+		}, nil
+	})
 }
 
 // selfHref is the URL of a STAC item itself (its "self" link).

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -49,6 +50,23 @@ func TestSearchArchive(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A true-colour COG for the thumbnails ("visual", as Earth Search's
+	// and the Planetary Computer's Sentinel-2 items have).
+	vis := make([][]float32, 3)
+	for b := range vis {
+		vis[b] = make([]float32, 200*150)
+		for i := range vis[b] {
+			vis[b][i] = 0.05*float32(b+1) + 0.001*float32(i%200)
+		}
+	}
+	vf, err := os.Create(filepath.Join(dir, "visual.tif"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := geotiff.WriteCOG(vf, 200, 150, vis, compute.FakeGeoRef(), geotiff.COGOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	vf.Close()
 	var srv *httptest.Server
 	item := func(id string, cloud float64) map[string]any {
 		return map[string]any{"type": "Feature", "stac_version": "1.0.0", "id": id, "collection": "sentinel-2-l2a",
@@ -57,6 +75,7 @@ func TestSearchArchive(t *testing.T) {
 			"assets": map[string]any{
 				"red": map[string]any{"href": "../red.tif", "roles": []string{"data"}, "eo:bands": []map[string]any{{"name": "B04", "common_name": "red"}},
 					"raster:bands": []map[string]any{{"scale": 0.0001, "offset": 0, "nodata": 0}}},
+				"visual": map[string]any{"href": "../visual.tif", "type": "image/tiff; application=geotiff; profile=cloud-optimized", "roles": []string{"visual"}},
 				"nir": map[string]any{"href": "../nir.tif", "roles": []string{"data"}, "eo:bands": []map[string]any{{"name": "B08", "common_name": "nir"}},
 					"raster:bands": []map[string]any{{"scale": 0.0001, "offset": 0, "nodata": 0}}}}}
 	}
@@ -90,6 +109,13 @@ func TestSearchArchive(t *testing.T) {
 	}
 	if row := archiveRow(w.archive.items[0]); row != "2024-06-03 10:16   cloud  4.5%   sentinel-2b   A" {
 		t.Fatalf("row %q", row)
+	}
+	// Both scenes have a thumbnail, drawn from their visual COG.
+	if len(w.archive.thumbs) != 2 || w.archive.thumbs[0] == nil {
+		t.Fatalf("%d thumbnails; status %q", len(w.archive.thumbs), w.Status.Text)
+	}
+	if b := w.archive.thumbs[1].Bounds(); b.Dx() != 200 || b.Dy() != 150 {
+		t.Fatalf("thumbnail %v", b)
 	}
 	if !w.archive.open.Disabled() {
 		t.Fatal("Open is enabled with nothing selected")

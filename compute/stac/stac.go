@@ -17,7 +17,9 @@
 // PCSigner signs Planetary Computer asset links (Azure Blob Storage) with
 // the SAS token of their storage account and container, fetched from the
 // Planetary Computer's token endpoint and reused until a minute before it
-// expires; it is a compute/remote Signer.
+// expires; it is a compute/remote Signer. Preview reads an item's red,
+// green and blue bands from the smallest overview of its COGs that still
+// has the side asked for, for a thumbnail.
 package stac
 
 import (
