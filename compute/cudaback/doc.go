@@ -1,5 +1,6 @@
-// Package cudaback is the `cuda` backend: Canopy's NDVI kernel (shaders/ndvi.cu,
-// embedded as a fat binary) run through the CUDA driver API, which
+// Package cudaback is the `cuda` backend: any index job (NDVI one of them)
+// as a kernel generated in PTX from the job's program (ptx.go), compiled by
+// the driver's JIT and cached, run through the CUDA driver API, which
 // native/cuda loads at run time, so that Canopy builds and runs without the
 // CUDA toolkit and says why when there is no driver or GPU. Importing the
 // package registers the backend with compute.
@@ -10,7 +11,7 @@
 // copy engines busy:
 //
 //   - Host memory. The GPU can only DMA from page-locked memory. By default
-//     (host memory "register") Run page-locks the caller's own slices in
+//     (host memory "register") a job page-locks the caller's own slices in
 //     place with cuMemHostRegister, after pinning them for the Go runtime
 //     (runtime.Pinner), and keeps them registered until a run with other
 //     slices or Close, so that repeated runs on one image pay it once; the
@@ -21,7 +22,7 @@
 //     reused, the host copies into and out of them running on all cores
 //     (host memory "staging").
 //   - Transfer modes (compute.Moder). "sequential" is the textbook way:
-//     upload both bands, run the kernel, download the result. "overlapped"
+//     upload the bands, run the kernel, download the results. "overlapped"
 //     (the default) cuts the image into chunks spread over DefaultStreams
 //     streams, so that the upload of one chunk, the kernel of another and
 //     the download of a third run at once on the copy engines and the SMs.
@@ -30,16 +31,16 @@
 //     left to download after the last upload, while the copy engines' cost
 //     per transfer stays small. Staging copies, when needed, are pipelined
 //     with the DMA too.
-//   - uint16 input (RunUint16): sensor counts are uploaded as they are and
-//     converted on the GPU, halving the upload.
+//   - Bands as stored: integer bands (sensor counts) are uploaded as they
+//     are and converted on the GPU, halving a uint16 band's upload.
 //
 // Every phase is timed with CUDA events. In sequential mode upload, kernel
 // and download are consecutive intervals. In overlapped mode they overlap:
 // upload is the span from the first chunk's upload start to the last one's
 // end, download likewise, and kernel is the sum of the chunks' kernel
 // times; their sum is more than Total. Total is the host's wall clock from
-// the start of Run, after any setup, until the result is in the caller's
+// the start of the job, after any setup, until the result is in the caller's
 // slice: it includes staging copies and every synchronisation. Setup
-// (driver, context, module, device and staging allocations, registration
+// (driver, context, the kernel's JIT, device and staging allocations, registration
 // of the caller's buffers) is reported apart and is not in Total.
 package cudaback

@@ -647,7 +647,7 @@ func (st *glState) warmUp(jb *jobBuffers, p *jobProgram, j *compute.Job) (time.D
 	return time.Since(t0), glError("the warm-up dispatch")
 }
 
-// RunJob implements compute.Engine: every index of j in one compute
+// RunJob implements compute.Backend: every index of j in one compute
 // shader generated from the formulas (shaders/index.comp.tmpl), over the
 // bands uploaded once as stored. The shader is compiled by the driver on
 // the first run of its formulas, band types and mask, and cached; Setup

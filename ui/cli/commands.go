@@ -398,7 +398,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	}
 	fs := newFlags("bench", stderr)
 	sizes := fs.String("size", "2048", "image sizes, N or NxM, comma-separated")
-	list := fs.String("backends", "all", "backends to time: all or a comma list (name or name:mode; gl:host = bands in gl's pinned host buffers)")
+	list := fs.String("backends", "all", "backends to time: all or a comma list (name, or name:mode: cuda:overlapped, cuda:sequential, gl:mapped, gl:subdata)")
 	repeat := fs.Int("repeat", 10, "timed runs per backend and size, after one untimed warm-up")
 	scene := fs.String("scene", compute.SceneNoise, "fake scene: noise (uniform random reflectances, the textbook benchmark) or landscape")
 	seed := fs.Uint64("seed", 1, "scene seed")

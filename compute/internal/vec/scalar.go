@@ -200,7 +200,7 @@ func ndFinite1(red, nir float32) float32 {
 
 // ndFiniteGo runs ndFinite1 four pixels a turn: the loop's own counting
 // and bounds checks then cost what the finite check adds, and a pixel costs
-// what one of the two-band NDVI loop did.
+// what one of the plain NDVI loop without the finite check does.
 func ndFiniteGo(out, red, nir []float32) {
 	red, nir = red[:len(out)], nir[:len(out)]
 	i := 0
