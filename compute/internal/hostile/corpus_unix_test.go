@@ -54,8 +54,12 @@ func TestCorpusChild(t *testing.T) {
 	}
 	// A safety net for the shared machine: a runaway case dies at 4 GiB
 	// of address space instead of swapping; the limit checked is RSS.
-	lim := syscall.Rlimit{Cur: 4 << 30, Max: 4 << 30}
-	syscall.Setrlimit(syscall.RLIMIT_AS, &lim)
+	// In a memory cgroup the kernel's limit is the one that counts: an
+	// address-space cap would hide a reader that reserves gigabytes.
+	if os.Getenv("CORPUS_CGROUP") == "" {
+		lim := syscall.Rlimit{Cur: 4 << 30, Max: 4 << 30}
+		syscall.Setrlimit(syscall.RLIMIT_AS, &lim)
+	}
 	debug.SetMemoryLimit(maxRSS / 2)
 	nir, out := os.Getenv("CORPUS_NIR"), os.Getenv("CORPUS_OUT")
 	var rep report
@@ -141,7 +145,18 @@ func runCase(c Case, out string) result {
 	ctx, cancel := context.WithTimeout(context.Background(), killAt)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestCorpusChild$", "-test.count=1")
+	// Memory as the kernel enforces it: a cgroup of 1 GiB where the system
+	// lets the test make one (the child's own address-space cap stays as
+	// a net where it does not).
+	cg := newCgroup(fmt.Sprintf("canopy-corpus-%d-%s", os.Getpid(), filepath.Base(out)), maxRSS)
+	if cg != nil {
+		defer cg.remove()
+		cmd = exec.CommandContext(ctx, "/bin/sh", "-c", `echo $$ > "$0/cgroup.procs" && exec "$@"`, cg.dir, os.Args[0], "-test.run=^TestCorpusChild$", "-test.count=1")
+	}
 	cmd.Env = append(os.Environ(), "CORPUS_RED="+c.Red, "CORPUS_NIR="+c.NIR, "CORPUS_OUT="+out, "GOMAXPROCS=2")
+	if cg != nil {
+		cmd.Env = append(cmd.Env, "CORPUS_CGROUP=1")
+	}
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
@@ -163,6 +178,9 @@ func runCase(c Case, out string) result {
 		}
 	} else if err != nil {
 		r.stderr += err.Error()
+	}
+	if cg != nil {
+		r.rss = cg.peakBytes()
 	}
 	sc := bufio.NewScanner(strings.NewReader(stdout.String()))
 	sc.Buffer(nil, 1<<20)

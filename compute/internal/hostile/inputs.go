@@ -423,6 +423,7 @@ func (g *igen) jp2s() {
 		it := g.write("jp2/"+name+"/item.json", stacItem("B04.jp2", "B04.jp2", w, h))
 		g.add(InputCase{Name: "jp2/" + name, Args: []string{"compute", "--scene", it, "--backend", "go", "--tif", "OUT/ndvi.tif"}, Want: want, Names: p})
 	}
+	j("tiles-65025-components-16-197-bytes", jp2Of(siz(255*64, 255*64, 64, 64, 16), 255*64, 255*64, 16), 255*64, 255*64, "tiles")
 	j("million-tiles-226-bytes", jp2Of(siz(65535, 65535, 64, 64, 1), 65535, 65535, 1), 65535, 65535, "tiles")
 	j("j2k-billion-pixels-1x1-tiles", siz(1<<30, 1<<30, 1, 1, 1), 1<<30, 1<<30, "tiles")
 	j("components-16384", jp2Of(siz(1024, 1024, 1024, 1024, 16384), 1024, 1024, 16384), 1024, 1024, "16384 components")
@@ -635,7 +636,7 @@ func (g *igen) geojsons() {
 	b.WriteString("]}")
 	g.add(InputCase{Name: "geojson/features-200000", Args: []string{"zonal", "--red", g.red, "--nir", g.nir, "--stands", g.write("geojson/features-200000.geojson", []byte(b.String())), "--csv", "OUT/zonal.csv"}, Either: true})
 	b.Reset()
-	b.WriteString(`{"type":"Polygon","coordinates":[[`)
+	b.WriteString(`{"type":"FeatureCollection","crs":{"type":"name","properties":{"name":"EPSG:32633"}},"features":[{"type":"Feature","properties":{},"geometry":{"type":"Polygon","coordinates":[[`)
 	n := 2000000
 	for i := range n + 1 {
 		if i > 0 {
@@ -644,7 +645,7 @@ func (g *igen) geojsons() {
 		a := 2 * math.Pi * float64(i%n) / float64(n)
 		fmt.Fprintf(&b, "[%.3f,%.3f]", 600320+200*math.Cos(a), 5299760+200*math.Sin(a))
 	}
-	b.WriteString("]]}")
+	b.WriteString("]]}}]}")
 	g.add(InputCase{Name: "geojson/vertices-2000000", Args: []string{"zonal", "--red", g.red, "--nir", g.nir, "--stands", g.write("geojson/vertices-2000000.geojson", []byte(b.String())), "--csv", "OUT/zonal.csv"}, Either: true})
 }
 
