@@ -94,10 +94,10 @@ func writeChartPNG(path string, rs []compute.BenchResult, which chartKind) error
 	return chart.WritePNG(path, img)
 }
 
-// writeCSV writes the timings as CSV through a temporary file renamed into
+// writeCSV writes the runs' timings as CSV through a temporary file renamed into
 // place.
-func writeCSV(path string, rs []compute.BenchResult) error {
-	err := compute.WriteFileAtomicBuffered(path, func(w *bufio.Writer) error { return chart.WriteCSV(w, rs) })
+func writeCSV(path string, runs []chart.Run) error {
+	err := compute.WriteFileAtomicBuffered(path, func(w *bufio.Writer) error { return chart.WriteRunsCSV(w, runs) })
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}

@@ -333,6 +333,34 @@ func (v *chartView) Resize(s fyne.Size) {
 	})
 }
 
+// reshow draws the chart again when it comes into view (its tab picked):
+// a picture that is missing is drawn, one that is there is uploaded
+// again, so that a chart never stays blank after another tab's runs.
+func (v *chartView) reshow() {
+	v.mu.Lock()
+	has := len(v.results) > 0
+	v.drawnAt = fyne.Size{}
+	v.mu.Unlock()
+	if !has {
+		return
+	}
+	if v.image.Image == nil || !v.image.Visible() {
+		v.redraw(v.Size())
+		return
+	}
+	v.image.Refresh()
+}
+
+// reshow draws again the chart of the Benchmarks tab shown (i: 0
+// Timings, 1 Size sweep, 2 Indices per upload).
+func (p *chartsPanel) reshow(i int) {
+	for k, v := range []*chartView{p.Timing, p.SweepView, p.IndicesView} {
+		if k == i {
+			v.reshow()
+		}
+	}
+}
+
 func (v *chartView) MinSize() fyne.Size { return fyne.NewSize(200, 160) }
 
 func (v *chartView) CreateRenderer() fyne.WidgetRenderer {

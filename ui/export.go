@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"fyne.io/fyne/v2"
@@ -18,6 +17,7 @@ import (
 	"canopy/compute/geotiff"
 	"canopy/compute/outfile"
 	"canopy/compute/source"
+	"canopy/ui/render/chart"
 	"canopy/ui/render/colormap"
 	"canopy/ui/render/layout"
 )
@@ -158,12 +158,13 @@ func (w *Window) chartResults(which chartKind) []compute.BenchResult {
 }
 
 func (w *Window) csvWriter() func(string) error {
-	rs := slices.Concat(w.results, w.sweep, w.indices)
+	runs := []chart.Run{{Name: "timings", Results: w.results}, {Name: "size sweep", Results: w.sweep}, {Name: "indices per upload", Results: w.indices}}
+	n := len(w.results) + len(w.sweep) + len(w.indices)
 	return func(path string) error {
-		if len(rs) == 0 {
+		if n == 0 {
 			return errNothing
 		}
-		return writeCSV(path, rs)
+		return writeCSV(path, runs)
 	}
 }
 

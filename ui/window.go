@@ -331,6 +331,13 @@ func (w *Window) build() {
 		container.NewTabItemWithIcon("Benchmarks", theme.HistoryIcon(), w.benchTabs),
 		container.NewTabItemWithIcon("Stands", theme.ListIcon(), w.standsP.tableTab),
 	)
+	// A chart comes into view: draw it again (never a blank picture).
+	w.benchTabs.OnSelected = func(*container.TabItem) { w.charts.reshow(w.benchTabs.SelectedIndex()) }
+	w.tabs.OnSelected = func(ti *container.TabItem) {
+		if ti.Content == w.benchTabs {
+			w.charts.reshow(w.benchTabs.SelectedIndex())
+		}
+	}
 
 	toolbar := container.NewHBox(w.Compute, w.CompareAll, w.Sweep, w.Cancel,
 		widget.NewSeparator(), exportMenuButton(w))

@@ -44,6 +44,6 @@ func ExampleWriteCSV() {
 		fmt.Println(err)
 	}
 	// Output:
-	// backend,mode,device,gpu,width,height,pixels,repeat,setup_ms,upload_median_ms,upload_min_ms,upload_max_ms,kernel_median_ms,kernel_min_ms,kernel_max_ms,download_median_ms,download_min_ms,download_max_ms,total_median_ms,total_min_ms,total_max_ms,kernel_gbps,total_gbps,ceiling_gbps,ceiling_kind,kernel_pct_of_ceiling,h2d_ceiling_gbps,d2h_ceiling_gbps,verified,max_abs_err,nan_mismatch,error
-	// go-parallel,,host,false,1000,1000,1000000,5,0,0,0,0,1.5,1.4,1.9,0,0,0,1.5,1.4,1.9,8,8,16,host-copy,50,0,0,true,0,0,
+	// backend,mode,device,gpu,width,height,pixels,repeat,setup_ms,upload_median_ms,upload_min_ms,upload_max_ms,kernel_median_ms,kernel_min_ms,kernel_max_ms,download_median_ms,download_min_ms,download_max_ms,total_median_ms,total_min_ms,total_max_ms,kernel_gbps,total_gbps,ceiling_gbps,ceiling_kind,kernel_pct_of_ceiling,h2d_ceiling_gbps,d2h_ceiling_gbps,verified,max_abs_err,nan_mismatch,error,run,index,indices
+	// go-parallel,,host,false,1000,1000,1000000,5,0,0,0,0,1.5,1.4,1.9,0,0,0,1.5,1.4,1.9,8,8,16,host-copy,50,0,0,true,0,0,,,,1
 }

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -184,11 +185,23 @@ func TestSweep(t *testing.T) {
 	for _, want := range []string{
 		"go", "go-parallel", "c", "gl kernel", "gl with transfers", "cuda:overlap kernel", "cuda:overlap with transfers",
 		"host-copy ceiling, 20 GB/s", "device-copy ceiling, 3900 GB/s", "PCIe transfers at ceiling (50 / 52 GB/s)",
-		" cuda:overlap wins from " + fmtPixels(float64(px)) + " px",
-		"pixels", "milliseconds", "10k", "1M", "1", "10",
+		" cuda:overlap wins from " + SideLabel(float64(px)),
+		"image size (side², pixels)", "milliseconds", "64²", "256²", "1024²", "4096²", "1", "10",
 	} {
 		if _, ok := find(texts, want); !ok {
 			t.Errorf("text %q missing from the sweep", want)
+		}
+	}
+	// On a software renderer the "transfers" are host copies: no PCIe line.
+	soft := slices.Clone(all)
+	for i := range soft {
+		if soft[i].GPU {
+			soft[i].Device = "llvmpipe (LLVM 15.0.6, 256 bits), OpenGL 4.5 (Core Profile) Mesa 22.3.6"
+		}
+	}
+	for _, tx := range svgTexts(t, 900, 600, func(dc draw.Canvas) error { return drawSweep(dc, soft) }) {
+		if strings.Contains(tx.S, "PCIe") {
+			t.Errorf("a PCIe line on a software renderer: %q", tx.S)
 		}
 	}
 	for _, bad := range []string{"go with transfers", "c with transfers"} {
@@ -321,6 +334,52 @@ func TestCSVRoundTrip(t *testing.T) {
 	}
 	if _, err := ReadCSV(strings.NewReader("a,b\n")); err == nil {
 		t.Error("wrong header accepted")
+	}
+}
+
+// TestWriteRunsCSV: the window's CSV holds every run, each row naming its
+// run, its index or indices and how many indices the job computed; a CSV
+// of the columns before them still reads.
+func TestWriteRunsCSV(t *testing.T) {
+	one := compute.BenchResult{Backend: "go", Index: "ndvi", Width: 64, Height: 64, Repeat: 1, Verified: true}
+	five := one
+	five.Backend, five.Index = "gl", "ndvi,evi,savi,ndmi,nbr"
+	var buf bytes.Buffer
+	if err := WriteRunsCSV(&buf, []Run{{"timings", []compute.BenchResult{one}}, {"size sweep", nil}, {"indices per upload", []compute.BenchResult{one, five}}}); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(bytes.NewReader(buf.Bytes())).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(CSVHeader)
+	if len(recs) != 4 || strings.Join(recs[0][n-3:], ",") != "run,index,indices" {
+		t.Fatalf("records %v", recs)
+	}
+	for i, want := range []string{"timings,ndvi,1", "indices per upload,ndvi,1", "indices per upload,\"ndvi,evi,savi,ndmi,nbr\",5"} {
+		var b strings.Builder
+		w := csv.NewWriter(&b)
+		w.Write(recs[i+1][n-3:])
+		w.Flush()
+		if got := strings.TrimSpace(b.String()); got != want {
+			t.Errorf("row %d ends %s, want %s", i+1, got, want)
+		}
+	}
+	back, err := ReadCSV(bytes.NewReader(buf.Bytes()))
+	if err != nil || len(back) != 3 || back[2].Index != five.Index {
+		t.Errorf("read back: %v %+v", err, back)
+	}
+	// A CSV written before the run and indices columns.
+	var old strings.Builder
+	old.WriteString(strings.Join(csvTimings, ",") + "\n")
+	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n")[1:2] {
+		f, _ := csv.NewReader(strings.NewReader(l)).Read()
+		w := csv.NewWriter(&old)
+		w.Write(f[:len(csvTimings)])
+		w.Flush()
+	}
+	if back, err := ReadCSV(strings.NewReader(old.String())); err != nil || len(back) != 1 || back[0].Backend != "go" {
+		t.Errorf("an older CSV: %v %+v", err, back)
 	}
 }
 

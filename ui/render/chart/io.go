@@ -7,6 +7,7 @@ import (
 	"image"
 	"image/png"
 	"io"
+	"slices"
 	"strconv"
 
 	"canopy/compute"
@@ -22,8 +23,15 @@ func WritePNG(path string, img image.Image) error {
 	return nil
 }
 
-// CSVHeader is the header row of WriteCSV, one column per field.
-var CSVHeader = []string{
+// CSVHeader is the header row of WriteCSV, one column per field: the
+// timings, then the run they come from (WriteRunsCSV's names: "timings",
+// "size sweep", "indices per upload"), the index or indices timed and how
+// many indices the job computed from one upload.
+var CSVHeader = append(slices.Clone(csvTimings), "run", "index", "indices")
+
+// csvTimings are the first columns of CSVHeader: what WriteCSV wrote
+// before the run and the indices were added (ReadCSV reads both).
+var csvTimings = []string{
 	"backend", "mode", "device", "gpu", "width", "height", "pixels", "repeat",
 	"setup_ms",
 	"upload_median_ms", "upload_min_ms", "upload_max_ms",
@@ -37,30 +45,45 @@ var CSVHeader = []string{
 
 func ff(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
+// Run is one run's results, named for the CSV's run column.
+type Run struct {
+	Name    string
+	Results []compute.BenchResult
+}
+
 // WriteCSV writes results as CSV with CSVHeader: one row per result with
 // every phase's median, minimum and maximum in ms, the bandwidths, the
-// ceiling and the verification. Numbers are written exactly (shortest
+// ceiling and the verification, then the index and the number of indices
+// (the run column empty). Numbers are written exactly (shortest
 // representation that reads back the same float64).
 func WriteCSV(w io.Writer, results []compute.BenchResult) error {
+	return WriteRunsCSV(w, []Run{{Results: results}})
+}
+
+// WriteRunsCSV is WriteCSV of several runs, each row naming its run.
+func WriteRunsCSV(w io.Writer, runs []Run) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(CSVHeader); err != nil {
 		return fmt.Errorf("write timings CSV: %w", err)
 	}
-	for _, r := range results {
-		rec := []string{
-			r.Backend, r.Mode, r.Device, strconv.FormatBool(r.GPU),
-			strconv.Itoa(r.Width), strconv.Itoa(r.Height), strconv.Itoa(r.Pixels()), strconv.Itoa(r.Repeat),
-			ff(r.SetupMS),
-			ff(r.Upload.Median), ff(r.Upload.Min), ff(r.Upload.Max),
-			ff(r.Kernel.Median), ff(r.Kernel.Min), ff(r.Kernel.Max),
-			ff(r.Download.Median), ff(r.Download.Min), ff(r.Download.Max),
-			ff(r.Total.Median), ff(r.Total.Min), ff(r.Total.Max),
-			ff(r.KernelGBps), ff(r.TotalGBps), ff(r.CeilingGBps), r.CeilingKind, ff(r.KernelPct),
-			ff(r.H2DGBps), ff(r.D2HGBps),
-			strconv.FormatBool(r.Verified), ff(r.MaxAbsErr), strconv.Itoa(r.NaNMismatch), r.Error,
-		}
-		if err := cw.Write(rec); err != nil {
-			return fmt.Errorf("write timings CSV: %w", err)
+	for _, run := range runs {
+		for _, r := range run.Results {
+			rec := []string{
+				r.Backend, r.Mode, r.Device, strconv.FormatBool(r.GPU),
+				strconv.Itoa(r.Width), strconv.Itoa(r.Height), strconv.Itoa(r.Pixels()), strconv.Itoa(r.Repeat),
+				ff(r.SetupMS),
+				ff(r.Upload.Median), ff(r.Upload.Min), ff(r.Upload.Max),
+				ff(r.Kernel.Median), ff(r.Kernel.Min), ff(r.Kernel.Max),
+				ff(r.Download.Median), ff(r.Download.Min), ff(r.Download.Max),
+				ff(r.Total.Median), ff(r.Total.Min), ff(r.Total.Max),
+				ff(r.KernelGBps), ff(r.TotalGBps), ff(r.CeilingGBps), r.CeilingKind, ff(r.KernelPct),
+				ff(r.H2DGBps), ff(r.D2HGBps),
+				strconv.FormatBool(r.Verified), ff(r.MaxAbsErr), strconv.Itoa(r.NaNMismatch), r.Error,
+				run.Name, r.Index, strconv.Itoa(IndexCount(r)),
+			}
+			if err := cw.Write(rec); err != nil {
+				return fmt.Errorf("write timings CSV: %w", err)
+			}
 		}
 	}
 	cw.Flush()
@@ -74,12 +97,19 @@ func WriteCSV(w io.Writer, results []compute.BenchResult) error {
 // set in UploadMS, KernelMS, DownloadMS and TotalMS.
 func ReadCSV(r io.Reader) ([]compute.BenchResult, error) {
 	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = len(CSVHeader)
 	head, err := cr.Read()
 	if err != nil {
 		return nil, fmt.Errorf("read timings CSV header: %w", err)
 	}
-	for i, h := range CSVHeader {
+	want := CSVHeader
+	if len(head) == len(csvTimings) {
+		want = csvTimings // written before the run and indices columns
+	}
+	if len(head) != len(want) {
+		return nil, fmt.Errorf("read timings CSV: %d columns, want %d", len(head), len(want))
+	}
+	cr.FieldsPerRecord = len(want)
+	for i, h := range want {
 		if head[i] != h {
 			return nil, fmt.Errorf("read timings CSV: column %d is %q, want %q", i+1, head[i], h)
 		}
@@ -103,6 +133,9 @@ func ReadCSV(r io.Reader) ([]compute.BenchResult, error) {
 			KernelGBps: p.float(21), TotalGBps: p.float(22), CeilingGBps: p.float(23), CeilingKind: rec[24],
 			KernelPct: p.float(25), H2DGBps: p.float(26), D2HGBps: p.float(27),
 			Verified: p.bool(28), MaxAbsErr: p.float(29), NaNMismatch: p.int(30), Error: rec[31],
+		}
+		if len(rec) > 33 {
+			res.Index = rec[33]
 		}
 		if p.err != nil {
 			return nil, p.err

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -169,7 +170,7 @@ func drawSweep(dc draw.Canvas, results []compute.BenchResult) error {
 		if r.CeilingGBps > 0 && r.CeilingKind != "" {
 			ceilings[r.CeilingKind] = append(ceilings[r.CeilingKind], r.CeilingGBps)
 		}
-		if r.GPU && r.H2DGBps > 0 && r.D2HGBps > 0 {
+		if r.GPU && r.H2DGBps > 0 && r.D2HGBps > 0 && !SoftwareRenderer(r.Device) {
 			h2d, d2h = append(h2d, r.H2DGBps), append(d2h, r.D2HGBps)
 		}
 	})
@@ -186,10 +187,10 @@ func drawSweep(dc draw.Canvas, results []compute.BenchResult) error {
 	p := plot.New()
 	sans(p)
 	p.Title.Text = indexTitle(results) + " time against image size (median)"
-	p.X.Label.Text = "pixels"
+	p.X.Label.Text = "image size (side², pixels)"
 	p.Y.Label.Text = "milliseconds"
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
-	p.X.Tick.Marker = logTicks{format: fmtPixels}
+	p.X.Tick.Marker = sizeTicks(results)
 	p.Y.Tick.Marker = logTicks{format: func(v float64) string { return numfmt.Tick(v, v) }}
 	p.X.Min, p.X.Max = minPx, maxPx
 	wrapTitle(p, dc)
@@ -246,8 +247,8 @@ func drawSweep(dc draw.Canvas, results []compute.BenchResult) error {
 			return nil
 		}
 		px, ok := Crossover(results, s.label, true)
-		text := fmt.Sprintf("%s wins from %s px", s.label, fmtPixels(float64(px)))
-		if !ok || float64(px) <= minPx || marks.taken(math.Log10(float64(px)), &items, fmt.Sprintf("wins from %s px", fmtPixels(float64(px)))) {
+		text := fmt.Sprintf("%s wins from %s", s.label, SideLabel(float64(px)))
+		if !ok || float64(px) <= minPx || marks.taken(math.Log10(float64(px)), &items, "wins from "+SideLabel(float64(px))) {
 			return nil
 		}
 		return crossoverMark(p, float64(px), minMS*0.6, maxMS, c, text)
@@ -337,4 +338,58 @@ func bestTimes(results []compute.BenchResult, gpuBackend string, withTransfers b
 	}
 	slices.Sort(keys)
 	return gpu, cpu, keys
+}
+
+// SideLabel names a pixel count by the side of the square image that has
+// it: "1024²" (4 194 304 pixels); a count that is no square is "≈1448²".
+func SideLabel(px float64) string {
+	side := math.Round(math.Sqrt(px))
+	if side*side == px {
+		return fmt.Sprintf("%.0f²", side)
+	}
+	return fmt.Sprintf("≈%.0f²", side)
+}
+
+// SoftwareRenderer reports whether a device description is a software
+// renderer (Mesa's llvmpipe, softpipe, swrast; SwiftShader), whose
+// "transfers" are host copies: no PCIe to draw.
+func SoftwareRenderer(device string) bool {
+	d := strings.ToLower(device)
+	for _, s := range []string{"llvmpipe", "softpipe", "swrast", "swiftshader", "mesa software"} {
+		if strings.Contains(d, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// sizeTicks labels the sizes measured by their sides (256², 1024², ...)
+// when every one is a square image, else the powers of ten of the pixel
+// counts (logTicks).
+func sizeTicks(results []compute.BenchResult) plot.Ticker {
+	var px []float64
+	for _, r := range results {
+		if r.Width != r.Height || r.Width <= 0 {
+			return logTicks{format: fmtPixels}
+		}
+		if v := float64(r.Pixels()); !slices.Contains(px, v) {
+			px = append(px, v)
+		}
+	}
+	slices.Sort(px)
+	return sideTicks(px)
+}
+
+// sideTicks marks and labels the square sizes measured.
+type sideTicks []float64
+
+// Ticks implements plot.Ticker.
+func (t sideTicks) Ticks(lo, hi float64) []plot.Tick {
+	var ticks []plot.Tick
+	for _, v := range t {
+		if v >= lo*(1-1e-9) && v <= hi*(1+1e-9) {
+			ticks = append(ticks, plot.Tick{Value: v, Label: SideLabel(v)})
+		}
+	}
+	return ticks
 }
