@@ -19,5 +19,7 @@
 // and directly (cgo, pkg-config proj; Debian libproj-dev) for what go-proj
 // does not offer: WKT, names, units, ellipsoids, equivalence and
 // geodesics. Transformations are built once per CRS and cached; every
-// function is safe for concurrent use.
+// function is safe for concurrent use. On Windows, PROJ's database is the
+// proj.db in a folder "proj" beside the executable unless PROJ_DATA names
+// another (projdata_windows.go).
 package geo
