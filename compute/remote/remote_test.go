@@ -410,7 +410,7 @@ func TestHostile(t *testing.T) {
 				time.Sleep(20 * time.Millisecond)
 			}
 			return true
-		}, func(o *Options) { o.IdleTimeout, o.MinRate, o.Retries = 200*time.Millisecond, 1<<10, -1 }, "too slow"},
+		}, func(o *Options) { o.IdleTimeout, o.MinRate, o.Retries = 200*time.Millisecond, 1<<10, -1 }, "the transfer "},
 		{"body larger than announced", func(w http.ResponseWriter, r *http.Request) bool {
 			// Chunked: no Content-Length, a correct Content-Range, more bytes.
 			w.Header().Set("Content-Range", fmt.Sprintf("bytes 0-32767/%d", len(data)))
@@ -465,6 +465,11 @@ func TestHostile(t *testing.T) {
 			}
 			_, err := New(opt).Open(context.Background(), u, nil)
 			oneLine(t, err, tc.want)
+			if tc.name == "slow drip" && !strings.Contains(err.Error(), "too slow") && !strings.Contains(err.Error(), "stalled") {
+				// Either is right: a busy machine may leave a gap of a
+				// whole IdleTimeout between two drops.
+				t.Fatalf("a slow drip: %v", err)
+			}
 			if n := s.requests.Load(); n > 4 {
 				t.Fatalf("%d requests, want at most 4", n)
 			}
