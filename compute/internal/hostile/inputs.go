@@ -692,6 +692,16 @@ func (g *igen) notFiles() {
 			}
 			g.add(InputCase{Name: "path/" + k.name + "-as-" + place.name, Args: place.args(p), Want: k.want, Names: p})
 		}
+		// An existing batch.jsonl, read to skip what is done, that is not
+		// a regular file (a missing one is a fresh start: not a case).
+		if k.name == "missing" || k.name == "dangling-symlink" {
+			continue
+		}
+		p := k.make(".jsonl")
+		out := g.path("batch-" + k.name + "/x")
+		out = filepath.Dir(out)
+		g.fail(os.Rename(p, filepath.Join(out, "batch.jsonl")))
+		g.add(InputCase{Name: "path/" + k.name + "-as-batch-jsonl", Args: []string{"batch", "--out", out, g.red}, Names: filepath.Join(out, "batch.jsonl")})
 	}
 }
 
