@@ -23,11 +23,15 @@ type Job struct {
 	// Progress, when set, hears done of total blocks as they pass every
 	// sink (pipeline.Options.Progress).
 	Progress func(done, total int)
+	// InFlight is the most blocks in memory at once (0: the pipeline's
+	// choice).
+	InFlight int
 }
 
 // Run is the one road from a source to the sinks: the block pipeline
 // over src's input on the job's backend, every block verified (with
-// job.Verify) and handed to the sinks in order. A cancelled ctx stops it
+// job.Verify) and handed to the sinks in order; a job of no index hands
+// the bands themselves to the sinks (a copy or a conversion). A cancelled ctx stops it
 // at the next block with ctx.Err(). An index that needs a band the source
 // lacks is a usage error; an output that fails verification is the run's
 // error, naming the backend and the index. Sinks that need finishing (a
@@ -38,7 +42,7 @@ type Job struct {
 // compute): the engine's root stays free of I/O.
 func Run(ctx context.Context, src Source, job Job, sinks ...pipeline.Sink) (*pipeline.Result, error) {
 	res, err := pipeline.Run(ctx, src.Input(), pipeline.Options{Backend: job.Backend, Mode: job.Mode, Names: job.Names, Exprs: job.Exprs,
-		Verify: job.Verify, Progress: job.Progress}, sinks...)
+		Verify: job.Verify, Progress: job.Progress, InFlight: job.InFlight}, sinks...)
 	if err != nil {
 		var mr *compute.MissingRoleError
 		if errors.As(err, &mr) {

@@ -245,3 +245,30 @@ func TestMemory(t *testing.T) {
 		t.Errorf("views of %d×%d", im.Width, im.Height)
 	}
 }
+
+// A generated scene's red and NIR stream by rows; read whole they are
+// the bytes compute.FakeBands makes.
+func TestFakeStreams(t *testing.T) {
+	const w, h = 90, 700
+	src, err := source.Open(context.Background(), source.Spec{Fake: compute.SceneLandscape, Width: w, Height: h, Seed: 4}, source.Options{Roles: []string{"nir", "red"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	if src.Input().Bands[0].Reader.BlockRows() != 512 {
+		t.Error("red and NIR are not read by rows")
+	}
+	got, _, err := source.Whole(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _, err := compute.FakeBands(compute.SceneLandscape, w, h, 4, []string{"nir", "red"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		if got[i].Role != want[i].Role || got[i].Source != want[i].Source || !bytes.Equal(got[i].Plane.Data, want[i].Plane.Data) {
+			t.Errorf("%s: streamed rows differ from FakeBands", want[i].Role)
+		}
+	}
+}

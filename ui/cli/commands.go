@@ -531,33 +531,19 @@ func cmdFake(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// fakeRows reads a fake scene's rows as they are generated: a
-// pipeline.Reader of two float32 bands, red and NIR.
-type fakeRows struct{ s *compute.FakeScene }
-
-// BlockRows is a COG's row of tiles.
-func (f fakeRows) BlockRows() int { return 512 }
-
-func (f fakeRows) ReadRows(y0, y1 int, dst []compute.Plane) error {
-	f.s.Rows(y0, y1, dst[0].F32(), dst[1].F32())
-	return nil
-}
-
 // writeFake generates a fake scene block by block into two COGs, red and
 // NIR, written as one outfile set (both or neither): generation and the
 // two files' compression overlap, and memory is a few blocks whatever the
 // size.
 func writeFake(redPath, nirPath, kind string, w, h int, seed uint64, comp geotiff.Compression) error {
-	s, err := compute.NewFakeScene(kind, w, h, seed)
+	// The scene's source streams red and NIR by rows: memory is a few
+	// blocks whatever the size.
+	src, err := source.Open(context.Background(), source.Spec{Fake: kind, Width: w, Height: h, Seed: seed}, source.Options{Roles: []string{"red", "nir"}})
 	if err != nil {
 		return err
 	}
-	rows := fakeRows{s}
-	band := func(role string, k int) pipeline.Band {
-		p := compute.Plane{Type: compute.F32, Width: w, Height: h}
-		return pipeline.Band{BandInput: compute.BandInput{Role: role, Plane: p, Radiometry: compute.Identity(), Source: s.Source() + " " + role}, Reader: rows, Index: k}
-	}
-	in := &pipeline.Input{Width: w, Height: h, Bands: []pipeline.Band{band("red", 0), band("nir", 1)}}
+	defer src.Close()
+	in := src.Input()
 	set := outfile.NewSet()
 	defer set.Abort()
 	var sinks []pipeline.Sink
@@ -588,7 +574,7 @@ func writeFake(redPath, nirPath, kind string, w, h int, seed uint64, comp geotif
 			return nil
 		}))
 	}
-	if _, err := pipeline.Run(context.Background(), in, pipeline.Options{InFlight: 3}, sinks...); err != nil {
+	if _, err := source.Run(context.Background(), src, source.Job{InFlight: 3}, sinks...); err != nil {
 		return err
 	}
 	for k, c := range cogs {
