@@ -3,10 +3,12 @@
 // own) of the products they have, and at what each backend costs.
 //
 // The split follows Jacalz/rymdport: this package builds widgets and never
-// does the work itself. Opening products, loading bands, computing indices
-// (compute.NewJob, compute.RunJob, compute.BenchJob), colouring,
-// statistics and charts all come from package compute and ui/render, the
-// same functions the command line calls. The panels get callbacks, not
+// does the work itself. Opening files and products and loading bands
+// (source.Open, source.Whole, or views through source.OpenViews),
+// computing the map (source.Run, the terminal's run), timing backends
+// (compute.BenchJob), colouring, statistics and charts all come from
+// package compute and ui/render, the same functions the command line
+// calls; Export GeoTIFF writes through the same COG sink (source.COG). The panels get callbacks, not
 // the window; long work (loading, computing, comparing backends, sweeps)
 // runs in a goroutine through a small bridge that cancels superseded jobs
 // and brings results back to the event goroutine with fyne.Do, so the

@@ -18,7 +18,11 @@
 // At most InFlight blocks exist at once, recycled from a pool, so memory is
 // InFlight × (the block's band planes + its output planes) whatever the
 // image size. The results equal the whole-image run's bit for bit: every
-// backend computes each pixel from that pixel's samples alone.
+// backend computes each pixel from that pixel's samples alone. A run stops
+// at the next block when its context is cancelled, and Options.Progress
+// hears every block that has passed the sinks. The faces do not call Run
+// themselves: compute/source's Run opens the road (a source's input, the
+// job, verification) over it.
 package pipeline
 
 import (

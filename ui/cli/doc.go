@@ -1,6 +1,9 @@
 // Package cli is Canopy's command line: backends, compute, bench and fake,
 // as DESIGN.md's contract gives them. It drives the same engine functions as
-// the GUI and never starts Fyne, so it runs on machines with no display.
+// the GUI and never starts Fyne, so it runs on machines with no display:
+// compute, zonal, change, batch and fake open their inputs with
+// source.Open and run with source.Run, plugging their sinks (the COG, the
+// PNG maps, the layouts, the whole planes zonal and change need).
 //
 // Exit status is 0 on success, 1 when a run fails (a file cannot be read, a
 // backend errors or gives wrong numbers) and 2 on bad usage; every message
