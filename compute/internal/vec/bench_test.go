@@ -73,15 +73,3 @@ func BenchmarkNDVI(b *testing.B) {
 		return func() { NDVI(d, red, nir) }
 	})
 }
-
-func BenchmarkNDVIU16(b *testing.B) {
-	benchKernels(b, 8, func(n int) func() {
-		r := rand.New(rand.NewPCG(9, uint64(n)))
-		red, nir, d := make([]uint16, n), make([]uint16, n), make([]float32, n)
-		for i := range red {
-			red[i], nir[i] = uint16(1500+r.IntN(3000)), uint16(3000+r.IntN(5000))
-		}
-		c := Conv{Add: -1000, Scale: 1e-4, HasNoData: true}
-		return func() { NDVIU16(d, red, nir, c, c) }
-	})
-}

@@ -247,16 +247,3 @@ func maskNaNGo(dst []float32, mask []uint8) {
 		}
 	}
 }
-
-// ndviU16Go is, by definition, LoadU16 of both bands followed by NDVI
-// (block by block through two small buffers).
-func ndviU16Go(out []float32, red, nir []uint16, cr, cn Conv) {
-	var r, n [256]float32
-	for len(out) > 0 {
-		k := min(len(out), len(r))
-		loadGo(r[:k], red[:k], cr)
-		loadGo(n[:k], nir[:k], cn)
-		ndviGo(out[:k], r[:k], n[:k])
-		out, red, nir = out[k:], red[k:], nir[k:]
-	}
-}

@@ -84,6 +84,3 @@ func loadF32AVX2(dst []float32, src []float32, add float32, scale float32, offse
 
 // maskNaNAVX2 sets dst[i] = NaN where mask[i] != 0, for the first len(dst)&^7 elements.
 func maskNaNAVX2(dst []float32, mask []uint8)
-
-// ndviU16AVX2 is NDVI of the two uint16 bands converted as by loadU16AVX2 (mode 3) with r and n = {add, scale, offset, nd} (float32 bits, then nd; 0x10000 matches no sample), for the first len(out)&^7 elements.
-func ndviU16AVX2(out []float32, red []uint16, nir []uint16, r *[4]uint32, n *[4]uint32)

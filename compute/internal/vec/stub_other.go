@@ -69,7 +69,3 @@ func loadF32AVX2(dst []float32, src []float32, add, scale, offset float32, nd ui
 }
 
 func maskNaNAVX2(dst []float32, mask []uint8) { panic("vec: maskNaNAVX2 without the assembly") }
-
-func ndviU16AVX2(out []float32, red, nir []uint16, r, n *[4]uint32) {
-	panic("vec: ndviU16AVX2 without the assembly")
-}

@@ -278,30 +278,6 @@ func LoadI32(dst []float32, src []int32, c Conv) { load("LoadI32", dst, src, c, 
 // LoadF32 converts float32 samples with c; NaN stays NaN.
 func LoadF32(dst []float32, src []float32, c Conv) { load("LoadF32", dst, src, c, loadF32AVX2) }
 
-// params packs a uint16 band's conversion for the fused kernel; 0x10000
-// matches no widened uint16 sample.
-func params(c Conv) *[4]uint32 {
-	nd, match := nodataLane[uint16](c)
-	if !match {
-		nd = 0x10000
-	}
-	return &[4]uint32{math.Float32bits(c.Add), math.Float32bits(c.Scale), math.Float32bits(c.Offset), nd}
-}
-
-// NDVIU16 is NDVI of two uint16 bands converted with cr (red) and cn (nir)
-// as LoadU16 converts them, in one pass: the same bits as LoadU16 into two
-// planes followed by NDVI.
-func NDVIU16(out []float32, red, nir []uint16, cr, cn Conv) {
-	n := len(out)
-	check3("NDVIU16", n, len(red), len(nir))
-	k := 0
-	if useAVX2 && n >= 8 {
-		ndviU16AVX2(out, red, nir, params(cr), params(cn))
-		k = n &^ 7
-	}
-	ndviU16Go(out[k:], red[k:], nir[k:], cr, cn)
-}
-
 // Ops is one implementation of the block operations as values, for a block
 // program that runs on either: Kernels (the exported functions above: AVX2
 // where the CPU has it) or Loops (the Go loops that define them, whatever

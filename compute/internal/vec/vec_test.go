@@ -256,38 +256,6 @@ func TestLoadKernelsEqualDefinitions(t *testing.T) {
 		func(r *rand.Rand) float32 { return floats(r, 1)[0] }, specials...)
 }
 
-func TestNDVIU16KernelEqualsDefinition(t *testing.T) {
-	needAVX2(t)
-	r := rand.New(rand.NewPCG(5, 6))
-	for _, nd := range []float64{0, 65535, -1} {
-		cs := convs(nd)
-		for ci, cr := range cs {
-			cn := cs[(ci*5+3)%len(cs)]
-			for _, n := range lengths() {
-				off := n % 3
-				gen := func() uint16 { return uint16(r.IntN(12000)) }
-				red := randSamples(r, n+off, nd, gen, 0, 1000, 65535)[off:]
-				nir := randSamples(r, n+off, nd, gen, 0, 1000, 65535)[off:]
-				want := make([]float32, n)
-				withScalar(func() { NDVIU16(want, red, nir, cr, cn) })
-				got := make([]float32, n+off)[off:]
-				NDVIU16(got, red, nir, cr, cn)
-				for i := range want {
-					if !same(got[i], want[i]) {
-						t.Fatalf("NDVIU16 %+v %+v n=%d [%d]: red %d nir %d: kernel %g, definition %g", cr, cn, n, i, red[i], nir[i], got[i], want[i])
-					}
-				}
-				// The fused pass equals the two loads followed by NDVI.
-				fr, fn, two := make([]float32, n), make([]float32, n), make([]float32, n)
-				LoadU16(fr, red, cr)
-				LoadU16(fn, nir, cn)
-				NDVI(two, fr, fn)
-				compare(t, fmt.Sprintf("NDVIU16 vs LoadU16+NDVI n=%d", n), got, two)
-			}
-		}
-	}
-}
-
 // The definitions themselves, on values worked out by hand.
 
 func nan() float32 { return float32(math.NaN()) }

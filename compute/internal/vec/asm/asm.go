@@ -477,38 +477,6 @@ func genMask() {
 	})
 }
 
-func genNDVIU16() {
-	text("ndviU16AVX2", "(out []float32, red, nir []uint16, r, n *[4]uint32)",
-		"ndviU16AVX2 is NDVI of the two uint16 bands converted as by loadU16AVX2 (mode 3) with r and n = {add, scale, offset, nd} (float32 bits, then nd; 0x10000 matches no sample), for the first len(out)&^7 elements.")
-	d := Load(Param("out").Base(), GP64())
-	pr := Load(Param("red").Base(), GP64())
-	pn := Load(Param("nir").Base(), GP64())
-	cnt := Load(Param("out").Len(), GP64())
-	band := func(p string) (radiometry, reg.VecVirtual) {
-		a := Load(Param(p), GP64())
-		b := func(k int) reg.VecVirtual {
-			y := YMM()
-			VPBROADCASTD(Mem{Base: a, Disp: 4 * k}, y)
-			return y
-		}
-		return radiometry{b(0), b(1), b(2)}, b(3)
-	}
-	rr, rnd := band("r")
-	nr, nnd := band("n")
-	zero := zeros()
-	u16 := samples[1]
-	conv := converter(u16)
-	loop("ndviu16", cnt, func(i reg.Register, u int) {
-		xr := u16.widen(at(pr, i, 2, u))
-		xn := u16.widen(at(pn, i, 2, u))
-		fr := rr.apply(conv(xr))
-		VORPS(nodataMask(u16, xr, rnd), fr, fr)
-		fn := nr.apply(conv(xn))
-		VORPS(nodataMask(u16, xn, nnd), fn, fn)
-		VMOVUPS(ndvi(zero, fr, fn), f32(d, i, u))
-	})
-}
-
 func main() {
 	ConstraintExpr(constraint)
 	for _, b := range binops {
@@ -531,7 +499,6 @@ func main() {
 		genLoad(s)
 	}
 	genMask()
-	genNDVIU16()
 	Generate()
 	if *otherOut != "" {
 		writeOther(*otherOut)
