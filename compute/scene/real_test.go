@@ -469,7 +469,7 @@ func TestValuesDigitalNumbers(t *testing.T) {
 	}
 	defer s.Close()
 	b, _ := json.Marshal(s)
-	if s.Values() != ValuesDN || !strings.Contains(s.Describe(), "values       digital numbers") || !strings.Contains(string(b), `"values":"digital numbers"`) {
+	if s.Values() != ValuesDN || !strings.Contains(s.Describe(), "values       digital numbers") || strings.Contains(s.Describe(), "reflectance =") || !strings.Contains(string(b), `"values":"digital numbers"`) {
 		t.Errorf("values %q, json %s", s.Values(), b)
 	}
 }

@@ -332,7 +332,11 @@ func (s *Scene) Describe() string {
 	}
 	fmt.Fprintf(&b, "mask         %s\n", s.Mask.Description)
 	fmt.Fprintf(&b, "values       %s\n", s.Values())
-	fmt.Fprintf(&b, "bands        role      name     res    type     reflectance = (DN + add) * scale + offset\n")
+	what := "reflectance"
+	if s.Values() == ValuesDN {
+		what = "value"
+	}
+	fmt.Fprintf(&b, "bands        role      name     res    type     %s = (DN + add) * scale + offset\n", what)
 	for _, r := range s.RoleNames() {
 		x := s.Bands[r]
 		nd := ""
