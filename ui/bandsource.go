@@ -66,6 +66,9 @@ type bandSource struct {
 	assign    map[string]int
 	mask      string
 	buffer    int
+	// more are further products of the same date mosaicked with info's
+	// onto one grid (mosaic.go); moreFiles every file of them.
+	more, moreFiles []string
 }
 
 func fakeSource(kind string, size int, seed uint64) bandSource {
@@ -196,7 +199,7 @@ func (s bandSource) key() string {
 	for _, r := range slices.Sorted(maps.Keys(s.assign)) {
 		parts = append(parts, fmt.Sprintf("%s=%d", r, s.assign[r]))
 	}
-	return fmt.Sprintf("product %s mask %s %d %s", s.info.Path, s.mask, s.buffer, strings.Join(parts, " "))
+	return fmt.Sprintf("product %s %q mask %s %d %s", s.info.Path, s.more, s.mask, s.buffer, strings.Join(parts, " "))
 }
 
 // describe names the source for the map's header.
@@ -295,7 +298,7 @@ func (s bandSource) spec() source.Spec {
 		}
 		return source.Spec{Files: files}
 	}
-	return source.Spec{Product: s.info.Path, Assign: s.assign, Mask: s.mask, MaskBuffer: s.buffer}
+	return source.Spec{Product: s.info.Path, More: s.more, Assign: s.assign, Mask: s.mask, MaskBuffer: s.buffer}
 }
 
 // read reads the bands of roles from s whole (source.Open, source.Whole):

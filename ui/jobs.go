@@ -58,7 +58,7 @@ func (w *Window) start() {
 		case opts.Product != "":
 			open = func() (bandSource, error) {
 				progress(-1, "Opening "+shortSpec(opts.Product)+"…")
-				return openProduct(opts.Product, opts.Mask, opts.MaskBuffer)
+				return openProducts(append([]string{opts.Product}, opts.More...), opts.Mask, opts.MaskBuffer)
 			}
 		case len(opts.Bands) > 0:
 			open = func() (bandSource, error) { return filesSource(opts.Bands) }
@@ -298,7 +298,7 @@ func computeShown(ctx context.Context, progress progressFunc, src bandSource, ha
 		return nil, res, nil, nil, err
 	}
 	s := &shown{src: src, set: set, idx: idx, plane: j.Out[0], w: j.Width, h: j.Height,
-		label: src.describe(j.Width, j.Height), backend: run.label(), masked: set.masked()}
+		label: src.describe(j.Width, j.Height) + src.mosaicNote(set.geo), backend: run.label(), masked: set.masked()}
 	var kept *cardResult
 	if card != nil {
 		progress(-1, fmt.Sprintf("Computing %s on %s, kept on the card…", idx.title(), run.label()))

@@ -47,6 +47,9 @@ func largeFor(src bandSource, roles []string) bool {
 	case srcFake:
 		return false
 	case srcProduct:
+		if len(src.more) > 0 {
+			return false // a mosaic is warped whole (mosaic.go)
+		}
 		// Not opened again when even 4-byte bands and masks would load.
 		g := src.info.Grid
 		if !tooLarge(int64(g.Width) * int64(g.Height) * int64(4+4*(len(roles)+2)+1)) {

@@ -47,7 +47,9 @@ examples:
 flags:
   --scene PATH       a product: a Sentinel-2 L2A .SAFE folder or .zip, a Landsat
                      Collection 2 Level-2 folder or .tar, a STAC item .json, or an
-                     orthomosaic GeoTIFF (roles from its band descriptions)
+                     orthomosaic GeoTIFF (roles from its band descriptions); repeated,
+                     tiles of one date shown as one map on one grid (the UTM zone
+                     covering most of them, bilinear)
   --band ROLE=F[:B]  a band by role, band B of file F (repeatable; roles: blue green red rededge1
                      rededge2 rededge3 nir nir2 swir1 swir2)
   --red F[:B]        shorthand for --band red=F[:B]
@@ -105,7 +107,15 @@ func parseFlags(args []string) (flags, error) {
 	fs.StringVar(&red, "red", "", "")
 	fs.StringVar(&nir, "nir", "", "")
 	fs.Var(&bands, "band", "")
-	fs.StringVar(&sceneArg, "scene", "", "")
+	var more []string
+	fs.Func("scene", "", func(s string) error {
+		if sceneArg == "" {
+			sceneArg = s
+		} else {
+			more = append(more, s) // tiles of one date: one mosaic
+		}
+		return nil
+	})
 	fs.StringVar(&fake, "fake", "", "")
 	fs.StringVar(&f.opts.Mask, "mask", "auto", "")
 	fs.IntVar(&f.opts.MaskBuffer, "mask-buffer", 0, "")
@@ -162,6 +172,14 @@ func parseFlags(args []string) (flags, error) {
 		}
 	}
 	f.opts.Product = sceneArg
+	for _, m := range more {
+		if _, err := os.Stat(m); err != nil {
+			return f, compute.Usagef("--scene %q: no such file or folder", m)
+		}
+	}
+	if len(more) > 0 {
+		f.opts.More = more
+	}
 	if exprSet && f.opts.Index != "" {
 		return f, compute.Usagef("give --index or --expr, not both")
 	}

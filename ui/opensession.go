@@ -178,7 +178,7 @@ func (s Session) source(progress progressFunc) (bandSource, error) {
 			return bandSource{}, err
 		}
 		progress(-1, "Opening "+shortSpec(s.Product)+"…")
-		return openProduct(s.Product, mask, s.MaskBuffer)
+		return openProducts(append([]string{s.Product}, s.More...), mask, s.MaskBuffer)
 	case len(s.Bands) > 0:
 		for role := range s.Bands {
 			if index.RoleIndex(role) < 0 {

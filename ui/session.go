@@ -22,7 +22,9 @@ type Session struct {
 	Version int `json:"version"`
 	// Product, Bands (band specs by role) or Fake, Size and Seed: the
 	// inputs, as Options takes them.
-	Product    string            `json:"product,omitempty"`
+	Product string `json:"product,omitempty"`
+	// More are further products mosaicked with Product (mosaic.go).
+	More       []string          `json:"more,omitempty"`
 	Bands      map[string]string `json:"bands,omitempty"`
 	Fake       string            `json:"fake,omitempty"`
 	Size       int               `json:"size,omitempty"`
@@ -63,7 +65,7 @@ func (w *Window) Session() Session {
 		}
 	default:
 		if w.src.info != nil {
-			s.Product = w.src.info.Path
+			s.Product, s.More = w.src.info.Path, w.src.more
 		}
 		s.Mask, s.MaskBuffer = w.src.mask, w.src.buffer
 	}
@@ -131,7 +133,7 @@ func ReadSession(path string) (Session, error) {
 // map is shown: Window.ApplySession).
 func (s Session) Options(base Options) Options {
 	o := base
-	o.Product, o.Bands = s.Product, s.Bands
+	o.Product, o.More, o.Bands = s.Product, s.More, s.Bands
 	if s.Fake != "" {
 		o.Fake, o.Size, o.Seed = s.Fake, s.Size, int(s.Seed)
 	}

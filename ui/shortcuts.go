@@ -41,16 +41,25 @@ func (w *Window) addShortcuts() {
 
 // dropped opens what was dropped on the window: a product folder or
 // file (a Sentinel-2 .SAFE or .zip, a Landsat folder or .tar, a STAC
-// item, an orthomosaic), as a typed path would. Of several, the first.
+// item, an orthomosaic), as a typed path would. Several dropped together
+// are tiles of one date: one mosaic on one grid (mosaic.go).
 func (w *Window) dropped(pos fyne.Position, uris []fyne.URI) {
 	if w.twoDropped(pos, uris) {
 		return // on the two-date card: the after date
 	}
+	var paths []string
 	for _, u := range uris {
 		if u.Scheme() == "file" && u.Path() != "" {
-			w.source.Path.SetText(u.Path())
-			w.openProduct(u.Path())
-			return
+			paths = append(paths, u.Path())
 		}
+	}
+	switch {
+	case len(paths) == 1:
+		w.source.Path.SetText(paths[0])
+		w.openProduct(paths[0])
+	case len(paths) > 1:
+		// Tiles of one date dropped together: one map on one grid.
+		w.source.Path.SetText(paths[0])
+		w.openMosaic(paths)
 	}
 }

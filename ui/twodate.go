@@ -665,6 +665,7 @@ func (s bandSource) inputFiles() []string {
 		if s.info != nil {
 			out = append(out, s.info.Files()...)
 		}
+		out = append(out, s.moreFiles...)
 	}
 	return out
 }

@@ -27,7 +27,10 @@ type Options struct {
 	// orthomosaic GeoTIFF). Bands are band specs (FILE or FILE:B) by role
 	// instead. With neither, a fake scene is generated.
 	Product string
-	Bands   map[string]string
+	// More are further products of the same date (--scene repeated),
+	// mosaicked with Product onto one grid.
+	More  []string
+	Bands map[string]string
 	// Fake, Size and Seed describe the fake scene (landscape, 2048, 1 by
 	// default).
 	Fake       string
