@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -192,10 +193,7 @@ func (w *Window) saveDialog(title, name string, exts []string, save func(path st
 		}
 		path := wc.URI().Path()
 		wc.Close() // the engine writes to a temporary file and renames it
-		if ext := strings.ToLower(filepath.Ext(path)); len(exts) > 0 && !contains(exts, ext) {
-			path += exts[0]
-		}
-		save(path)
+		save(savePath(path, exts))
 	}, w.Win)
 	d.SetTitleText(title)
 	d.SetFileName(name)
@@ -204,6 +202,21 @@ func (w *Window) saveDialog(title, name string, exts []string, save func(path st
 	}
 	d.Resize(fyne.NewSize(900, 600))
 	d.Show()
+}
+
+// savePath is where a save dialog's file goes: the name chosen when its
+// extension is one of exts (or exts is empty), else the name with exts[0]
+// added, and then the empty file the dialog created under the name
+// chosen is removed (it made it before asking the app), so that no
+// 0-byte file is left beside the one written.
+func savePath(chosen string, exts []string) string {
+	if ext := strings.ToLower(filepath.Ext(chosen)); len(exts) == 0 || contains(exts, ext) {
+		return chosen
+	}
+	if st, err := os.Lstat(chosen); err == nil && st.Mode().IsRegular() && st.Size() == 0 {
+		os.Remove(chosen)
+	}
+	return chosen + exts[0]
 }
 
 func contains(ss []string, s string) bool {

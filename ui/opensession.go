@@ -244,8 +244,8 @@ func (w *Window) openSessionDialog() {
 		r.Close()
 		w.OpenSession(path)
 	}, w.Win)
-	d.SetFilter(storage.NewExtensionFileFilter([]string{".json", ".JSON"}))
-	d.SetTitleText("Open a session (.json saved by File › Save session)")
+	d.SetFilter(storage.NewExtensionFileFilter([]string{".canopy", ".json", ".CANOPY", ".JSON"}))
+	d.SetTitleText("Open a session (.canopy or .json saved by File › Save session)")
 	d.Resize(fyne.NewSize(900, 600))
 	d.Show()
 }

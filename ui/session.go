@@ -177,9 +177,13 @@ func (m *MapView) setView(zoom, x0, y0 float64) {
 	m.changed()
 }
 
+// sessionExts are the names a session file takes: .canopy (the
+// default), or .json as before.
+var sessionExts = []string{".canopy", ".json"}
+
 // saveSessionDialog asks where to save the session.
 func (w *Window) saveSessionDialog() {
-	w.saveDialog("Save session", "canopy-session.json", []string{".json"}, func(path string) {
+	w.saveDialog("Save session", "canopy-session.canopy", sessionExts, func(path string) {
 		if err := w.SaveSession(path); err != nil {
 			w.setStatus(explain(err).Error(), false)
 			return

@@ -70,3 +70,46 @@ func TestSessionRoundTrip(t *testing.T) {
 		t.Error("a version 9 session was read")
 	}
 }
+
+// TestSessionSaveName: "walk.canopy" chosen in the save dialog (which
+// creates the empty file before the app writes) is the session written,
+// and it opens again; a name without a session's extension gets
+// .canopy and the dialog's empty file is not left beside it; a file that
+// is not empty is never removed.
+func TestSessionSaveName(t *testing.T) {
+	dir := t.TempDir()
+	walk := filepath.Join(dir, "walk.canopy")
+	os.WriteFile(walk, nil, 0o644) // what the dialog made
+	if got := savePath(walk, sessionExts); got != walk {
+		t.Fatalf("walk.canopy saved as %s", got)
+	}
+	w := newTestWindow(t, Options{})
+	if err := w.SaveSession(walk); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(walk); err != nil || st.Size() == 0 {
+		t.Fatalf("walk.canopy: %v, %v", st, err)
+	}
+	if _, err := ReadSession(walk); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(walk + ".json"); !os.IsNotExist(err) {
+		t.Errorf("a walk.canopy.json beside it: %v", err)
+	}
+	other := filepath.Join(dir, "walk")
+	os.WriteFile(other, nil, 0o644)
+	if got := savePath(other, sessionExts); got != other+".canopy" {
+		t.Errorf("walk saved as %s", got)
+	}
+	if _, err := os.Stat(other); !os.IsNotExist(err) {
+		t.Errorf("the dialog's empty file is left: %v", err)
+	}
+	full := filepath.Join(dir, "notes.txt")
+	os.WriteFile(full, []byte("keep me"), 0o644)
+	if got := savePath(full, []string{".png"}); got != full+".png" {
+		t.Errorf("notes.txt saved as %s", got)
+	}
+	if b, _ := os.ReadFile(full); string(b) != "keep me" {
+		t.Errorf("a file with content was touched: %q", b)
+	}
+}
