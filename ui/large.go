@@ -345,12 +345,12 @@ func (lg *largeImage) readPixel(r *reading, col, row int) {
 // its min–max first, for the histogram's range) and gives the statistics
 // the whole-image path computes, with progress(share) on the way.
 func (lg *largeImage) statistics(area float64, areaKnown bool, progress func(float64)) (*sceneStats, error) {
-	opt := pipeline.Options{Backend: lg.run.b, Mode: lg.run.mode, Names: lg.names, Exprs: lg.exprs}
+	job := source.Job{Backend: lg.run.b, Mode: lg.run.mode, Names: lg.names, Exprs: lg.exprs}
 	H := float64(lg.im.Height)
 	masked := 0
 	pass := func(st *stats.Stream, from, share float64) error {
 		masked = 0
-		_, err := lg.im.Run(lg.ctx, opt, pipeline.SinkFunc(func(b *pipeline.Block) error {
+		_, err := source.RunViews(lg.ctx, lg.im, job, pipeline.SinkFunc(func(b *pipeline.Block) error {
 			for _, m := range b.Mask {
 				if m != 0 {
 					masked++
@@ -541,8 +541,8 @@ func (w *Window) compareLarge(s *shown, runs []runSpec) {
 				return nil, err
 			}
 			progress(float64(i)/float64(len(runs)), fmt.Sprintf("Compare all: %s on %s over %d×%d in blocks (%d of %d)…", s.idx.title(), r.label(), s.w, s.h, i+1, len(runs)))
-			opt := pipeline.Options{Backend: r.b, Mode: r.mode, Names: lg.names, Exprs: lg.exprs, Verify: true}
-			res, err := lg.im.Run(ctx, opt)
+			job := source.Job{Backend: r.b, Mode: r.mode, Names: lg.names, Exprs: lg.exprs, Verify: true}
+			res, err := source.RunViews(ctx, lg.im, job)
 			results = append(results, largeResult(r, s, res, err))
 		}
 		progress(1, "")

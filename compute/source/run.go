@@ -7,6 +7,7 @@ import (
 	"canopy/compute"
 	"canopy/compute/index"
 	"canopy/compute/pipeline"
+	"canopy/compute/pyramid"
 )
 
 // Job is what a run computes and how: the indices (names and formulas),
@@ -41,8 +42,27 @@ type Job struct {
 // (which imports the readers of files and products, which import
 // compute): the engine's root stays free of I/O.
 func Run(ctx context.Context, src Source, job Job, sinks ...pipeline.Sink) (*pipeline.Result, error) {
-	res, err := pipeline.Run(ctx, src.Input(), pipeline.Options{Backend: job.Backend, Mode: job.Mode, Names: job.Names, Exprs: job.Exprs,
-		Verify: job.Verify, Progress: job.Progress, InFlight: job.InFlight}, sinks...)
+	res, err := pipeline.Run(ctx, src.Input(), job.options(), sinks...)
+	return job.checked(res, err)
+}
+
+// RunViews is Run over an image opened by views (OpenViews): the whole
+// image by blocks through the pipeline, from handles of its own, the
+// same verification and errors.
+func RunViews(ctx context.Context, im *pyramid.Image, job Job, sinks ...pipeline.Sink) (*pipeline.Result, error) {
+	res, err := im.Run(ctx, job.options(), sinks...)
+	return job.checked(res, err)
+}
+
+// options are the job as the pipeline's options.
+func (job Job) options() pipeline.Options {
+	return pipeline.Options{Backend: job.Backend, Mode: job.Mode, Names: job.Names, Exprs: job.Exprs,
+		Verify: job.Verify, Progress: job.Progress, InFlight: job.InFlight}
+}
+
+// checked is a run's result as Run returns it: a missing role a usage
+// error, an output that fails verification the run's error.
+func (job Job) checked(res *pipeline.Result, err error) (*pipeline.Result, error) {
 	if err != nil {
 		var mr *compute.MissingRoleError
 		if errors.As(err, &mr) {
