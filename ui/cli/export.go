@@ -99,7 +99,7 @@ type layoutRun struct {
 	opt      layout.Options
 	paths    []string
 	reducers []*layout.Reducer
-	// Sinks receive the run's blocks: pass them to pipeline.Run.
+	// Sinks receive the run's blocks: plug them into source.Run.
 	sinks []pipeline.Sink
 }
 
