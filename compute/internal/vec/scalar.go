@@ -188,11 +188,13 @@ func ndviGo(out, red, nir []float32) {
 
 // ndFinite1 is one pixel of NDFinite: NaN where the sum is ±0 and where
 // the quotient is ±Inf (a NaN from NaN inputs stays as the division gives
-// it), the infinities found on the bits, without a float64 conversion.
+// it), found on the quotient's bits, without a float64 conversion.
 func ndFinite1(red, nir float32) float32 {
 	s := nir + red
 	q := (nir - red) / s
-	if s == 0 || math.Float32bits(q)&0x7fffffff == 0x7f800000 {
+	// One test a pixel on the common path: only a quotient that is not a
+	// number or infinite (a zero sum gives one of them) looks further.
+	if b := math.Float32bits(q); b&0x7f800000 == 0x7f800000 && (s == 0 || b&0x7fffff == 0) {
 		q = nan32
 	}
 	return q
