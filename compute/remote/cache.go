@@ -112,6 +112,30 @@ func (c *Cache) object(key string, v validator, size int64) *cacheObject {
 	return o
 }
 
+// latest is the version of the file at key opened last, from the
+// folders' meta.json (nil when the cache holds none).
+func (c *Cache) latest(key string) (*cacheObject, cacheMeta) {
+	var best folder
+	var bm cacheMeta
+	for _, fo := range c.folders() {
+		b, err := os.ReadFile(filepath.Join(fo.path, "meta.json"))
+		if err != nil {
+			continue
+		}
+		var m cacheMeta
+		if json.Unmarshal(b, &m) != nil || m.URL != key || m.Size <= 0 {
+			continue
+		}
+		if best.path == "" || fo.used.After(best.used) {
+			best, bm = fo, m
+		}
+	}
+	if best.path == "" {
+		return nil, cacheMeta{}
+	}
+	return c.object(key, validator{bm.ETag, bm.LastModified}, bm.Size), bm
+}
+
 // parseExtent reads a range file's name, "OFFSET-LENGTH.bin".
 func parseExtent(name string) (run, bool) {
 	s, ok := strings.CutSuffix(name, ".bin")

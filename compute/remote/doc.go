@@ -31,7 +31,9 @@
 // Planetary Computer links share it) and by the validator, within a size
 // limit (least recently used files go first). Files are written to a
 // temporary name and renamed into place, so a reader sees whole ranges or
-// none; a server file without a validator is never cached.
+// none; a server file without a validator is never cached. When the server
+// cannot be reached (no connection, no such host), a file the cache holds
+// opens from it alone, the version cached last (File.Offline).
 //
 // Hrefs: s3:// URLs of public buckets are mapped to their HTTPS endpoints
 // (HTTPURL); a Signer (compute/stac's Planetary Computer signer) may sign

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"slices"
 	"sync"
 )
@@ -30,6 +31,9 @@ type File struct {
 	ver  answer // the header answer: size and validator (data dropped)
 	co   *cacheObject
 	cnt  counter
+	// offlineErr is why the server could not be reached when the File
+	// was opened from the cache alone (nil: online).
+	offlineErr error
 
 	mu     sync.RWMutex
 	mem    []extent // sorted by offset, not overlapping
@@ -62,6 +66,9 @@ func (c *Client) Open(ctx context.Context, rawURL string, sign Signer) (*File, e
 	f := &File{c: c, ctx: ctx, url: u, sign: sign}
 	a, err := c.get(ctx, u, sign, 0, c.opt.HeaderBytes, nil, &f.cnt)
 	if err != nil {
+		if off := c.offline(u, err, f); off != nil {
+			return off, nil
+		}
 		return nil, fmt.Errorf("%s: %w", redact(u), err)
 	}
 	if a.total < 0 {
@@ -73,9 +80,39 @@ func (c *Client) Open(ctx context.Context, rawURL string, sign Signer) (*File, e
 	f.ver = a
 	if c.opt.Cache != nil && !a.val.empty() {
 		f.co = c.opt.Cache.object(cacheKey(u), a.val, a.total)
+		f.co.put(0, f.mem[0].data) // for opening without a network
 	}
 	return f, nil
 }
+
+// offline is the File of u as the disk cache holds it, when the server
+// cannot be reached (err is the network's, not an answer of the server)
+// and the cache holds the file's header: the version cached last, read
+// from the cache alone (what was never fetched is an error naming the
+// network's). nil when that cannot be.
+func (c *Client) offline(u string, err error, f *File) *File {
+	var oe *net.OpError
+	var de *net.DNSError
+	if c.opt.Cache == nil || !(errors.As(err, &oe) || errors.As(err, &de)) {
+		return nil
+	}
+	co, meta := c.opt.Cache.latest(cacheKey(u))
+	if co == nil {
+		return nil
+	}
+	head := make([]byte, min(c.opt.HeaderBytes, meta.Size))
+	if !co.readAll(head, 0) {
+		return nil
+	}
+	f.size, f.co, f.offlineErr = meta.Size, co, err
+	f.ver = answer{total: meta.Size, val: validator{meta.ETag, meta.LastModified}}
+	f.mem = []extent{{off: 0, data: head, keep: true}}
+	return f
+}
+
+// Offline reports whether the File is read from the disk cache alone
+// (its server could not be reached when it was opened).
+func (f *File) Offline() bool { return f.offlineErr != nil }
 
 // Size is the file's length in bytes.
 func (f *File) Size() int64 { return f.size }
@@ -116,6 +153,9 @@ func (f *File) ReadAt(p []byte, off int64) (int, error) {
 		if k == 0 {
 			want := max(off+n-pos, f.c.opt.ReadAhead)
 			want = min(want, f.size-pos)
+			if f.offlineErr != nil {
+				return int(pos - off), fmt.Errorf("%s: offline, and bytes %d-%d were never fetched into the cache (%w)", f.Name(), pos, pos+want-1, f.offlineErr)
+			}
 			a, err := f.c.get(f.ctx, f.url, f.sign, pos, want, &f.ver, &f.cnt)
 			if err != nil {
 				return int(pos - off), fmt.Errorf("%s: %w", f.Name(), err)
@@ -283,6 +323,10 @@ func (f *File) Prefetch(ranges [][2]int64) (release func(), err error) {
 				got[i] = buf
 				continue
 			}
+		}
+		if f.offlineErr != nil {
+			errs[i] = fmt.Errorf("offline, and bytes %d-%d were never fetched into the cache (%w)", r.off, r.off+r.n-1, f.offlineErr)
+			continue
 		}
 		wg.Add(1)
 		go func() {

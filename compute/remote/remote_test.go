@@ -719,3 +719,39 @@ func TestHTTP2(t *testing.T) {
 		t.Fatalf("%d protocols seen", n)
 	}
 }
+
+// TestOffline: with the server out of reach, a file opens from the disk
+// cache (the version cached last): what was read before reads again, the
+// same pixels; what was never fetched is one line saying so.
+func TestOffline(t *testing.T) {
+	s := newRangeServer(t)
+	data := cog(t, tiff(t, 900, 600, 2, 12), 256)
+	u := s.put("/o.tif", data)
+	opt := testOptions()
+	opt.Cache = NewCache(t.TempDir(), 1<<30)
+	local, rem, _ := openBoth(t, New(opt), u, data)
+	seen := window(t, rem, 0, 0, 300, 200)
+	s.Close()
+
+	f, err := New(opt).Open(context.Background(), u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !f.Offline() {
+		t.Fatal("not offline with the server closed")
+	}
+	g, err := geotiff.NewReader(f, f.Size(), f.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	samePlanes(t, window(t, local, 0, 0, 300, 200), window(t, g, 0, 0, 300, 200))
+	samePlanes(t, seen, window(t, g, 0, 0, 300, 200))
+	dt, _ := g.DataType()
+	dst := []compute.Plane{compute.NewPlane(dt, 300, 300), compute.NewPlane(dt, 300, 300)}
+	err = g.ReadWindowBandsInto(600, 300, 900, 600, []int{1, 2}, dst)
+	oneLine(t, err, "offline, and bytes")
+
+	// Nothing cached of another file: the network's error, one line.
+	_, err = New(opt).Open(context.Background(), strings.Replace(u, "/o.tif", "/p.tif", 1), nil)
+	oneLine(t, err, "connection refused")
+}
