@@ -428,7 +428,7 @@ func (w *Window) compareAll() {
 		return
 	}
 	repeat := w.opts.Repeat
-	w.checkMemory("Compare all", compareMemory(s.set.bands, runs), func() { w.compareAllRuns(s, runs, repeat) })
+	w.checkMemoryWithin("Compare all", compareMemory(s.set.bands, runs), compareBudget, func() { w.compareAllRuns(s, runs, repeat) })
 }
 
 func (w *Window) compareAllRuns(s *shown, runs []runSpec, repeat int) {

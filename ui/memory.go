@@ -70,14 +70,38 @@ func bytesText(n uint64) string {
 // asks first when it would not ("Compare all needs about 6.2 GB; 3.1 GB
 // is free").
 func (w *Window) checkMemory(what string, need uint64, start func()) {
+	w.checkMemoryWithin(what, need, 0, start)
+}
+
+// compareBudget is the memory Compare all keeps within without asking (an
+// 8 GB laptop runs it beside the app and the system).
+var compareBudget uint64 = 2 << 30
+
+// checkMemoryWithin is checkMemory that also asks first when the job
+// needs more than budget (0: no budget), saying how much it needs.
+func (w *Window) checkMemoryWithin(what string, need, budget uint64, start func()) {
 	free, ok := w.freeMem()
-	if !ok || need <= free {
+	fits := !ok || need <= free
+	if fits && (budget == 0 || need <= budget) {
 		start()
 		return
 	}
-	w.memoryWarning = fmt.Sprintf("%s needs about %s of memory, and %s is free: the system may slow down or stop the app.",
-		what, bytesText(need), bytesText(free))
-	d := dialog.NewConfirm("Not enough free memory", w.memoryWarning+"\nRun it anyway?", func(yes bool) {
+	if fits {
+		w.memoryWarning = fmt.Sprintf("%s needs about %s of memory, more than the %s it keeps within (%s is free): a laptop may swap.",
+			what, bytesText(need), bytesText(budget), bytesText(free))
+		if !ok {
+			w.memoryWarning = fmt.Sprintf("%s needs about %s of memory, more than the %s it keeps within: a laptop may swap.",
+				what, bytesText(need), bytesText(budget))
+		}
+	} else {
+		w.memoryWarning = fmt.Sprintf("%s needs about %s of memory, and %s is free: the system may slow down or stop the app.",
+			what, bytesText(need), bytesText(free))
+	}
+	title := "Not enough free memory"
+	if fits {
+		title = "A large run"
+	}
+	d := dialog.NewConfirm(title, w.memoryWarning+"\nRun it anyway?", func(yes bool) {
 		if yes {
 			start()
 		} else {

@@ -7,6 +7,8 @@ import (
 
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
+
+	"canopy/compute"
 )
 
 // TestMemoryWarning: Compare all asks before a job that would not fit in
@@ -47,6 +49,36 @@ func TestMemoryWarning(t *testing.T) {
 	w.Wait()
 	if top := w.Win.Canvas().Overlays().Top(); top != nil && top.Visible() {
 		t.Errorf("a question with room to spare: %q", dialogText(w))
+	}
+}
+
+// TestCompareAllBudget: Compare all that needs more than its budget (2 GB;
+// here 50 kB for a 64² scene) asks first, with the number, even with
+// memory free; at 10980² with two uint16 bands and a GPU backend the
+// estimate is over 2 GB (the job's and the verifier's planes, the GPU's
+// copies), so it asks there.
+func TestCompareAllBudget(t *testing.T) {
+	old := compareBudget
+	compareBudget = 50 << 10
+	t.Cleanup(func() { compareBudget = old })
+	w := newTestWindow(t, Options{}, hooks{freeMemory: func() (uint64, bool) { return 1 << 40, true }})
+	before := len(w.Results())
+	test.Tap(w.CompareAll)
+	w.Wait()
+	if txt := dialogText(w); !strings.Contains(txt, "Compare all needs about 96 kB of memory, more than the 50 kB it keeps within") {
+		t.Fatalf("the question says %q", txt)
+	}
+	if len(w.Results()) != before || w.Busy() {
+		t.Fatal("Compare all ran before the user said so")
+	}
+	// The plan's estimate at a Sentinel-2 tile's size, beyond the bands
+	// loaded: 10980² uint16 red and NIR (their pages never touched).
+	n := 10980
+	bands := []compute.BandInput{{Plane: compute.NewPlane(compute.U16, n, n)}, {Plane: compute.NewPlane(compute.U16, n, n)}}
+	cpuOnly := compareMemory(bands, []runSpec{{info: compute.Info{Name: compute.NameGo}}})
+	withGPU := compareMemory(bands, []runSpec{{info: compute.Info{Name: compute.NameGo}}, {info: compute.Info{Name: compute.NameGL, GPU: true}}})
+	if cpuOnly != uint64(8*n*n) || withGPU != uint64(8*n*n+4*n*n+8*n*n) || withGPU <= old {
+		t.Errorf("10980² estimate: %s on the CPU, %s with a GPU (budget %s)", bytesText(cpuOnly), bytesText(withGPU), bytesText(old))
 	}
 }
 
