@@ -365,7 +365,7 @@ func stacSource(fc *filesContainer, dir, key string, a stacAsset, role string, e
 			src.Resolution = a.Transform[0]
 		}
 	}
-	s := &Scene{c: fc}
+	s := &Scene{c: fc, Path: "asset " + key} // Path: how its errors begin
 	fc.files = append(fc.files, href)
 	switch src.Format {
 	case "jp2":
