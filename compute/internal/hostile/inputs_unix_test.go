@@ -25,7 +25,7 @@ import (
 const (
 	inputMemory  = 1 << 30
 	inputCPU     = 10 * time.Second // user + system time of the case
-	inputKillAt  = 2 * time.Minute  // a case still running then has hung
+	inputKillAt  = 5 * time.Minute  // a case still running then has hung (waiting, not working: the CPU limit bounds work)
 	inputWorkers = 2
 )
 
