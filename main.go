@@ -1,7 +1,8 @@
-// Canopy shows NDVI maps computed from red and near-infrared bands on the
-// backend you pick (pure Go, Go parallel, C, OpenGL compute, CUDA), with the
-// cost of each made visible. This file only wires: no arguments or `gui`
-// opens the desktop app, anything else is the command line (ui/cli).
+// Canopy computes vegetation indices (NDVI, EVI, any band-math formula)
+// from the imagery foresters have, on the backend you pick (pure Go, Go
+// parallel, C, OpenGL compute, CUDA), with the cost of each made visible.
+// This file only wires: no arguments or `gui` opens the desktop app,
+// anything else is the command line (ui/cli).
 package main
 
 import (

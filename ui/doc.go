@@ -1,6 +1,6 @@
 // Package ui is Canopy's desktop app, built with Fyne: the window foresters
-// open to look at index maps (NDVI, EVI, NBR, ... or a formula of their
-// own) of the products they have, and at what each backend costs.
+// open to look at index maps (NDVI, EVI, NBR or a formula of their own) of
+// the products they have, and at what each backend costs.
 //
 // The split follows Jacalz/rymdport: this package builds widgets and never
 // does the work itself. Opening files and products and loading bands

@@ -1,4 +1,4 @@
-// Package backends enables every NDVI backend Canopy ships: importing it
+// Package backends enables every backend Canopy ships: importing it
 // registers go, go-parallel, c, gl and cuda with the compute package. The
 // CLI and the GUI import it; the engine itself does not depend on any GPU.
 package backends

@@ -1,7 +1,8 @@
-// Package stats summarises an NDVI plane: minimum, maximum, mean and
+// Package stats summarises an index plane: minimum, maximum, mean and
 // standard deviation of the valid pixels (Summarize), a histogram
-// (Histogram) and the share and area of each NDVI class (Classes, with the
-// class table of package colormap).
+// (Histogram) and the share and area of each class of a class table
+// (ClassesOf; Classes with the default NDVI classes), whole (these
+// functions) or streamed block by block (Stream).
 //
 // A pixel is valid when its value is finite: NaN marks no data and 0/0
 // (see package compute), and ±Inf, which no backend writes, is left out as

@@ -1,5 +1,6 @@
-// Package cli is Canopy's command line: backends, compute, bench and fake,
-// as DESIGN.md's contract gives them. It drives the same engine functions as
+// Package cli is Canopy's command line: every subcommand but the window
+// (backends, indices, scene, compute, zonal, change, batch, bench, fake,
+// warp, search), as DESIGN.md's contract gives them. It drives the same engine functions as
 // the GUI and never starts Fyne, so it runs on machines with no display:
 // compute, zonal, change, batch and fake open their inputs with
 // source.Open and run with source.Run, plugging their sinks (the COG, the
