@@ -172,3 +172,29 @@ func TestWarpRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestWarpStands: --stands takes the stands' system and covers their
+// extent, aligned to the pixel.
+func TestWarpStands(t *testing.T) {
+	dir := t.TempDir()
+	red, _, stands := zonalFixture(t, dir, 3, 16)
+	out := filepath.Join(dir, "out.tif")
+	var so, se bytes.Buffer
+	if rc := Run([]string{"warp", red, "--stands", stands, "--json", "--tif", out}, &so, &se); rc != 0 {
+		t.Fatalf("rc %d: %s", rc, se.String())
+	}
+	var rep struct {
+		EPSG          int
+		Width, Height int
+		X0            float64 `json:"x0"`
+		Y0            float64 `json:"y0"`
+		ResX          float64 `json:"res_x"`
+	}
+	if err := json.Unmarshal(so.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	// Three stands of radius 40 m centred 10 m apart from (600050, 5299950).
+	if rep.EPSG != 32632 || rep.X0 > 600010 || rep.X0 < 599990 || rep.Y0 < 5299990 || rep.Y0 > 5300010 || math.Mod(rep.X0, rep.ResX) != 0 || rep.Width < 9 || rep.Width > 13 {
+		t.Fatalf("grid %+v: want the stands' system and extent, aligned", rep)
+	}
+}
