@@ -227,7 +227,8 @@ type bandSet struct {
 	mask  []uint8
 	geo   *compute.GeoRef
 	w, h  int
-	// raw: integer bands of plain files, with no radiometry known (the
+	// raw: integer bands with no radiometry known, as files or as a
+	// product such as an orthomosaic (source.DigitalNumbers; the
 	// index is then one of digital numbers).
 	raw bool
 }

@@ -245,7 +245,12 @@ func containsInt(l []int, v int) bool {
 // sourceWindow is the window of src's own pixels that covers the grid
 // window win, and the grid pixels per source pixel.
 func (s *Scene) sourceWindow(src *Source, win image.Rectangle) (int, image.Rectangle, error) {
-	k := src.Resolution / s.Grid.Resolution
+	k := 1.0
+	if src.Resolution != s.Grid.Resolution {
+		// Equal resolutions nest one to one, 0 m ones too (a TIFF
+		// without georeferencing: every band on the pixel grid).
+		k = src.Resolution / s.Grid.Resolution
+	}
 	ki := int(math.Round(k))
 	if ki < 1 || math.Abs(k-float64(ki)) > 1e-6 {
 		return 0, image.Rectangle{}, fmt.Errorf("%s: band %s at %g m does not nest in the %g m grid", s.Path, src.Name, src.Resolution, s.Grid.Resolution)

@@ -272,3 +272,47 @@ func TestFakeStreams(t *testing.T) {
 		}
 	}
 }
+
+// TestProductRadiometry: a multi-band integer GeoTIFF opened as a product
+// (--scene) is digital numbers, as the same file given with --band is; a
+// float one is reflectance; every face says it with the scene's word.
+func TestProductRadiometry(t *testing.T) {
+	dir := t.TempDir()
+	w, h := 8, 4
+	a, b := make([]uint16, w*h), make([]uint16, w*h)
+	fa, fb := make([]float32, w*h), make([]float32, w*h)
+	for i := range a {
+		a[i], b[i] = uint16(50+i), uint16(200+i)
+		fa[i], fb[i] = 0.05, 0.4
+	}
+	dnPath, flPath := filepath.Join(dir, "dn.tif"), filepath.Join(dir, "fl.tif")
+	if err := geotiff.WriteBands(dnPath, w, h, [][]uint16{a, b}, compute.FakeGeoRef(), geotiff.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := geotiff.WriteBands(flPath, w, h, [][]float32{fa, fb}, compute.FakeGeoRef(), geotiff.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	roles := source.Options{Roles: []string{"red", "nir"}, Need: "ndvi"}
+	for _, c := range []struct {
+		path string
+		want source.Radiometry
+		word string
+	}{{dnPath, source.DigitalNumbers, "digital numbers"}, {flPath, source.Reflectance, "reflectance"}} {
+		src, err := source.Open(context.Background(), source.Spec{Product: c.path, Assign: map[string]int{"red": 1, "nir": 2}, AssignFlag: "--bands"}, roles)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if src.Radiometry() != c.want || src.Radiometry().String() != c.word {
+			t.Errorf("%s as a product: %v (%q), want %q", filepath.Base(c.path), src.Radiometry(), src.Radiometry().String(), c.word)
+		}
+		src.Close()
+		files, err := source.Open(context.Background(), source.Spec{Files: map[string]string{"red": c.path + ":1", "nir": c.path + ":2"}}, roles)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if files.Radiometry() != c.want {
+			t.Errorf("%s as files: %v, want %q", filepath.Base(c.path), files.Radiometry(), c.word)
+		}
+		files.Close()
+	}
+}

@@ -36,6 +36,9 @@ type batchLine struct {
 	Seconds float64  `json:"seconds"`
 	Outputs []string `json:"outputs,omitempty"`
 	Error   string   `json:"error,omitempty"`
+	// Values says what the bands were: "reflectance" or "digital
+	// numbers" (source.Radiometry, the word canopy scene uses).
+	Values string `json:"values,omitempty"`
 	// Fingerprint identifies the inputs and the settings the outputs were
 	// made from; a re-run skips a scene whose output exists with it.
 	Fingerprint string `json:"fingerprint,omitempty"`
@@ -355,6 +358,7 @@ func batchScene(s, dir string, bandMap map[string]int, sel selection, eng *share
 			return err
 		}
 		defer src.Close()
+		line.Values = src.Radiometry().String()
 		b, mode, err := eng.get()
 		if err != nil {
 			return err

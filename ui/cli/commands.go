@@ -50,10 +50,13 @@ type computeReport struct {
 	Masked int `json:"masked_pixels"`
 	// DigitalNumbers is true when the bands are integers with no radiometry
 	// known (plain files): index values are then those of the raw numbers.
-	DigitalNumbers bool     `json:"digital_numbers,omitempty"`
-	Tif            string   `json:"tif,omitempty"`
-	PNG            []string `json:"png,omitempty"`
-	Layouts        []string `json:"layouts,omitempty"`
+	DigitalNumbers bool `json:"digital_numbers,omitempty"`
+	// Values is the same in words, as canopy scene and batch.jsonl say
+	// it: "reflectance" or "digital numbers".
+	Values  string   `json:"values"`
+	Tif     string   `json:"tif,omitempty"`
+	PNG     []string `json:"png,omitempty"`
+	Layouts []string `json:"layouts,omitempty"`
 }
 
 // indexReport is one index of a compute run.
@@ -336,7 +339,7 @@ func cmdCompute(args []string, stdout, stderr io.Writer) error {
 	rep := computeReport{Backend: b.Name(), Mode: mode, Device: b.Info().Device, BackendReason: why, Index: strings.Join(sel.names, ","),
 		Bands: map[string]string{}, Width: res.Width, Height: res.Height, LoadMS: ms(open + res.Decode), SetupMS: ms(t.Setup),
 		UploadMS: ms(t.Upload), KernelMS: ms(t.Kernel), DownloadMS: ms(t.Download), TotalMS: ms(t.Total),
-		Masked: src.Masked(), DigitalNumbers: raw}
+		Masked: src.Masked(), DigitalNumbers: raw, Values: src.Radiometry().String()}
 	for _, band := range src.Input().Bands {
 		rep.Bands[band.Role] = band.Source
 	}

@@ -37,6 +37,9 @@ type inputFlags struct {
 	grid gridFlags
 	// more are the further --scene products of the same date.
 	more []string
+	// assign is --bands ROLE=B,...: the roles of a --scene GeoTIFF's
+	// bands, as canopy scene suggests them.
+	assign string
 }
 
 func (f *inputFlags) register(fs *flag.FlagSet) {
@@ -46,6 +49,7 @@ func (f *inputFlags) register(fs *flag.FlagSet) {
 	fs.Var(sceneValue{f}, "scene", "a product: Sentinel-2 L2A .SAFE folder or .zip, Landsat C2 L2 folder or .tar, STAC item .json, orthomosaic GeoTIFF (a STAC item or GeoTIFF may be a URL); repeat it for tiles of one date, mosaicked onto one grid (gridflags.go)")
 	fs.StringVar(&f.mask, "mask", "auto", "cloud and quality mask of a --scene: auto (the product's own: SCL, QA_PIXEL, alpha) or none")
 	fs.IntVar(&f.maskBuffer, "mask-buffer", 0, "grow the mask by this many pixels")
+	fs.StringVar(&f.assign, "bands", "", "band roles of a --scene GeoTIFF or orthomosaic, e.g. red=3,nir=4 (as canopy scene suggests)")
 	fs.StringVar(&f.nodata, "nodata", "", "nodata value (as stored) for every band given as a file (overrides the files' GDAL_NODATA)")
 	f.grid.register(fs)
 }
@@ -63,7 +67,15 @@ func (f *inputFlags) spec() (source.Spec, error) {
 	if err != nil {
 		return source.Spec{}, err
 	}
-	return source.Spec{Files: files, NoData: f.nodata, Product: f.scene, More: f.more, Mask: f.mask, MaskBuffer: f.maskBuffer}, nil
+	assign, err := source.ParseAssign(f.assign)
+	if err != nil {
+		return source.Spec{}, err
+	}
+	if len(assign) > 0 && f.scene == "" {
+		return source.Spec{}, compute.Usagef("--bands names the bands of a --scene; for band files give --band ROLE=FILE[:BAND]")
+	}
+	return source.Spec{Files: files, NoData: f.nodata, Product: f.scene, More: f.more, Mask: f.mask, MaskBuffer: f.maskBuffer,
+		Assign: assign, AssignFlag: "--bands"}, nil
 }
 
 // inputFiles lists the files the inputs read (for refusing to overwrite
