@@ -90,3 +90,32 @@ func TestProductReadsOnlyItself(t *testing.T) {
 		}
 	}
 }
+
+// TestNoFileLeft: opening STAC items, good and bad, again and again keeps
+// no file open (the fuzzer ran out of file descriptors: every item's JSON
+// stayed open).
+func TestNoFileLeft(t *testing.T) {
+	fds := func() int {
+		es, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Skip("no /proc/self/fd:", err)
+		}
+		return len(es)
+	}
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte("000000000000000000000000000000000000000 000"), 0o644)
+	noBand := filepath.Join(dir, "noband.json")
+	os.WriteFile(noBand, []byte(`{"type":"Feature","assets":{"thumbnail":{"href":"t.png"}}}`), 0o644)
+	before := fds()
+	for range 300 {
+		for _, p := range []string{bad, noBand} {
+			if s, err := Open(p); err == nil {
+				s.Close()
+			}
+		}
+	}
+	if after := fds(); after > before+5 {
+		t.Errorf("%d files open after 600 failed opens, %d before", after, before)
+	}
+}

@@ -185,7 +185,11 @@ func Open(p string) (*Scene, error) {
 		if err != nil {
 			return nil, err
 		}
-		return s, s.finish()
+		if err := s.finish(); err != nil {
+			s.Close()
+			return nil, err
+		}
+		return s, nil
 	case strings.HasSuffix(lower, ".tif") || strings.HasSuffix(lower, ".tiff"):
 		return openOrtho(p)
 	case strings.EqualFold(filepath.Base(p), "MTD_MSIL2A.xml"):

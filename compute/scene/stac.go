@@ -123,7 +123,9 @@ func openSTAC(p string) (*Scene, error) {
 	fc := &filesContainer{}
 	s := &Scene{Path: p, Kind: KindSTAC, c: fc, CloudShare: math.NaN(), Bands: map[string]*Source{}}
 	fail := func(err error) (*Scene, error) { fc.close(); return nil, err }
-	b, err := readSmall(&filesContainer{}, p, maxXML)
+	ic := &filesContainer{}
+	b, err := readSmall(ic, p, maxXML)
+	ic.close() // the item is read whole: its file is not kept open
 	if err != nil {
 		return nil, err
 	}
