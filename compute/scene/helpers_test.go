@@ -2,6 +2,7 @@ package scene
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"image"
 	"io"
@@ -34,7 +35,13 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	script, _ := filepath.Abs("../../scripts/fixtures-products")
-	if os.Getenv("CANOPY_BENCH_PRODUCTS") != "" {
+	flag.Parse()
+	if f := flag.Lookup("test.fuzz"); f != nil && f.Value.String() != "" {
+		// A fuzzing run (and each of its workers, which start anew after
+		// every crash and minimisation) needs no fixture products: making
+		// them took most of a fuzzing run's time.
+		fixturesErr = "fuzzing: no fixtures made"
+	} else if os.Getenv("CANOPY_BENCH_PRODUCTS") != "" {
 		fixturesErr = "CANOPY_BENCH_PRODUCTS is set: benchmarks only, no fixtures made"
 	} else if _, err := exec.LookPath("gdal_translate"); err != nil {
 		fixturesErr = "GDAL (Debian gdal-bin, python3-gdal) is not installed: the fixture products cannot be made"
