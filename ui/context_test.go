@@ -18,6 +18,8 @@ import (
 	"canopy/compute/scene"
 	"canopy/ui/render/composite"
 	"canopy/ui/render/layout"
+
+	"canopy/ui/mapview"
 )
 
 // sortedPercentile is NumPy's linear percentile of vs, by sorting.
@@ -171,7 +173,7 @@ func TestContextViews(t *testing.T) {
 	if got, want := seen(t, w, px, py), orthoExpected(w0, h0, cols, px, py, [3]int{2, 1, 0}); !nearColour(got, want, 1) {
 		t.Errorf("natural colour of pixel (%d,%d): %v, want %v", px, py, got, want)
 	}
-	bg := color.NRGBAModel.Convert(mapBackground()).(color.NRGBA)
+	bg := color.NRGBAModel.Convert(mapview.Background()).(color.NRGBA)
 	if got := seen(t, w, 2, py); !nearColour(got, bg, 1) {
 		t.Errorf("masked pixel shows %v, want the background %v", got, bg)
 	}

@@ -15,7 +15,7 @@
 // window never freezes. A job is given the backend and its mode when it
 // starts; the mode is an argument of each run, never state of the backend.
 //
-// The map is a custom widget (MapView) whose raster renders only the visible
+// The map is its own widget package (ui/mapview) whose raster renders only the visible
 // viewport at screen resolution through colormap's RenderView, so a
 // 10980×10980 scene is held once (the bands as stored, the index as
 // float32) and never as a full-size RGBA picture.

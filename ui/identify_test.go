@@ -73,7 +73,7 @@ func TestIdentify(t *testing.T) {
 	}
 
 	// Both pins are marked on the map: a black dot on a white ring.
-	img := w.Map.generate(int(w.Map.Size().Width), int(w.Map.Size().Height)).(*image.NRGBA)
+	img := w.Map.Draw(int(w.Map.Size().Width), int(w.Map.Size().Height)).(*image.NRGBA)
 	z, x0, y0 := w.Map.View()
 	for _, p := range []image.Point{{10, 10}, {20, 5}} {
 		cx, cy := int((float64(p.X)+0.5-x0)*z), int((float64(p.Y)+0.5-y0)*z)

@@ -273,7 +273,7 @@ func (lg *largeImage) current() *pyramid.View {
 	return lg.cur
 }
 
-// render draws the viewport (the MapView's renderer, under its lock):
+// render draws the viewport (the map view's renderer, under its lock):
 // the last complete view, the rows of the one being read over it, and
 // asks for this viewport's view.
 func (lg *largeImage) render(buf *image.NRGBA, lut *colormap.LUT, x0, y0, zoom float64) bool {
@@ -593,18 +593,6 @@ func (s *shown) dataPlane() []float32 {
 	return s.plane
 }
 
-// Redraw draws the map again (a view of a large image arrived).
-func (m *MapView) Redraw() { m.raster.Refresh() }
-
-// Viewport is the view's top-left image point, zoom and size in screen
-// pixels.
-func (m *MapView) Viewport() (x0, y0, zoom float64, vw, vh int) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	w, h := m.viewPixels()
-	return m.x0, m.y0, m.zoom, int(w), int(h)
-}
-
 // largeMapPlane stands for the plane of an image read by views in the
-// MapView (whose renderer draws it).
+// map view (whose renderer draws it).
 var largeMapPlane = []float32{}

@@ -133,7 +133,7 @@ func TestLargeImageByViews(t *testing.T) {
 	if !strings.Contains(w.Status.Text, "every "+strconv.Itoa(v.Step)+" pixels") {
 		t.Errorf("status %q", w.Status.Text)
 	}
-	img := w.Map.generate(vw, vh).(*image.NRGBA)
+	img := w.Map.Draw(vw, vh).(*image.NRGBA)
 	opaque := 0
 	for i := 3; i < len(img.Pix); i += 4 {
 		if img.Pix[i] != 0 {
@@ -302,7 +302,7 @@ func TestLargeWindowOnFiles(t *testing.T) {
 		s.w, s.h, s.large.firstRows.Sub(t0).Round(time.Millisecond), v.Level, len(s.large.im.Levels)-1, v.Step, v.Width, v.Height, ready.Round(time.Millisecond), all.Round(time.Millisecond), w.Status.Text)
 	_, _, _, vw, vh := w.Map.Viewport()
 	t1 := time.Now()
-	w.Map.generate(vw, vh)
+	w.Map.Draw(vw, vh)
 	t.Logf("drawing the %d×%d map from the view: %v", vw, vh, time.Since(t1).Round(time.Microsecond))
 	if b, err := os.ReadFile("/proc/self/status"); err == nil {
 		for _, l := range strings.Split(string(b), "\n") {

@@ -65,7 +65,7 @@ func TestLargeProductByViews(t *testing.T) {
 				t.Fatalf("%s did not load whole: status %q, dialog %q", path, whole.Status.Text, dialogText(whole))
 			}
 			_, _, _, vw, vh := whole.Map.Viewport()
-			wimg := whole.Map.generate(vw, vh).(*image.NRGBA)
+			wimg := whole.Map.Draw(vw, vh).(*image.NRGBA)
 			pixels := append(slices.Clone(c.masked), c.clear...)
 			for _, px := range pixels {
 				test.TapCanvas(whole.Win.Canvas(), mapPos(whole, px[0], px[1]))
@@ -111,7 +111,7 @@ func TestLargeProductByViews(t *testing.T) {
 			if _, _, _, lw, lh := large.Map.Viewport(); lw != vw || lh != vh {
 				t.Fatalf("viewport %d×%d by views, %d×%d whole", lw, lh, vw, vh)
 			}
-			limg := large.Map.generate(vw, vh).(*image.NRGBA)
+			limg := large.Map.Draw(vw, vh).(*image.NRGBA)
 			for _, px := range c.masked {
 				if ws.set.mask[px[1]*ws.w+px[0]] == 0 {
 					t.Fatalf("pixel %v is not masked in the whole image: the case is wrong", px)

@@ -97,7 +97,7 @@ func (w *Window) applyOpenedSession(path string, s Session, idx indexChoice, ram
 	w.source.showSession(s)
 	show()
 	if s.Zoom > 0 {
-		w.Map.setView(s.Zoom, s.X0, s.Y0)
+		w.Map.SetView(s.Zoom, s.X0, s.Y0)
 	} else {
 		w.Map.Fit()
 	}

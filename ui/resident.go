@@ -151,7 +151,7 @@ func (c *cardView) download(n int) ([]float32, bool, error) {
 	return p, true, nil
 }
 
-// render draws plane 0 into buf through the session, as MapView's
+// render draws plane 0 into buf through the session, as map view's
 // generator asks; false when the session is closed or fails (the map then
 // draws from the host plane).
 func (c *cardView) render(buf *image.NRGBA, lut *colormap.LUT, x0, y0, zoom float64) bool {

@@ -138,7 +138,7 @@ func TestKeptOnTheCard(t *testing.T) {
 	}
 	w.colour.Ramp.SetSelected(next)
 	w.Wait()
-	w.Map.generate(200, 150)
+	w.Map.Draw(200, 150)
 	if k.render.Load() <= renders {
 		t.Error("the ramp change did not render through the session")
 	}

@@ -162,19 +162,10 @@ func (w *Window) ApplySession(s Session) {
 		w.colour.changed()
 	}
 	if s.Zoom > 0 {
-		w.Map.setView(s.Zoom, s.X0, s.Y0)
+		w.Map.SetView(s.Zoom, s.X0, s.Y0)
 	}
 	_ = w.ShowView(s.View) // an unknown view (a newer Canopy's) leaves the index
 	w.applyTwoSession(s)
-}
-
-// setView sets the zoom and the image point at the view's top-left corner.
-func (m *MapView) setView(zoom, x0, y0 float64) {
-	m.mu.Lock()
-	m.zoom, m.x0, m.y0, m.fitted = zoom, x0, y0, false
-	m.clampLocked()
-	m.mu.Unlock()
-	m.changed()
 }
 
 // sessionExts are the names a session file takes: .canopy (the

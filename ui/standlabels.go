@@ -96,9 +96,8 @@ func (l *standLabels) place(s fyne.Size) (texts []string, rects []fyne.Position,
 	if len(p.stands) == 0 || len(l.centroids) != len(p.stands) || len(p.ids) != len(p.stands) {
 		return nil, nil, nil
 	}
-	m.mu.Lock()
-	zoom, x0, y0, scale := m.zoom, m.x0, m.y0, float64(m.scale)
-	m.mu.Unlock()
+	zoom, x0, y0 := m.View()
+	scale := float64(m.Scale())
 	if zoom <= 0 || scale <= 0 {
 		return nil, nil, nil
 	}

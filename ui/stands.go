@@ -87,7 +87,7 @@ func newStandsPanel(w *Window) *standsPanel {
 	}
 	p.detail = widget.NewLabel("No stands open")
 	p.detail.Wrapping = fyne.TextWrapWord
-	p.choro = widget.NewCheck("Colour stands by their mean", func(bool) { w.Map.raster.Refresh() })
+	p.choro = widget.NewCheck("Colour stands by their mean", func(bool) { w.Map.Redraw() })
 	p.IDField = widget.NewSelect(nil, func(f string) {
 		if !p.quiet {
 			if err := w.SetStandID(f); err != nil {
@@ -538,7 +538,7 @@ func (p *standsPanel) install(w *Window, out *standsOut) {
 		w.selectStand(p.selected)
 	}
 	p.labels.Refresh()
-	w.Map.raster.Refresh()
+	w.Map.Redraw()
 }
 
 // clearChange drops the per-stand change statistics (one date again).
@@ -675,7 +675,7 @@ func (w *Window) selectStand(i int) {
 			p.table.ScrollTo(widget.TableCellID{Row: row, Col: 0})
 		}
 	}
-	w.Map.raster.Refresh()
+	w.Map.Redraw()
 }
 
 // standAt returns the stand containing image point (x, y) (pixels), the

@@ -109,7 +109,7 @@ func TestStands(t *testing.T) {
 
 	// Outlines: the selected (first) stand's in white on its left edge
 	// (x = pixel 2), the other's in black (x = pixel 30).
-	img := w.Map.generate(int(w.Map.Size().Width), int(w.Map.Size().Height))
+	img := w.Map.Draw(int(w.Map.Size().Width), int(w.Map.Size().Height))
 	z, x0, y0 := w.Map.View()
 	if c := img.At(int((2-x0)*z), int((10.5-y0)*z)); fmt.Sprint(c) != "{255 255 255 255}" {
 		t.Errorf("the selected stand's outline is %v, want white", c)
@@ -184,7 +184,7 @@ func TestStandIDPicker(t *testing.T) {
 		return fyne.Position{}, false
 	}
 	for _, pan := range []float64{0, 40} {
-		w.Map.panBy(pan, pan/2)
+		w.Map.PanBy(pan, pan/2)
 		z, x0, y0 := w.Map.View()
 		sc := float64(w.Win.Canvas().Scale())
 		want := fyne.NewPos(float32((16-x0)*z/sc), float32((16-y0)*z/sc))
@@ -201,7 +201,7 @@ func TestStandIDPicker(t *testing.T) {
 	}
 	for range 5 { // towards the small stand
 		z, x0, y0 := w.Map.View()
-		w.Map.zoomAround(4, (40.5-x0)*z, (4.5-y0)*z)
+		w.Map.ZoomAround(4, (40.5-x0)*z, (4.5-y0)*z)
 	}
 	if got := strings.Join(w.StandLabels(), ","); !strings.Contains(got, "A-3") {
 		t.Errorf("zoomed in on the small stand: labels %q, want A-3", got)

@@ -13,6 +13,8 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"canopy/ui/render/colormap"
+
+	"canopy/ui/mapview"
 )
 
 // dividerGrab is the width (Fyne units) of the divider's grab area: wide
@@ -170,7 +172,7 @@ func (l dividerLayout) MinSize([]fyne.CanvasObject) fyne.Size { return fyne.NewS
 // grid) is drawn right of the divider by the map's overlay, at the same
 // zoom and pan, in the same colours.
 type swipeView struct {
-	m       *MapView
+	m       *mapview.View
 	Divider *SwipeDivider
 	// layer holds the divider; it lies over the map in a stack and is
 	// shown in the swipe view only.
@@ -184,9 +186,9 @@ type swipeView struct {
 	scratch *image.NRGBA
 }
 
-func newSwipeView(m *MapView) *swipeView {
+func newSwipeView(m *mapview.View) *swipeView {
 	s := &swipeView{m: m, Divider: NewSwipeDivider()}
-	s.Divider.OnMoved = func() { m.raster.Refresh() }
+	s.Divider.OnMoved = func() { m.Redraw() }
 	s.layer = container.New(dividerLayout{s.Divider}, s.Divider)
 	s.layer.Hide()
 	return s
@@ -198,7 +200,7 @@ func (s *swipeView) set(after []float32, w, h int, lut *colormap.LUT) {
 	s.mu.Lock()
 	s.after, s.w, s.h, s.lut = after, w, h, lut
 	s.mu.Unlock()
-	s.m.raster.Refresh()
+	s.m.Redraw()
 }
 
 // show turns the swipe on or off.
@@ -211,7 +213,7 @@ func (s *swipeView) show(on bool) {
 	} else {
 		s.layer.Hide()
 	}
-	s.m.raster.Refresh()
+	s.m.Redraw()
 }
 
 // draw paints the after plane right of the divider over the before map

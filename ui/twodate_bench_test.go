@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"image"
 	"testing"
 
 	"fyne.io/fyne/v2"
@@ -10,6 +11,8 @@ import (
 
 	"canopy/compute/zonal"
 	"canopy/ui/render/colormap"
+
+	"canopy/ui/mapview"
 )
 
 // BenchmarkSwipeDraw: the after date's half of a 1920×1080 swipe view over
@@ -21,7 +24,7 @@ func BenchmarkSwipeDraw(b *testing.B) {
 	for i := range after {
 		after[i] = float32(i%n)/n*2 - 1
 	}
-	m := NewMapView()
+	m := mapview.New()
 	lut, _ := colormap.New(colormap.RampRdYlGn, -1, 1)
 	m.Resize(fyne.NewSize(1920, 1080))
 	m.SetData(after, n, n, lut)
@@ -29,9 +32,8 @@ func BenchmarkSwipeDraw(b *testing.B) {
 	sw.set(after, n, n, lut)
 	sw.show(true)
 	sw.Divider.SetFraction(0.5)
-	m.generate(1920, 1080)
+	img := m.Draw(1920, 1080).(*image.NRGBA)
 	z, x0, y0 := m.View()
-	img := m.buf
 	b.ResetTimer()
 	for range b.N {
 		sw.draw(img, x0, y0, z)
@@ -43,7 +45,7 @@ func BenchmarkSwipeDraw(b *testing.B) {
 // tenth of it.
 func BenchmarkStandLabels10k(b *testing.B) {
 	test.NewTempApp(b)
-	w := &Window{Map: NewMapView()}
+	w := &Window{Map: mapview.New()}
 	p := &standsPanel{}
 	w.standsP = p
 	p.labels = newStandLabels(w)
@@ -59,9 +61,9 @@ func BenchmarkStandLabels10k(b *testing.B) {
 	}
 	p.gt = [6]float64{600000, 10, 0, 5300000, 0, -10}
 	p.geometry()
-	w.Map.mu.Lock()
-	w.Map.w, w.Map.h, w.Map.zoom, w.Map.x0, w.Map.y0, w.Map.scale = 10980, 10980, 1920/1098.0, 0, 0, 1
-	w.Map.mu.Unlock()
+	lut, _ := colormap.New(colormap.RampRdYlGn, -1, 1)
+	w.Map.SetData(make([]float32, 10980*10980), 10980, 10980, lut) // pages never touched
+	w.Map.SetView(1920/1098.0, 0, 0)
 	size := fyne.NewSize(1920, 1080)
 	b.ResetTimer()
 	var drawn int

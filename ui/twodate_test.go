@@ -80,7 +80,7 @@ func mapPixel(w *Window, img image.Image, col, row int) color.NRGBA {
 func renderMap(w *Window) image.Image {
 	s := w.Map.Size()
 	sc := w.Win.Canvas().Scale()
-	return w.Map.generate(int(s.Width*sc), int(s.Height*sc))
+	return w.Map.Draw(int(s.Width*sc), int(s.Height*sc))
 }
 
 // TestTwoDatesDifference: an after date on the same grid, typed in the

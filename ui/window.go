@@ -17,6 +17,8 @@ import (
 	"canopy/compute"
 	"canopy/compute/backends"
 	"canopy/ui/render/colormap"
+
+	"canopy/ui/mapview"
 )
 
 // Options say what the window opens on: the user's settings, as `canopy
@@ -158,7 +160,7 @@ type Window struct {
 	card   *cardView
 
 	// Map is the index map.
-	Map *MapView
+	Map *mapview.View
 	// Compute runs the selected backend; CompareAll runs every available
 	// one; Sweep runs the size sweep; Cancel stops the running job.
 	Compute, CompareAll, Sweep, Cancel *widget.Button
@@ -236,7 +238,7 @@ func newWindow(app fyne.App, opts Options, h hooks) *Window {
 }
 
 func (w *Window) build() {
-	w.Map = NewMapView()
+	w.Map = mapview.New()
 	w.Map.OnProbe = w.probe
 
 	w.Compute = widget.NewButtonWithIcon("Compute", theme.MediaPlayIcon(), w.computeSelected)

@@ -1,19 +1,21 @@
-package ui
+package mapview
 
 import (
 	"math"
+	"sync"
 	"testing"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 
 	"canopy/compute"
+	_ "canopy/compute/backends" // the backends a job runs on
 	"canopy/compute/computetest"
 	"canopy/ui/render/colormap"
 )
 
 // smallMap returns a map view of a w×h fake landscape, laid out at size.
-func smallMap(t testing.TB, w, h int, size fyne.Size) *MapView {
+func smallMap(t testing.TB, w, h int, size fyne.Size) *View {
 	t.Helper()
 	j := computetest.NDVIJob(compute.SceneLandscape, w, h, 1)
 	if _, err := compute.RunJob(engine(), j); err != nil {
@@ -24,7 +26,7 @@ func smallMap(t testing.TB, w, h int, size fyne.Size) *MapView {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := NewMapView()
+	m := New()
 	m.Resize(size)
 	m.SetData(ndvi, w, h, lut)
 	return m
@@ -33,7 +35,7 @@ func smallMap(t testing.TB, w, h int, size fyne.Size) *MapView {
 // patternMap shows a w×h synthetic NDVI plane that depends on nothing but
 // this test: a left-to-right ramp over [-1, 1], a diagonal of dense
 // vegetation and a no-data block.
-func patternMap(w, h int, size fyne.Size) *MapView {
+func patternMap(w, h int, size fyne.Size) *View {
 	ndvi := make([]float32, w*h)
 	for y := range h {
 		for x := range w {
@@ -48,7 +50,7 @@ func patternMap(w, h int, size fyne.Size) *MapView {
 		}
 	}
 	lut, _ := colormap.New(colormap.RampRdYlGn, -1, 1)
-	m := NewMapView()
+	m := New()
 	m.Resize(size)
 	m.SetData(ndvi, w, h, lut)
 	return m
@@ -63,13 +65,6 @@ func TestMapGolden(t *testing.T) {
 	test.AssertObjectRendersToImage(t, "map_small.png", m)
 	m.ZoomBy(2)
 	test.AssertObjectRendersToImage(t, "map_small_zoom2.png", m)
-}
-
-func TestLegendGolden(t *testing.T) {
-	w := newTestWindow(t, Options{})
-	test.AssertObjectRendersToImage(t, "legend_rdylgn.png", w.colour.box)
-	w.colour.SetRamp(colormap.RampClasses)
-	test.AssertObjectRendersToImage(t, "legend_classes.png", w.colour.box)
 }
 
 func TestMapZoomAroundCursor(t *testing.T) {
@@ -155,7 +150,7 @@ func BenchmarkMapRedraw10980(b *testing.B) {
 		ndvi[i] = float32(i%977)/488 - 1
 	}
 	lut, _ := colormap.New(colormap.RampRdYlGn, -1, 1)
-	m := NewMapView()
+	m := New()
 	m.Resize(fyne.NewSize(1280, 800))
 	m.SetData(ndvi, n, n, lut)
 	for _, v := range []struct {
@@ -170,3 +165,12 @@ func BenchmarkMapRedraw10980(b *testing.B) {
 		})
 	}
 }
+
+// engine computes the test maps' jobs: go-parallel's block program.
+var engine = sync.OnceValue(func() compute.Backend {
+	b, err := compute.New(compute.NameGoParallel)
+	if err != nil {
+		panic(err)
+	}
+	return b
+})

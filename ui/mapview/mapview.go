@@ -1,4 +1,8 @@
-package ui
+// Package mapview is Canopy's map: a Fyne widget that shows an index plane
+// coloured by a LUT (or a composite of the same grid, or what a renderer
+// draws), rendering only the visible viewport; the wheel zooms around the
+// cursor, a drag pans, hovering or clicking reports the image pixel.
+package mapview
 
 import (
 	"image"
@@ -26,12 +30,12 @@ const (
 	panKeepInView = 0.1  // share of the view that must still show the image
 )
 
-// MapView shows an NDVI plane coloured by a LUT. It keeps no picture of the
+// View shows an NDVI plane coloured by a LUT. It keeps no picture of the
 // whole image: its raster's generator renders only the visible viewport at
 // screen resolution through colormap's RenderView, so a 10980² map costs no
 // more to draw than a small one. The wheel zooms around the cursor, a drag
 // pans, and hovering or clicking reports the image pixel under the cursor.
-type MapView struct {
+type View struct {
 	widget.BaseWidget
 
 	// OnProbe is called on the event goroutine when the pointer moves over
@@ -66,9 +70,9 @@ type MapView struct {
 	comp *composite.Composite
 }
 
-// NewMapView returns an empty map view.
-func NewMapView() *MapView {
-	m := &MapView{scale: 1, fitted: true}
+// New returns an empty map view.
+func New() *View {
+	m := &View{scale: 1, fitted: true}
 	m.raster = canvas.NewRaster(m.generate)
 	m.raster.ScaleMode = canvas.ImageScalePixels
 	m.ExtendBaseWidget(m)
@@ -79,7 +83,7 @@ func NewMapView() *MapView {
 // size is unchanged (recomputing on another backend, changing the ramp) and
 // fitted otherwise. The slice is read, never written, and must not change
 // while shown.
-func (m *MapView) SetData(ndvi []float32, w, h int, lut *colormap.LUT) {
+func (m *View) SetData(ndvi []float32, w, h int, lut *colormap.LUT) {
 	m.mu.Lock()
 	resize := w != m.w || h != m.h
 	m.ndvi, m.w, m.h, m.lut = ndvi, w, h, lut
@@ -97,7 +101,7 @@ func (m *MapView) SetData(ndvi []float32, w, h int, lut *colormap.LUT) {
 // SetRenderer makes render draw the view (a session kept on the card),
 // or the LUT from the plane again when nil. It takes effect at the next
 // SetData or refresh.
-func (m *MapView) SetRenderer(render func(buf *image.NRGBA, lut *colormap.LUT, x0, y0, zoom float64) bool) {
+func (m *View) SetRenderer(render func(buf *image.NRGBA, lut *colormap.LUT, x0, y0, zoom float64) bool) {
 	m.mu.Lock()
 	m.render = render
 	m.mu.Unlock()
@@ -106,7 +110,7 @@ func (m *MapView) SetRenderer(render func(buf *image.NRGBA, lut *colormap.LUT, x
 // SetComposite shows c (a colour composite of the image's grid) instead
 // of the index, on the same view, pins and overlay; nil shows the index
 // again. It redraws.
-func (m *MapView) SetComposite(c *composite.Composite) {
+func (m *View) SetComposite(c *composite.Composite) {
 	m.mu.Lock()
 	m.comp = c
 	m.mu.Unlock()
@@ -116,7 +120,7 @@ func (m *MapView) SetComposite(c *composite.Composite) {
 // SetOverlay makes draw paint over the map at each render (nil: none)
 // and redraws. draw runs on the generator's goroutine with the view's
 // corner and zoom.
-func (m *MapView) SetOverlay(draw func(buf *image.NRGBA, x0, y0, zoom float64)) {
+func (m *View) SetOverlay(draw func(buf *image.NRGBA, x0, y0, zoom float64)) {
 	m.mu.Lock()
 	m.overlay = draw
 	m.mu.Unlock()
@@ -124,7 +128,7 @@ func (m *MapView) SetOverlay(draw func(buf *image.NRGBA, x0, y0, zoom float64)) 
 }
 
 // PixelSize is the size in pixels of the last view drawn, 0×0 before one.
-func (m *MapView) PixelSize() (w, h int) {
+func (m *View) PixelSize() (w, h int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.buf == nil {
@@ -134,7 +138,7 @@ func (m *MapView) PixelSize() (w, h int) {
 }
 
 // SetLUT changes the colouring and redraws.
-func (m *MapView) SetLUT(lut *colormap.LUT) {
+func (m *View) SetLUT(lut *colormap.LUT) {
 	m.mu.Lock()
 	m.lut = lut
 	m.mu.Unlock()
@@ -143,7 +147,7 @@ func (m *MapView) SetLUT(lut *colormap.LUT) {
 
 // SetPins marks image pixels (col, row) on the map: the identify panel's
 // pins. nil clears them.
-func (m *MapView) SetPins(pins []image.Point) {
+func (m *View) SetPins(pins []image.Point) {
 	m.mu.Lock()
 	m.pins = append([]image.Point(nil), pins...)
 	m.mu.Unlock()
@@ -178,7 +182,7 @@ func drawMarker(img *image.NRGBA, cx, cy, r int) {
 }
 
 // ImageSize returns the size of the image shown, 0×0 when empty.
-func (m *MapView) ImageSize() (w, h int) {
+func (m *View) ImageSize() (w, h int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.w, m.h
@@ -186,7 +190,7 @@ func (m *MapView) ImageSize() (w, h int) {
 
 // View returns the current zoom (screen pixels per image pixel) and the
 // image point at the top-left corner of the view.
-func (m *MapView) View() (zoom, x0, y0 float64) {
+func (m *View) View() (zoom, x0, y0 float64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.zoom, m.x0, m.y0
@@ -194,27 +198,27 @@ func (m *MapView) View() (zoom, x0, y0 float64) {
 
 // LastRender returns how long the last viewport render took and how many
 // renders there have been.
-func (m *MapView) LastRender() (time.Duration, int) {
+func (m *View) LastRender() (time.Duration, int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.lastRender, m.renders
 }
 
 // viewPixels returns the view size in physical pixels.
-func (m *MapView) viewPixels() (float64, float64) {
+func (m *View) viewPixels() (float64, float64) {
 	s := m.Size()
 	return float64(s.Width * m.scale), float64(s.Height * m.scale)
 }
 
 // Fit zooms so that the whole image fits the view, centred.
-func (m *MapView) Fit() {
+func (m *View) Fit() {
 	m.mu.Lock()
 	m.fitLocked()
 	m.mu.Unlock()
 	m.changed()
 }
 
-func (m *MapView) fitLocked() {
+func (m *View) fitLocked() {
 	m.fitted = true
 	vw, vh := m.viewPixels()
 	if m.w == 0 || m.h == 0 || vw <= 0 || vh <= 0 {
@@ -227,13 +231,13 @@ func (m *MapView) fitLocked() {
 }
 
 // ZoomBy multiplies the zoom by f around the centre of the view.
-func (m *MapView) ZoomBy(f float64) {
+func (m *View) ZoomBy(f float64) {
 	vw, vh := m.viewPixels()
 	m.zoomAround(f, vw/2, vh/2)
 }
 
 // ActualPixels shows one image pixel per screen pixel, keeping the centre.
-func (m *MapView) ActualPixels() {
+func (m *View) ActualPixels() {
 	m.mu.Lock()
 	z := m.zoom
 	m.mu.Unlock()
@@ -244,7 +248,7 @@ func (m *MapView) ActualPixels() {
 
 // zoomAround multiplies the zoom by f keeping the image point under the
 // physical view pixel (px, py) in place.
-func (m *MapView) zoomAround(f, px, py float64) {
+func (m *View) zoomAround(f, px, py float64) {
 	m.mu.Lock()
 	if m.w == 0 || m.zoom <= 0 {
 		m.mu.Unlock()
@@ -264,7 +268,7 @@ func (m *MapView) zoomAround(f, px, py float64) {
 }
 
 // panBy moves the view by (dx, dy) physical pixels.
-func (m *MapView) panBy(dx, dy float64) {
+func (m *View) panBy(dx, dy float64) {
 	m.mu.Lock()
 	if m.w == 0 || m.zoom <= 0 {
 		m.mu.Unlock()
@@ -279,14 +283,14 @@ func (m *MapView) panBy(dx, dy float64) {
 }
 
 // clampLocked keeps part of the image in view.
-func (m *MapView) clampLocked() {
+func (m *View) clampLocked() {
 	vw, vh := m.viewPixels()
 	sw, sh := vw/m.zoom, vh/m.zoom // view size in image pixels
 	m.x0 = math.Max(-sw*(1-panKeepInView), math.Min(float64(m.w)-sw*panKeepInView, m.x0))
 	m.y0 = math.Max(-sh*(1-panKeepInView), math.Min(float64(m.h)-sh*panKeepInView, m.y0))
 }
 
-func (m *MapView) changed() {
+func (m *View) changed() {
 	m.raster.Refresh()
 	if m.OnViewChanged != nil {
 		m.OnViewChanged()
@@ -294,7 +298,7 @@ func (m *MapView) changed() {
 }
 
 // Resize keeps a fitted view fitted.
-func (m *MapView) Resize(s fyne.Size) {
+func (m *View) Resize(s fyne.Size) {
 	old := m.Size()
 	m.BaseWidget.Resize(s)
 	if old == s {
@@ -314,7 +318,7 @@ func (m *MapView) Resize(s fyne.Size) {
 }
 
 // generate renders the viewport at w×h physical pixels.
-func (m *MapView) generate(w, h int) image.Image {
+func (m *View) generate(w, h int) image.Image {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if w <= 0 || h <= 0 {
@@ -364,7 +368,7 @@ func (m *MapView) generate(w, h int) image.Image {
 }
 
 // pixelAt returns the image pixel under a position in the widget.
-func (m *MapView) pixelAt(p fyne.Position) (col, row int, inside bool) {
+func (m *View) pixelAt(p fyne.Position) (col, row int, inside bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.w == 0 || m.zoom <= 0 {
@@ -377,9 +381,9 @@ func (m *MapView) pixelAt(p fyne.Position) (col, row int, inside bool) {
 
 // PixelAt returns the image column and row under a position in the widget
 // (Fyne units), and whether it lies on the image.
-func (m *MapView) PixelAt(p fyne.Position) (col, row int, inside bool) { return m.pixelAt(p) }
+func (m *View) PixelAt(p fyne.Position) (col, row int, inside bool) { return m.pixelAt(p) }
 
-func (m *MapView) probe(p fyne.Position, pinned bool) {
+func (m *View) probe(p fyne.Position, pinned bool) {
 	if m.OnProbe != nil {
 		c, r, in := m.pixelAt(p)
 		m.OnProbe(c, r, in, pinned)
@@ -387,7 +391,7 @@ func (m *MapView) probe(p fyne.Position, pinned bool) {
 }
 
 // Scrolled zooms around the cursor: wheel away from you zooms in.
-func (m *MapView) Scrolled(ev *fyne.ScrollEvent) {
+func (m *View) Scrolled(ev *fyne.ScrollEvent) {
 	d := float64(ev.Scrolled.DY)
 	if d == 0 {
 		d = float64(ev.Scrolled.DX)
@@ -403,7 +407,7 @@ func (m *MapView) Scrolled(ev *fyne.ScrollEvent) {
 }
 
 // Dragged pans.
-func (m *MapView) Dragged(ev *fyne.DragEvent) {
+func (m *View) Dragged(ev *fyne.DragEvent) {
 	m.mu.Lock()
 	s := m.scale
 	m.mu.Unlock()
@@ -412,43 +416,45 @@ func (m *MapView) Dragged(ev *fyne.DragEvent) {
 }
 
 // DragEnd ends a pan.
-func (m *MapView) DragEnd() {}
+func (m *View) DragEnd() {}
 
 // Tapped pins the probe at the clicked pixel.
-func (m *MapView) Tapped(ev *fyne.PointEvent) { m.probe(ev.Position, true) }
+func (m *View) Tapped(ev *fyne.PointEvent) { m.probe(ev.Position, true) }
 
 // MouseIn starts probing.
-func (m *MapView) MouseIn(ev *desktop.MouseEvent) { m.probe(ev.Position, false) }
+func (m *View) MouseIn(ev *desktop.MouseEvent) { m.probe(ev.Position, false) }
 
 // MouseMoved probes the pixel under the cursor.
-func (m *MapView) MouseMoved(ev *desktop.MouseEvent) { m.probe(ev.Position, false) }
+func (m *View) MouseMoved(ev *desktop.MouseEvent) { m.probe(ev.Position, false) }
 
 // MouseOut ends probing.
-func (m *MapView) MouseOut() {
+func (m *View) MouseOut() {
 	if m.OnProbe != nil {
 		m.OnProbe(0, 0, false, false)
 	}
 }
 
 // Cursor shows a crosshair over the map.
-func (m *MapView) Cursor() desktop.Cursor { return desktop.CrosshairCursor }
+func (m *View) Cursor() desktop.Cursor { return desktop.CrosshairCursor }
 
 // MinSize is small: the map takes whatever room the window gives it.
-func (m *MapView) MinSize() fyne.Size { return fyne.NewSize(160, 120) }
+func (m *View) MinSize() fyne.Size { return fyne.NewSize(160, 120) }
 
 // CreateRenderer draws a checkerboard-free neutral background (transparent
 // NaN pixels show it) under the raster.
-func (m *MapView) CreateRenderer() fyne.WidgetRenderer {
-	bg := canvas.NewRectangle(mapBackground())
+func (m *View) CreateRenderer() fyne.WidgetRenderer {
+	bg := canvas.NewRectangle(Background())
 	return &mapRenderer{m: m, bg: bg, objects: []fyne.CanvasObject{bg, m.raster}}
 }
 
-func mapBackground() color.Color {
+// Background is the colour under the map: what transparent (NaN)
+// pixels show.
+func Background() color.Color {
 	return theme.Color(theme.ColorNameInputBackground)
 }
 
 type mapRenderer struct {
-	m       *MapView
+	m       *View
 	bg      *canvas.Rectangle
 	objects []fyne.CanvasObject
 }
@@ -461,15 +467,56 @@ func (r *mapRenderer) MinSize() fyne.Size           { return r.m.MinSize() }
 func (r *mapRenderer) Objects() []fyne.CanvasObject { return r.objects }
 func (r *mapRenderer) Destroy()                     {}
 func (r *mapRenderer) Refresh() {
-	r.bg.FillColor = mapBackground()
+	r.bg.FillColor = Background()
 	r.bg.Refresh()
 	r.m.raster.Refresh()
 }
 
 var (
-	_ fyne.Scrollable    = (*MapView)(nil)
-	_ fyne.Draggable     = (*MapView)(nil)
-	_ fyne.Tappable      = (*MapView)(nil)
-	_ desktop.Hoverable  = (*MapView)(nil)
-	_ desktop.Cursorable = (*MapView)(nil)
+	_ fyne.Scrollable    = (*View)(nil)
+	_ fyne.Draggable     = (*View)(nil)
+	_ fyne.Tappable      = (*View)(nil)
+	_ desktop.Hoverable  = (*View)(nil)
+	_ desktop.Cursorable = (*View)(nil)
 )
+
+// Redraw draws the map again (a view of a large image arrived, an
+// overlay changed).
+func (m *View) Redraw() { m.raster.Refresh() }
+
+// Viewport is the view's top-left image point, zoom and size in screen
+// pixels.
+func (m *View) Viewport() (x0, y0, zoom float64, vw, vh int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	w, h := m.viewPixels()
+	return m.x0, m.y0, m.zoom, int(w), int(h)
+}
+
+// SetView sets the zoom and the image point at the view's top-left
+// corner (a session's view).
+func (m *View) SetView(zoom, x0, y0 float64) {
+	m.mu.Lock()
+	m.zoom, m.x0, m.y0, m.fitted = zoom, x0, y0, false
+	m.clampLocked()
+	m.mu.Unlock()
+	m.changed()
+}
+
+// Draw renders the view at w×h screen pixels, as the widget's raster
+// does, and returns the picture.
+func (m *View) Draw(w, h int) image.Image { return m.generate(w, h) }
+
+// PanBy moves the view by dx, dy screen pixels, as a drag does.
+func (m *View) PanBy(dx, dy float64) { m.panBy(dx, dy) }
+
+// ZoomAround zooms by f keeping the image point under screen pixel (x, y),
+// as the wheel does.
+func (m *View) ZoomAround(f, x, y float64) { m.zoomAround(f, x, y) }
+
+// Scale is the physical screen pixels per Fyne unit of the last render.
+func (m *View) Scale() float32 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.scale
+}
