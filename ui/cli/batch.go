@@ -239,6 +239,10 @@ func cmdBatch(args []string, stdout, stderr io.Writer) error {
 	}
 	k = min(k, max(1, len(mine)))
 	settings := fmt.Sprintf("index=%s bands=%s mask=%s buffer=%d", strings.Join(sel.names, ","), pf.bands, pf.mask, pf.buffer)
+	if len(pf.scale) > 0 || pf.raw {
+		// Only when given, so that earlier runs' fingerprints hold.
+		settings += fmt.Sprintf(" scale=%s raw=%v", strings.Join(pf.scale, ";"), pf.raw)
+	}
 	logPath := filepath.Join(*outDir, "batch.jsonl")
 	// The journal follows the outputs' rules (compute/outfile): never
 	// through a link, never a FIFO or a device, never a scene or the list.
@@ -352,13 +356,16 @@ func batchScene(s, dir string, bandMap map[string]int, sel selection, eng *share
 	}
 	removeStaleTemps(out)
 	err = func() error {
-		spec := source.Spec{Product: s, Assign: bandMap, AssignFlag: "--bands", Mask: mask, MaskBuffer: buffer}
+		spec := source.Spec{Product: s, Assign: bandMap, AssignFlag: "--bands", Mask: mask, MaskBuffer: buffer, Scale: sel.scale}
 		src, err := source.Open(context.Background(), spec, source.Options{Roles: sel.roles(), Need: sel.names[0]})
 		if err != nil {
 			return err
 		}
 		defer src.Close()
 		line.Values = src.Radiometry().String()
+		if err := source.CheckValues(src.Radiometry(), sel.names, sel.exprs, sel.raw); err != nil {
+			return err
+		}
 		b, mode, err := eng.get()
 		if err != nil {
 			return err

@@ -42,7 +42,7 @@ func TestBatchDoneSkippedFailedAndEqualToCompute(t *testing.T) {
 	bad := filepath.Join(in, "broken.tif")
 	os.WriteFile(bad, []byte("II*\x00not a tiff at all"), 0o644)
 	out := filepath.Join(t.TempDir(), "out")
-	code, stdout, e := run(t, "batch", "--out", out, "--index", "ndvi,savi", "--progress", "off", in)
+	code, stdout, e := run(t, "batch", "--out", out, "--index", "ndvi,savi", "--raw", "--progress", "off", in)
 	if code != 1 || !strings.Contains(e, "1 of 4 scenes failed") {
 		t.Fatalf("exit %d: %s %s", code, stdout, e)
 	}
@@ -57,7 +57,7 @@ func TestBatchDoneSkippedFailedAndEqualToCompute(t *testing.T) {
 		}
 		// The output equals canopy compute on the same scene.
 		want := filepath.Join(t.TempDir(), "c.tif")
-		if code, _, e := run(t, "compute", "--scene", s, "--index", "ndvi,savi", "--tif", want); code != 0 {
+		if code, _, e := run(t, "compute", "--scene", s, "--index", "ndvi,savi", "--raw", "--tif", want); code != 0 {
 			t.Fatal(e)
 		}
 		for b := 1; b <= 2; b++ {
@@ -77,7 +77,7 @@ func TestBatchDoneSkippedFailedAndEqualToCompute(t *testing.T) {
 		t.Errorf("broken scene: %q", status[bad])
 	}
 	// A re-run skips every scene that is done, and the broken one fails alone again.
-	code, _, _ = run(t, "batch", "--out", out, "--index", "ndvi,savi", "--progress", "off", in)
+	code, _, _ = run(t, "batch", "--out", out, "--index", "ndvi,savi", "--raw", "--progress", "off", in)
 	if code != 1 {
 		t.Errorf("re-run exit %d", code)
 	}

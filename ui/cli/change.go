@@ -51,7 +51,7 @@ type changeClass struct {
 // verified, its whole plane kept; the source comes back closed (its grid
 // and files stay).
 func dateIndex(path string, bandMap map[string]int, sel selection, backend, mask string, buffer int, rg *source.Regrid) (*source.Planes, source.Source, error) {
-	spec := source.Spec{Product: path, Assign: bandMap, AssignFlag: "--bands", Mask: mask, MaskBuffer: buffer}
+	spec := source.Spec{Product: path, Assign: bandMap, AssignFlag: "--bands", Mask: mask, MaskBuffer: buffer, Scale: sel.scale}
 	planes, src, err := computeIndices(spec, source.Options{Need: sel.names[0], Regrid: rg}, sel, backend)
 	if err != nil {
 		return nil, nil, err

@@ -271,6 +271,7 @@ func cmdCompute(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	sel, err := ix.parse()
+	sel.raw = in.raw
 	if err != nil {
 		return err
 	}
@@ -315,6 +316,9 @@ func cmdCompute(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer src.Close()
+	if err := source.CheckValues(src.Radiometry(), sel.names, sel.exprs, sel.raw); err != nil {
+		return err
+	}
 	open := time.Since(t0)
 	g := src.Grid()
 	out, err := openOutputs(in.inputFiles(), *tif, pngs, g.Width, g.Height, g.Geo, sel, pngStyle{*ramp, *stretch, *legend, *title, *pngSize}, comp)

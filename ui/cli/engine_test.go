@@ -89,7 +89,7 @@ func TestComputeSeveralIndicesAgainstNumPy(t *testing.T) {
 	dir := t.TempDir()
 	src := multiBand(t, dir, 67, 41, 32632)
 	tif := filepath.Join(dir, "out.tif")
-	args := append([]string{"compute", "--index", "ndvi,evi,ndmi,nbr,savi", "--backend", "go-parallel", "--tif", tif, "--json"}, bandArgs(src)...)
+	args := append([]string{"compute", "--index", "ndvi,evi,ndmi,nbr,savi", "--raw", "--backend", "go-parallel", "--tif", tif, "--json"}, bandArgs(src)...)
 	code, out, e := run(t, args...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, e)

@@ -37,6 +37,9 @@ type inputFlags struct {
 	grid gridFlags
 	// more are the further --scene products of the same date.
 	more []string
+	// raw is --raw (source.CheckValues); scale every --scale ROLE=S[,O].
+	raw   bool
+	scale bandFlags
 	// assign is --bands ROLE=B,...: the roles of a --scene GeoTIFF's
 	// bands, as canopy scene suggests them.
 	assign string
@@ -49,6 +52,8 @@ func (f *inputFlags) register(fs *flag.FlagSet) {
 	fs.Var(sceneValue{f}, "scene", "a product: Sentinel-2 L2A .SAFE folder or .zip, Landsat C2 L2 folder or .tar, STAC item .json, orthomosaic GeoTIFF (a STAC item or GeoTIFF may be a URL); repeat it for tiles of one date, mosaicked onto one grid (gridflags.go)")
 	fs.StringVar(&f.mask, "mask", "auto", "cloud and quality mask of a --scene: auto (the product's own: SCL, QA_PIXEL, alpha) or none")
 	fs.IntVar(&f.maskBuffer, "mask-buffer", 0, "grow the mask by this many pixels")
+	fs.BoolVar(&f.raw, "raw", false, "compute indices with constants (EVI, SAVI, ...) on integer bands of no known scale, as raw digital numbers")
+	fs.Var(&f.scale, "scale", "a band's radiometry, ROLE=SCALE[,OFFSET]: value = stored × SCALE + OFFSET (repeatable; makes the band reflectance)")
 	fs.StringVar(&f.assign, "bands", "", "band roles of a --scene GeoTIFF or orthomosaic, e.g. red=3,nir=4 (as canopy scene suggests)")
 	fs.StringVar(&f.nodata, "nodata", "", "nodata value (as stored) for every band given as a file (overrides the files' GDAL_NODATA)")
 	f.grid.register(fs)
@@ -74,8 +79,12 @@ func (f *inputFlags) spec() (source.Spec, error) {
 	if len(assign) > 0 && f.scene == "" {
 		return source.Spec{}, compute.Usagef("--bands names the bands of a --scene; for band files give --band ROLE=FILE[:BAND]")
 	}
+	scale, err := source.ParseScale(f.scale)
+	if err != nil {
+		return source.Spec{}, err
+	}
 	return source.Spec{Files: files, NoData: f.nodata, Product: f.scene, More: f.more, Mask: f.mask, MaskBuffer: f.maskBuffer,
-		Assign: assign, AssignFlag: "--bands"}, nil
+		Assign: assign, AssignFlag: "--bands", Scale: scale}, nil
 }
 
 // inputFiles lists the files the inputs read (for refusing to overwrite
@@ -161,6 +170,12 @@ type selection struct {
 	names []string
 	exprs []*index.Expr
 	cat   []*index.Index
+	// raw is --raw: indices with constants run on digital numbers
+	// (source.CheckValues).
+	raw bool
+	// scale is every --scale ROLE=S[,O] of batch and change (compute and
+	// zonal carry theirs in the inputs' spec).
+	scale map[string]compute.Radiometry
 }
 
 // roles are the bands the selection reads, in canonical order.
@@ -226,6 +241,10 @@ func computeIndices(spec source.Spec, opt source.Options, sel selection, backend
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := source.CheckValues(src.Radiometry(), sel.names, sel.exprs, sel.raw); err != nil {
+		src.Close()
+		return nil, nil, err
+	}
 	g := src.Grid()
 	planes := source.NewPlanes(g.Width, g.Height, len(sel.names))
 	if _, err := source.Run(context.Background(), src, source.Job{Backend: b, Mode: mode, Names: sel.names, Exprs: sel.exprs, Verify: true}, planes); err != nil {
@@ -241,6 +260,8 @@ func computeIndices(spec source.Spec, opt source.Options, sel selection, backend
 type productFlags struct {
 	bands, backend, mask string
 	buffer               int
+	raw                  bool
+	scale                bandFlags
 	ix                   indexFlags
 }
 
@@ -250,6 +271,8 @@ func (f *productFlags) register(fs *flag.FlagSet, what string) {
 	fs.StringVar(&f.backend, "backend", "auto", "go, go-parallel, c, gl, cuda[:mode] or auto")
 	fs.StringVar(&f.mask, "mask", "auto", "the products' cloud and quality masks: auto or none")
 	fs.IntVar(&f.buffer, "mask-buffer", 0, "grow the masks by this many pixels")
+	fs.BoolVar(&f.raw, "raw", false, "compute indices with constants (EVI, SAVI, ...) on integer bands of no known scale, as raw digital numbers")
+	fs.Var(&f.scale, "scale", "a band's radiometry, ROLE=SCALE[,OFFSET]: value = stored × SCALE + OFFSET (repeatable; makes the band reflectance)")
 }
 
 // parse checks the flags and returns the band roles and the indices.
@@ -261,6 +284,11 @@ func (f *productFlags) parse() (map[string]int, selection, error) {
 	if err != nil {
 		return nil, selection{}, err
 	}
+	scale, err := source.ParseScale(f.scale)
+	if err != nil {
+		return nil, selection{}, err
+	}
 	sel, err := f.ix.parse()
+	sel.raw, sel.scale = f.raw, scale
 	return bandMap, sel, err
 }

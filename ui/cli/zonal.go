@@ -55,6 +55,7 @@ func cmdZonal(args []string, stdout, stderr io.Writer) error {
 		return compute.Usagef("give --csv OUT.csv and/or --gpkg OUT.gpkg")
 	}
 	sel, err := ix.parse()
+	sel.raw = in.raw
 	if err != nil {
 		return err
 	}
