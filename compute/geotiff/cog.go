@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"canopy/compute"
+	"canopy/compute/par"
 )
 
 // COGOptions tune the Cloud Optimized GeoTIFF writer. The zero value
@@ -335,30 +336,19 @@ func (c *COGWriter) flush(k int) error {
 // rows it holds) and returns how many rows it added.
 func reduce(l, nl *cogLevel) int {
 	out := (l.rows + 1) / 2
-	par := runtime.GOMAXPROCS(0)
-	var wg sync.WaitGroup
-	for b := range l.buf {
+	parts := par.DefaultThreads()
+	par.For(len(l.buf)*parts, func(i int) {
+		b, p := i/parts, i%parts
 		src, dst := l.buf[b], nl.buf[b]
-		for p := range par {
-			lo, hi := out*p/par, out*(p+1)/par
-			if lo == hi {
-				continue
+		for j := out * p / parts; j < out*(p+1)/parts; j++ {
+			r0 := src[2*j*l.w:][:l.w]
+			var r1 []float32
+			if 2*j+1 < l.rows {
+				r1 = src[(2*j+1)*l.w:][:l.w]
 			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for j := lo; j < hi; j++ {
-					r0 := src[2*j*l.w:][:l.w]
-					var r1 []float32
-					if 2*j+1 < l.rows {
-						r1 = src[(2*j+1)*l.w:][:l.w]
-					}
-					average(dst[(nl.rows+j)*nl.w:][:nl.w], r0, r1)
-				}
-			}()
+			average(dst[(nl.rows+j)*nl.w:][:nl.w], r0, r1)
 		}
-	}
-	wg.Wait()
+	})
 	return out
 }
 

@@ -233,8 +233,16 @@ func Ranges(n, minParallel int, f func(part, lo, hi int)) int {
 // Workers goroutines as they finish the previous one, for fan-outs that
 // keep one partial result per worker. It returns the number of workers.
 func WorkerBlocks(n, block int, f func(worker, lo, hi int)) int {
+	return WorkerBlocksN(0, n, block, f)
+}
+
+// WorkerBlocksN is WorkerBlocks on at most workers goroutines (0:
+// GOMAXPROCS); worker is below that bound.
+func WorkerBlocksN(workers, n, block int, f func(worker, lo, hi int)) int {
 	block = max(1, block)
-	workers := Workers((n + block - 1) / block)
+	if w := Workers((n + block - 1) / block); workers <= 0 || workers > w {
+		workers = w
+	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for w := range workers {

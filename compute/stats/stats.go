@@ -4,7 +4,6 @@ import (
 	"canopy/compute/par"
 	"fmt"
 	"math"
-	"runtime"
 
 	"canopy/compute"
 )
@@ -129,7 +128,7 @@ func Summarize(ndvi []float32) Summary {
 	if len(ndvi) == 0 {
 		return s
 	}
-	parts := make([]moments, runtime.GOMAXPROCS(0))
+	parts := make([]moments, par.DefaultThreads())
 	par.WorkerBlocks(len(ndvi), block, func(w, lo, hi int) {
 		parts[w].merge(blockMoments(ndvi[lo:hi]))
 	})
@@ -156,7 +155,7 @@ func Histogram(ndvi []float32, bins int, lo, hi float64) []int {
 		return nil
 	}
 	scale := float64(bins) / (hi - lo)
-	parts := make([][]int, runtime.GOMAXPROCS(0))
+	parts := make([][]int, par.DefaultThreads())
 	par.WorkerBlocks(len(ndvi), block, func(w, a, b int) {
 		h := parts[w]
 		if h == nil {
@@ -233,7 +232,7 @@ func ClassesOf(table []compute.Class, ndvi []float32, pixelAreaM2 float64) []Cla
 	for i := range upper {
 		upper[i] = float32(table[i].Hi)
 	}
-	parts := make([][slots]int, runtime.GOMAXPROCS(0))
+	parts := make([][slots]int, par.DefaultThreads())
 	par.WorkerBlocks(len(ndvi), block, func(w, a, b int) {
 		src := ndvi[a:b]
 		// Invalid pixels are counted in slot 0 and ignored; class i is

@@ -2,7 +2,6 @@ package stats
 
 import (
 	"math"
-	"runtime"
 
 	"canopy/compute"
 	"canopy/compute/par"
@@ -45,7 +44,7 @@ func NewStream(bins int, lo, hi float64, table []compute.Class, pixelAreaM2 floa
 // Add adds the values of one block.
 func (s *Stream) Add(vs []float32) {
 	s.total += len(vs)
-	parts := make([]moments, runtime.GOMAXPROCS(0))
+	parts := make([]moments, par.DefaultThreads())
 	par.WorkerBlocks(len(vs), block, func(w, lo, hi int) {
 		parts[w].merge(blockMoments(vs[lo:hi]))
 	})

@@ -7,11 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/paulmach/orb"
 
@@ -247,7 +244,7 @@ func Compute(src Blocks, gt [6]float64, stands []Stand, opt Options) ([]Result, 
 	}
 	workers := opt.Workers
 	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
+		workers = par.DefaultThreads()
 	}
 	blockRows := opt.BlockRows
 	if blockRows <= 0 {
@@ -358,26 +355,13 @@ func Compute(src Blocks, gt [6]float64, stands []Stand, opt Options) ([]Result, 
 			active = append(active, order[next])
 			next++
 		}
-		var cursor atomic.Int64
-		var wg sync.WaitGroup
-		for k := range scratch {
-			wg.Add(1)
-			go func(wk *worker) {
-				defer wg.Done()
-				for {
-					i := int(cursor.Add(1) - 1)
-					if i >= len(active) {
-						return
-					}
-					s := active[i]
-					wk.collect(s, b.data, w, b.y0, b.y1)
-					if s.shape.r1 <= b.y1 {
-						wk.finish(s, &results[s.idx], breakKeys, pixHa)
-					}
-				}
-			}(&scratch[k])
-		}
-		wg.Wait()
+		par.WorkerBlocksN(len(scratch), len(active), 1, func(k, i, _ int) {
+			s, wk := active[i], &scratch[k]
+			wk.collect(s, b.data, w, b.y0, b.y1)
+			if s.shape.r1 <= b.y1 {
+				wk.finish(s, &results[s.idx], breakKeys, pixHa)
+			}
+		})
 		kept := active[:0]
 		for _, s := range active {
 			if s.shape.r1 > b.y1 {

@@ -13,14 +13,13 @@ import (
 	"io"
 	"math"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/klauspost/compress/flate"
 
 	"canopy/compute"
+	"canopy/compute/par"
 )
 
 // StreamOptions are a streamed map's options: the picture's (PNGOptions;
@@ -479,7 +478,7 @@ func (e *pngEncoder) row(pix []uint8) error {
 	if len(e.raw) >= e.strip {
 		e.pending = append(e.pending, e.raw)
 		e.raw = nil
-		if len(e.pending) >= 2*runtime.GOMAXPROCS(0) {
+		if len(e.pending) >= 2*par.DefaultThreads() {
 			e.err = e.flush(false)
 		}
 	}
@@ -496,31 +495,25 @@ func (e *pngEncoder) flush(last bool) error {
 	}
 	out := make([][]byte, len(e.pending))
 	errs := make([]error, len(e.pending))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	for i, raw := range e.pending {
+	for _, raw := range e.pending {
 		e.adler.Write(raw)
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			var buf bytes.Buffer
-			fw, err := flate.NewWriter(&buf, e.level)
-			if err == nil {
-				_, err = fw.Write(raw)
-			}
-			if err == nil {
-				if last && i == len(e.pending)-1 {
-					err = fw.Close()
-				} else {
-					err = fw.Flush() // a full flush: the next strip starts on a byte
-				}
-			}
-			out[i], errs[i] = buf.Bytes(), err
-		}()
 	}
-	wg.Wait()
+	par.For(len(e.pending), func(i int) {
+		raw := e.pending[i]
+		var buf bytes.Buffer
+		fw, err := flate.NewWriter(&buf, e.level)
+		if err == nil {
+			_, err = fw.Write(raw)
+		}
+		if err == nil {
+			if last && i == len(e.pending)-1 {
+				err = fw.Close()
+			} else {
+				err = fw.Flush() // a full flush: the next strip starts on a byte
+			}
+		}
+		out[i], errs[i] = buf.Bytes(), err
+	})
 	e.pending = e.pending[:0]
 	for i, z := range out {
 		if errs[i] != nil {
