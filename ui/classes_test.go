@@ -180,3 +180,25 @@ func TestDigitalNumbersFlagged(t *testing.T) {
 		t.Errorf("a generated scene is flagged: %q", w2.stats.Raw.Text)
 	}
 }
+
+// TestDigitalNumbersFlaggedProduct: the same digital numbers opened as a
+// product (canopy gui --scene FILE --bands red=1,nir=2) are flagged the
+// same way as through --band: one radiometry rule on every path.
+func TestDigitalNumbersFlaggedProduct(t *testing.T) {
+	const wd, ht = 16, 8
+	red, nir := make([]uint16, wd*ht), make([]uint16, wd*ht)
+	for i := range red {
+		red[i], nir[i] = 800, 3000
+	}
+	p := filepath.Join(t.TempDir(), "cam.tif")
+	if err := geotiff.WriteBands(p, wd, ht, [][]uint16{red, nir}, compute.FakeGeoRef(), geotiff.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	w := newTestWindow(t, Options{Product: p, Assign: map[string]int{"red": 1, "nir": 2}})
+	if !w.stats.Raw.Visible() || !strings.Contains(w.stats.Raw.Text, "digital numbers") {
+		t.Errorf("no digital-number warning in the statistics: %q", w.stats.Raw.Text)
+	}
+	if !strings.Contains(w.Status.Text, "raw digital numbers") {
+		t.Errorf("status %q", w.Status.Text)
+	}
+}

@@ -58,7 +58,11 @@ func (w *Window) start() {
 		case opts.Product != "":
 			open = func() (bandSource, error) {
 				progress(-1, "Opening "+shortSpec(opts.Product)+"…")
-				return openProducts(append([]string{opts.Product}, opts.More...), opts.Mask, opts.MaskBuffer)
+				s, err := openProducts(append([]string{opts.Product}, opts.More...), opts.Mask, opts.MaskBuffer)
+				for _, r := range slices.Sorted(maps.Keys(opts.Assign)) {
+					s = s.withBand(r, opts.Assign[r])
+				}
+				return s, err
 			}
 		case len(opts.Bands) > 0:
 			open = func() (bandSource, error) { return filesSource(opts.Bands) }

@@ -117,6 +117,7 @@ func parseFlags(args []string) (flags, error) {
 		return nil
 	})
 	fs.StringVar(&fake, "fake", "", "")
+	assign := fs.String("bands", "", "")
 	fs.StringVar(&f.opts.Mask, "mask", "auto", "")
 	fs.IntVar(&f.opts.MaskBuffer, "mask-buffer", 0, "")
 	fs.StringVar(&f.opts.Index, "index", "", "")
@@ -172,6 +173,12 @@ func parseFlags(args []string) (flags, error) {
 		}
 	}
 	f.opts.Product = sceneArg
+	if f.opts.Assign, err = source.ParseAssign(*assign); err != nil {
+		return f, err
+	}
+	if len(f.opts.Assign) > 0 && sceneArg == "" {
+		return f, compute.Usagef("--bands names the bands of a --scene; for band files give --band ROLE=FILE[:BAND]")
+	}
 	for _, m := range more {
 		if _, err := os.Stat(m); err != nil {
 			return f, compute.Usagef("--scene %q: no such file or folder", m)

@@ -2,6 +2,8 @@ package ui
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -105,5 +107,21 @@ func TestParseFlags(t *testing.T) {
 	f, err = parseFlags(nil)
 	if err != nil || f.opts.Size != 2048 || f.opts.Fake != "landscape" || f.opts.Index != "ndvi" || f.opts.Backend != "auto" || f.opts.Seed != 1 {
 		t.Errorf("defaults %+v, %v", f, err)
+	}
+}
+
+// TestGUIBandsFlag: canopy gui takes --bands ROLE=B,... for a --scene, as
+// canopy scene suggests it, and refuses it without one.
+func TestGUIBandsFlag(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "cam.tif")
+	if err := os.WriteFile(p, []byte("II*\x00"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := parseFlags([]string{"--scene", p, "--bands", "red=1,nir=2"})
+	if err != nil || f.opts.Assign["red"] != 1 || f.opts.Assign["nir"] != 2 {
+		t.Errorf("--bands: %v %v", f.opts.Assign, err)
+	}
+	if _, err := parseFlags([]string{"--bands", "red=1,nir=2"}); err == nil || !strings.Contains(err.Error(), "--bands names the bands of a --scene") {
+		t.Errorf("--bands without --scene: %v", err)
 	}
 }

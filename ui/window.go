@@ -43,6 +43,9 @@ type Options struct {
 	// Mask ("auto" or "none") and MaskBuffer are a product's mask.
 	Mask       string
 	MaskBuffer int
+	// Assign gives roles to bands of the product's file (--bands
+	// ROLE=B,...: an orthomosaic or a multi-band GeoTIFF), band from 1.
+	Assign map[string]int
 	// Backend is the backend computed on at start: a name (optionally
 	// name:mode) or "auto" (the fastest available, as the CLI picks).
 	Backend string
