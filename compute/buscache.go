@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"canopy/compute/outfile"
 )
 
 // The bus rate Auto measured for a GPU backend is kept in the user's cache
@@ -96,8 +98,8 @@ func cachedBus(backend string) (busRecord, bool) {
 	return r, true
 }
 
-// storeBus keeps a bus rate measured for backend, written to a temporary
-// file and renamed into place, so that a reader sees a whole record or
+// storeBus keeps a bus rate measured for backend, written through
+// compute/outfile (a temporary file renamed into place), so that a reader sees a whole record or
 // none. It fails silently: the next start measures again.
 func storeBus(backend string, duplex float64) {
 	key := gpuKey()
@@ -112,13 +114,8 @@ func storeBus(backend string, duplex float64) {
 	if os.MkdirAll(filepath.Dir(f), 0o755) != nil {
 		return
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(f), ".bus-*.tmp")
-	if err != nil {
-		return
-	}
-	_, werr := tmp.Write(data)
-	cerr := tmp.Close()
-	if werr != nil || cerr != nil || os.Rename(tmp.Name(), f) != nil {
-		os.Remove(tmp.Name())
-	}
+	_ = WriteFileAtomic(f, func(w *outfile.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
 }
