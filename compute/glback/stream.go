@@ -115,9 +115,7 @@ var _ compute.JobStreamer = (*Backend)(nil)
 
 // StreamDepthHint implements compute.StreamDepthHinter: two blocks in
 // flight. GL runs a context's commands in turn, so a third block only
-// waits in memory: on the H200 host, 10980² NDVI through the pipeline
-// took 54.9 ms with 2, 56.2 ms with 3 and 67.0 ms with 4 (medians of 5,
-// docs/data/h200-round5/gl-stream).
+// waits in memory (docs/BENCHMARKS.md has the measurements).
 func (b *Backend) StreamDepthHint() int { return 2 }
 
 // errStreamBackendClosed is a job stream's error once its backend was
