@@ -17,8 +17,8 @@ import (
 // folder (os.UserCacheDir()/canopy, or $CANOPY_CACHE_DIR), keyed by the
 // GPU driver's version and the GPUs it drives, so that later starts choose
 // without opening the GPU: its context, made only to measure the bus and
-// be dropped, cost each start of `canopy compute` 0.3 to 0.6 s on the H200
-// host. A change of driver or GPU is a new key, and so a new measurement.
+// be dropped, cost each start of `canopy compute` a noticeable part of a
+// second (docs/BENCHMARKS.md). A change of driver or GPU is a new key, and so a new measurement.
 // A cache that cannot be read or written is no error: Auto measures.
 
 // EnvCacheDir names the environment variable that overrides the folder

@@ -174,9 +174,8 @@ type Result struct {
 
 // DefaultStreamDepth is the blocks in flight on a backend that streams
 // jobs: one uploading, one computing, one downloading and one more being
-// queued (BenchmarkStreamedBlocks on an H200: 10980² NDVI over uint16 at
-// 0.65, 0.69 and 0.77 of the whole image's overlapped job with 2, 3 and 4
-// blocks of a million pixels in flight).
+// queued (BenchmarkStreamedBlocks; docs/BENCHMARKS.md has its runs at 2, 3
+// and 4 blocks in flight).
 const DefaultStreamDepth = 4
 
 // streamBlockPixels is the least a block holds on a streaming backend:
