@@ -4,7 +4,6 @@ import (
 	"canopy/compute/par"
 	"fmt"
 	"math"
-	"runtime"
 	"strings"
 )
 
@@ -69,7 +68,7 @@ func widen(lo, hi float64) Stretch {
 // left out), widened a little if all values are equal, and false if there
 // is no finite value.
 func MinMax(ndvi []float32) (Stretch, bool) {
-	parts := runtime.GOMAXPROCS(0)
+	parts := par.DefaultThreads()
 	los := make([]float32, parts)
 	his := make([]float32, parts)
 	for i := range los {
@@ -117,7 +116,7 @@ func Percentiles(ndvi []float32, pLo, pHi float64) (Stretch, bool) {
 	}
 	lo32 := float32(mm.Lo)
 	scale := float32(percentileBins) / float32(mm.Hi-mm.Lo)
-	parts := runtime.GOMAXPROCS(0)
+	parts := par.DefaultThreads()
 	hists := make([][]int, parts)
 	par.Ranges(len(ndvi), 1<<16, func(p, a, b int) {
 		h := make([]int, percentileBins)
