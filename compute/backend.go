@@ -159,7 +159,7 @@ func New(name string) (Backend, error) {
 // AutoOrder is the order `--backend auto` tries: the fastest way to an
 // index for an image that starts and ends in host memory. CUDA with
 // overlapped transfers runs at the bus's speed, the C kernel at the host
-// memory's; which is faster depends on the machine (Auto measures both); a
+// memory's; which is faster depends on the machine (AutoWhy measures both); a
 // GL device is only preferred to the CPU when it is real hardware.
 var AutoOrder = []string{NameCUDA, NameC, NameGoParallel, NameGo}
 
@@ -169,14 +169,14 @@ var AutoOrder = []string{NameCUDA, NameC, NameGoParallel, NameGo}
 // constants").
 const CKernelShare = 0.8
 
-// autoProbeBytes is the buffer Auto measures the host copy and a GPU's bus
+// autoProbeBytes is the buffer AutoWhy measures the host copy and a GPU's bus
 // with: past the caches, a few milliseconds each.
 const autoProbeBytes = 64 << 20
 
-// Auto returns a fresh instance of the first available backend of
-// AutoOrder, except that a GPU whose bus is slower than the host's memory
+// AutoWhy returns a fresh instance of the first available backend of
+// AutoOrder, with the reason for its choice in words, except that a GPU whose bus is slower than the host's memory
 // is passed over for the C kernels: when a GPU backend comes first and c is
-// available, Auto measures the host copy (HostCopyPeak) and the bus both
+// available, AutoWhy measures the host copy (HostCopyPeak) and the bus both
 // ways at once (DeviceCeilings' Duplex) and keeps the GPU only when the bus
 // beats CKernelShare of the host copy (PreferCPU): a host with many cores
 // and fast memory in front of a GPU on PCIe computes on the CPU, a few
@@ -185,12 +185,6 @@ const autoProbeBytes = 64 << 20
 // the bus measured at an earlier start on the same GPUs and driver (kept
 // in the user's cache folder, buscache.go), the GPU is not opened at all:
 // a context made only to be dropped costs every start a noticeable pause.
-func Auto() (Backend, error) {
-	b, _, err := AutoWhy()
-	return b, err
-}
-
-// AutoWhy is Auto with the reason for its choice, in words.
 func AutoWhy() (Backend, string, error) {
 	host := 0.0 // the host copy, GB/s, once measured
 	measureHost := func() float64 {

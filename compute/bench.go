@@ -335,9 +335,6 @@ type BenchTarget struct {
 	Name, Mode string
 }
 
-// Label is "name" or "name:mode".
-func (t BenchTarget) Label() string { return Label(t.Name, t.Mode) }
-
 // BenchPlan resolves a list of backends to time: "all" (or "") is every
 // registered backend in every mode of BenchModes (an unavailable backend
 // once, to report why); otherwise a comma list of "name" (every mode) or

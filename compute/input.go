@@ -23,7 +23,3 @@ func OpenInput(path string) (*os.File, error) {
 func ReadInput(path string, limit int64) ([]byte, error) {
 	return infile.ReadFile(path, limit)
 }
-
-// CheckInput reports whether path is a regular file that OpenInput would
-// open, for readers that open a path themselves (SQLite).
-func CheckInput(path string) error { return infile.Check(path) }

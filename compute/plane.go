@@ -43,16 +43,6 @@ func (t DataType) Size() int {
 	return 0
 }
 
-// ParseDataType reads a name as String writes it.
-func ParseDataType(s string) (DataType, error) {
-	for t, n := range dataTypeNames {
-		if n != "" && n == s {
-			return DataType(t), nil
-		}
-	}
-	return 0, fmt.Errorf("unknown sample type %q (uint8, uint16, int16, uint32, int32, float32)", s)
-}
-
 // Plane is one band's samples as stored, row-major, in the machine's byte
 // order: Width*Height samples of Type in Data. The typed views (U16, F32,
 // ...) share Data's memory.

@@ -49,9 +49,6 @@ func (e *backendEntry) name() string { return e.b.Name() }
 // modes.
 func (e *backendEntry) modes() []string { return compute.BenchModes(e.b) }
 
-// label is the name with the mode for backends that have modes.
-func (e *backendEntry) label() string { return compute.Label(e.b.Name(), e.mode) }
-
 // run is the entry as a job runs it: the backend, what it reported about
 // itself, and the mode chosen now.
 func (e *backendEntry) run() runSpec { return runSpec{b: e.b, info: e.info, mode: e.mode} }

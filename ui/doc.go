@@ -20,7 +20,7 @@
 // 10980×10980 scene is held once (the bands as stored, the index as
 // float32) and never as a full-size RGBA picture.
 //
-// Main parses the `canopy gui` flags and runs the app; NewWindow builds the
-// window for any fyne.App, which is how the tests drive it with
-// fyne.io/fyne/v2/test and no X server. docs/WINDOW.md says more.
+// Main parses the `canopy gui` flags and runs the app; inside the package
+// the window is built for any fyne.App, which is how the tests drive it
+// with fyne.io/fyne/v2/test and no X server. docs/WINDOW.md says more.
 package ui

@@ -82,10 +82,6 @@ func (c indexChoice) roles() []string {
 	return c.expr.Roles()
 }
 
-// ndvi reports whether the index is the catalogue's NDVI, the index the
-// class table (compute.NDVIClasses) is defined for.
-func (c indexChoice) ndvi() bool { return c.cat != nil && c.cat.Name == "ndvi" }
-
 // fullRange is the stretch of the full ramp: the catalogue's expected
 // range of the index; a custom formula has none (its full stretch is the
 // data's min–max).

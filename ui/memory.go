@@ -66,19 +66,13 @@ func bytesText(n uint64) string {
 	return numfmt.Value(float64(n)/(1<<10)) + " kB"
 }
 
-// checkMemory runs start at once when the job fits in free memory, and
-// asks first when it would not ("Compare all needs about 6.2 GB; 3.1 GB
-// is free").
-func (w *Window) checkMemory(what string, need uint64, start func()) {
-	w.checkMemoryWithin(what, need, 0, start)
-}
-
 // compareBudget is the memory Compare all keeps within without asking (an
 // 8 GB laptop runs it beside the app and the system).
 var compareBudget uint64 = 2 << 30
 
-// checkMemoryWithin is checkMemory that also asks first when the job
-// needs more than budget (0: no budget), saying how much it needs.
+// checkMemoryWithin runs start at once when the job fits in free memory
+// and within budget (0: no budget), and otherwise asks first, saying how
+// much it needs ("Compare all needs about 6.2 GB; 3.1 GB is free").
 func (w *Window) checkMemoryWithin(what string, need, budget uint64, start func()) {
 	free, ok := w.freeMem()
 	fits := !ok || need <= free

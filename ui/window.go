@@ -203,10 +203,9 @@ type Window struct {
 	archive       archiveState // File › Search the archive… (ui/search.go)
 }
 
-// NewWindow builds the main window on app and starts the first job: find
-// the backends, open or generate the start scene and compute it.
-func NewWindow(app fyne.App, opts Options) *Window { return newWindow(app, opts, hooks{}) }
-
+// newWindow builds the main window on app and starts the first job: find
+// the backends, open or generate the start scene and compute it (hooks
+// are the tests' fakes; Main passes none).
 func newWindow(app fyne.App, opts Options, h hooks) *Window {
 	opts.defaults()
 	w := &Window{App: app, opts: opts, onReady: h.onReady, onClosed: h.onClosed, ramp: colormap.DefaultRamp, stretch: colormap.StretchFull}
@@ -269,7 +268,7 @@ func (w *Window) build() {
 	w.index.onChange = w.indexChanged
 	w.index.onSubmit = w.computeSelected
 	// parseFlags checked the start index; a bad one here (a caller of
-	// NewWindow) shows its error in the panel.
+	// newWindow) shows its error in the panel.
 	_ = w.index.set(w.opts.Index, w.opts.Expr)
 	w.idx, w.idxOK = w.index.choice, w.index.valid
 	w.idx.classes = w.classesFor(w.idx)

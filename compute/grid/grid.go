@@ -166,19 +166,6 @@ func Aligned(crs string, epsg int, resX, resY float64, bounds [4]float64) (Grid,
 	return sized(crs, epsg, resX, resY, minX, minY, maxX, maxY)
 }
 
-// Exact returns the grid of system crs with pixels resX × resY whose
-// top-left corner is the west and north edges of bounds (no alignment),
-// as gdalwarp -tr -te without -tap makes it.
-func Exact(crs string, epsg int, resX, resY float64, bounds [4]float64) (Grid, error) {
-	if !(resX > 0) || !(resY > 0) || math.IsInf(resX, 0) || math.IsInf(resY, 0) {
-		return Grid{}, fmt.Errorf("resolution %g×%g: both must be positive numbers", resX, resY)
-	}
-	if !finite(bounds[:]...) || !(bounds[0] < bounds[2]) || !(bounds[1] < bounds[3]) {
-		return Grid{}, fmt.Errorf("extent %v is empty", bounds)
-	}
-	return sized(crs, epsg, resX, resY, bounds[0], bounds[1], bounds[2], bounds[3])
-}
-
 // sized counts pixels as gdalwarp does: (max − min + res/2) / res,
 // truncated.
 func sized(crs string, epsg int, resX, resY, minX, minY, maxX, maxY float64) (Grid, error) {

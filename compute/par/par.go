@@ -101,13 +101,6 @@ type task struct {
 // in a field and passes a pointer to it, so a run allocates nothing.
 type Task interface{ Do(lo, hi int) }
 
-// Func adapts a function to Task (the closure may allocate; hot paths use
-// a Task kept in a field).
-type Func func(lo, hi int)
-
-// Do calls f.
-func (f Func) Do(lo, hi int) { f(lo, hi) }
-
 // NewPool starts threads workers (0: GOMAXPROCS).
 func NewPool(threads int) *Pool {
 	if threads <= 0 {

@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 	"testing"
 
@@ -383,16 +382,6 @@ func landsatNDVI(r realLandsat, i, j int) float64 {
 	red := float64(rd)*r.mult + r.add
 	nir := float64(nd)*r.mult + r.add
 	return (nir - red) / (nir + red)
-}
-
-// hasForm reports whether the MTL forms include f.
-func hasForm(forms []string, f string) bool {
-	for _, x := range forms {
-		if strings.EqualFold(x, f) {
-			return true
-		}
-	}
-	return false
 }
 
 // Full-size JPEG 2000 bands. Encoding a 10980² image takes OpenJPEG most

@@ -78,18 +78,6 @@ const (
 	maxFeatures   = 2 << 20
 )
 
-// Layers lists the feature tables of a GeoPackage, in name order.
-func Layers(path string) ([]string, error) {
-	db, err := openGPKG(path)
-	if err != nil {
-		return nil, err
-	}
-	defer db.Close()
-	ctx, cancel := budget(path)
-	defer cancel()
-	return featureTables(ctx, db, path)
-}
-
 func featureTables(ctx context.Context, db *sql.DB, path string) ([]string, error) {
 	rows, err := db.QueryContext(ctx, `SELECT table_name FROM gpkg_contents WHERE lower(data_type) = 'features' ORDER BY table_name`)
 	if err != nil {

@@ -204,9 +204,6 @@ func Open(r io.ReaderAt, size int64, name string) (*Decoder, error) {
 // Info returns the header facts.
 func (d *Decoder) Info() Info { return d.info }
 
-// Name returns the name given to Open.
-func (d *Decoder) Name() string { return d.name }
-
 // ceilPow2 is ceil(a / 2^r) for a >= 0.
 func ceilPow2(a, r int) int { return (a + (1 << r) - 1) >> r }
 

@@ -5,11 +5,8 @@ import (
 	"strings"
 
 	"canopy/compute"
-	"canopy/compute/raster"
 	"canopy/ui/render/colormap"
 )
-
-func writeTIF(path string, b *compute.Band) error { return raster.WriteGeoTIFF(path, b) }
 
 func checkPNGOptions(ramp, stretch string) error {
 	if _, err := colormap.New(ramp, -1, 1); err != nil {

@@ -108,13 +108,6 @@ func FormatMS(v float64) string {
 // (numfmt.Short).
 func fmtPixels(p float64) string { return numfmt.Short(p) }
 
-func trimZero(s string) string {
-	if strings.Contains(s, ".") && !strings.ContainsAny(s, "e") {
-		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-	}
-	return s
-}
-
 // render draws with f on a w×h pixel image.
 func render(w, h int, f func(dc draw.Canvas) error) (image.Image, error) {
 	return renderMin(w, h, MinWidth, MinHeight, f)

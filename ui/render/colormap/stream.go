@@ -130,9 +130,6 @@ func spillFile(dir string) (*os.File, error) {
 	return f, nil
 }
 
-// Size returns the map's size (the picture's map part).
-func (m *MapStream) Size() (w, h int) { return m.ow, m.oh }
-
 // WorldFile is the world file of the map's pixels on the grid g places
 // the image on (a scaled map's pixels are larger), false when g places no
 // pixel.
