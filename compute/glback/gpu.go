@@ -1,7 +1,6 @@
 package glback
 
 import (
-	"errors"
 	"fmt"
 	"math/bits"
 	"strings"
@@ -137,7 +136,7 @@ func (st *glState) init(tu tuning) error {
 		st.local = tu.local
 	}
 	var err error
-	if st.copyProg, err = compileProgram(st.defines(shaders.CopyComp)); err != nil {
+	if st.copyProg, err = gl.CompileCompute(st.defines(shaders.CopyComp)); err != nil {
 		return fmt.Errorf("the GL driver (%s) rejected shaders/copy.comp: %w", st.renderer, err)
 	}
 	var size [3]int32
@@ -261,41 +260,6 @@ func hasExtension(name string) bool {
 		}
 	}
 	return false
-}
-
-// compileProgram compiles and links a compute shader; the error carries the
-// driver's log.
-func compileProgram(source string) (uint32, error) {
-	sh := gl.CreateShader(gl.COMPUTE_SHADER)
-	defer gl.DeleteShader(sh)
-	gl.ShaderSource(sh, source)
-	gl.CompileShader(sh)
-	var ok int32
-	gl.GetShaderiv(sh, gl.COMPILE_STATUS, &ok)
-	if ok == gl.FALSE {
-		return 0, errors.New(infoLog(sh, gl.GetShaderiv, gl.GetShaderInfoLog))
-	}
-	prog := gl.CreateProgram()
-	gl.AttachShader(prog, sh)
-	gl.LinkProgram(prog)
-	gl.GetProgramiv(prog, gl.LINK_STATUS, &ok)
-	if ok == gl.FALSE {
-		log := infoLog(prog, gl.GetProgramiv, gl.GetProgramInfoLog)
-		gl.DeleteProgram(prog)
-		return 0, fmt.Errorf("link: %s", log)
-	}
-	return prog, nil
-}
-
-func infoLog(obj uint32, get func(uint32, uint32, *int32), read func(uint32, int32, *int32, *uint8)) string {
-	var n int32
-	get(obj, gl.INFO_LOG_LENGTH, &n)
-	if n <= 1 {
-		return "no log"
-	}
-	buf := make([]uint8, n)
-	read(obj, n, nil, &buf[0])
-	return strings.Join(strings.Fields(gl.GoStr(&buf[0])), " ")
 }
 
 // ensureCurrent checks that the context is current on this thread, and

@@ -247,7 +247,7 @@ func (st *glState) cachedProgram(key, what string, gen func() (string, error), h
 	if hook != nil {
 		src = hook(src)
 	}
-	prog, err := compileProgram(src)
+	prog, err := gl.CompileCompute(src)
 	if err != nil {
 		return nil, 0, false, fmt.Errorf("the GL driver (%s) rejected the shader generated for %s: %w", st.renderer, what, err)
 	}

@@ -92,7 +92,7 @@ func (b *Backend) start() {
 			ready <- fmt.Errorf("gl warp: %w", err)
 			return
 		}
-		prog, err := compile(source)
+		prog, err := gl.CompileCompute(source)
 		if err != nil {
 			ctx.Close()
 			ready <- fmt.Errorf("gl warp: the driver did not compile the warp shader: %w", err)
@@ -112,39 +112,6 @@ func (b *Backend) start() {
 		}
 	}()
 	b.err = <-ready
-}
-
-func compile(src string) (uint32, error) {
-	sh := gl.CreateShader(gl.COMPUTE_SHADER)
-	defer gl.DeleteShader(sh)
-	gl.ShaderSource(sh, src)
-	gl.CompileShader(sh)
-	var ok int32
-	gl.GetShaderiv(sh, gl.COMPILE_STATUS, &ok)
-	if ok == gl.FALSE {
-		return 0, errors.New(infoLog(sh, gl.GetShaderiv, gl.GetShaderInfoLog))
-	}
-	prog := gl.CreateProgram()
-	gl.AttachShader(prog, sh)
-	gl.LinkProgram(prog)
-	gl.GetProgramiv(prog, gl.LINK_STATUS, &ok)
-	if ok == gl.FALSE {
-		log := infoLog(prog, gl.GetProgramiv, gl.GetProgramInfoLog)
-		gl.DeleteProgram(prog)
-		return 0, fmt.Errorf("link: %s", log)
-	}
-	return prog, nil
-}
-
-func infoLog(obj uint32, get func(uint32, uint32, *int32), read func(uint32, int32, *int32, *uint8)) string {
-	var n int32
-	get(obj, gl.INFO_LOG_LENGTH, &n)
-	if n <= 1 {
-		return "no log"
-	}
-	buf := make([]uint8, n)
-	read(obj, n, nil, &buf[0])
-	return strings.Join(strings.Fields(gl.GoStr(&buf[0])), " ")
 }
 
 // params is the shader's Params block (std430: six doubles, then ints).
