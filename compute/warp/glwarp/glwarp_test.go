@@ -71,7 +71,7 @@ func TestGLEqualsReference(t *testing.T) {
 				if err := b.Warp(plan, src, got); err != nil {
 					t.Fatal(err)
 				}
-				exact, bad := 0, 0
+				exact, bad, worst := 0, 0, 0.0
 				for i := range want.Filled {
 					if got.Filled[i] != want.Filled[i] {
 						bad++
@@ -88,12 +88,13 @@ func TestGLEqualsReference(t *testing.T) {
 					}
 					if r == warp.Nearest || math.Abs(a-e) > tol {
 						bad++
+						worst = max(worst, math.Abs(a-e))
 					}
 				}
 				allExact += exact
 				all += len(want.Filled)
 				if bad > 0 {
-					t.Errorf("%s %s → %s %g: %d pixels differ from the reference (%d identical of %d)", typ, r, crs, c.res, bad, exact, len(want.Filled))
+					t.Errorf("%s %s → %s %g: %d pixels differ from the reference (%d identical of %d; the largest difference %g)", typ, r, crs, c.res, bad, exact, len(want.Filled), worst)
 				}
 			}
 		}

@@ -50,57 +50,97 @@ void pos(Seg s, int k, out double x, out double y) {
 	y = ry;
 }
 
+// tap adds source pixel (x, y) with weight m to acc and dv when it is
+// inside the source and valid.
+void tap(int x, int y, double m, inout double acc, inout double dv) {
+	if (x < 0 || x >= P.src_w || y < 0 || y >= P.src_h) return;
+	int j = y * P.src_w + x;
+	if (!valid(j)) return;
+	precise double t = get(j) * m;
+	precise double a = acc + t;
+	precise double d = dv + m;
+	acc = a;
+	dv = d;
+}
+
+// The 4-tap kernels keep every weight and value in a scalar: with local
+// double arrays (m[4], the cubic's weights and rows) NVIDIA's compiler
+// gave results off by about float32's precision (uint32 bilinear off by
+// hundreds), where every scalar double path (general) was exact.
 bool bilinear4(double sx, double sy, out double res) {
-	int w = P.src_w, h = P.src_h;
 	precise double ax = sx - 0.5lf;
 	precise double ay = sy - 0.5lf;
 	int ix = int(floor(ax)), iy = int(floor(ay));
-	precise double rx = 1.5lf - (sx - double(ix));
-	precise double ry = 1.5lf - (sy - double(iy));
+	precise double bx = sx - double(ix);
+	precise double by = sy - double(iy);
+	precise double rx = 1.5lf - bx;
+	precise double ry = 1.5lf - by;
 	if (ix == -1) { ix = 0; rx = 1.0lf; }
 	if (iy == -1) { iy = 0; ry = 1.0lf; }
-	precise double m[4];
-	m[0] = rx * ry;
-	m[1] = (1.0lf - rx) * ry;
-	m[2] = rx * (1.0lf - ry);
-	m[3] = (1.0lf - rx) * (1.0lf - ry);
+	precise double qx = 1.0lf - rx;
+	precise double qy = 1.0lf - ry;
+	precise double m0 = rx * ry;
+	precise double m1 = qx * ry;
+	precise double m2 = rx * qy;
+	precise double m3 = qx * qy;
 	precise double acc = 0.0lf;
 	precise double dv = 0.0lf;
-	for (int k = 0; k < 4; k++) {
-		int x = ix + (k & 1), y = iy + (k >> 1);
-		if (x < 0 || x >= w || y < 0 || y >= h) continue;
-		int j = y * w + x;
-		if (!valid(j)) continue;
-		dv = dv + m[k];
-		precise double t = get(j) * m[k];
-		acc = acc + t;
-	}
+	tap(ix, iy, m0, acc, dv);
+	tap(ix + 1, iy, m1, acc, dv);
+	tap(ix, iy + 1, m2, acc, dv);
+	tap(ix + 1, iy + 1, m3, acc, dv);
 	if (dv == 1.0lf) { res = acc; return true; }
 	if (dv < 0.00001lf) return false;
-	res = acc / dv;
+	precise double q = acc / dv;
+	res = q;
 	return true;
 }
 
-void cubicWeights(double x, out double c[4]) {
+// cubicWeights are the Catmull-Rom weights of fraction x (see the Go
+// reference).
+void cubicWeights(double x, out double w0, out double w1, out double w2, out double w3) {
 	precise double halfX = 0.5lf * x;
 	precise double threeX = 3.0lf * x;
 	precise double halfX2 = halfX * x;
-	precise double t;
-	t = 2.0lf - x; t = x * t; t = -1.0lf + t; c[0] = halfX * t;
-	t = -5.0lf + threeX; t = halfX2 * t; c[1] = 1.0lf + t;
-	t = 4.0lf - threeX; t = x * t; t = 1.0lf + t; c[2] = halfX * t;
-	t = -1.0lf + x; c[3] = halfX2 * t;
+	precise double a0 = 2.0lf - x;
+	precise double a1 = x * a0;
+	precise double a2 = -1.0lf + a1;
+	precise double c0 = halfX * a2;
+	precise double b0 = -5.0lf + threeX;
+	precise double b1 = halfX2 * b0;
+	precise double c1 = 1.0lf + b1;
+	precise double e0 = 4.0lf - threeX;
+	precise double e1 = x * e0;
+	precise double e2 = 1.0lf + e1;
+	precise double c2 = halfX * e2;
+	precise double f0 = -1.0lf + x;
+	precise double c3 = halfX2 * f0;
+	w0 = c0;
+	w1 = c1;
+	w2 = c2;
+	w3 = c3;
 }
 
-double convol4(double a[4], double b[4]) {
-	precise double p0 = a[0] * b[0];
-	precise double p1 = a[1] * b[1];
-	precise double p2 = a[2] * b[2];
-	precise double p3 = a[3] * b[3];
-	precise double s = p0 + p1;
-	s = s + p2;
-	s = s + p3;
-	return s;
+// convol4 is ((a0·b0 + a1·b1) + a2·b2) + a3·b3, each product and sum
+// rounded on its own.
+double convol4(double a0, double a1, double a2, double a3, double b0, double b1, double b2, double b3) {
+	precise double p0 = a0 * b0;
+	precise double p1 = a1 * b1;
+	precise double p2 = a2 * b2;
+	precise double p3 = a3 * b3;
+	precise double s0 = p0 + p1;
+	precise double s1 = s0 + p2;
+	precise double s2 = s1 + p3;
+	return s2;
+}
+
+// cubicRow convolves source row y's pixels ix-1 .. ix+2 with the
+// weights; false when one of them is not valid.
+bool cubicRow(int y, int ix, double c0, double c1, double c2, double c3, out double v) {
+	int o = y * P.src_w + ix - 1;
+	if (!valid(o) || !valid(o + 1) || !valid(o + 2) || !valid(o + 3)) return false;
+	v = convol4(c0, c1, c2, c3, get(o), get(o + 1), get(o + 2), get(o + 3));
+	return true;
 }
 
 bool cubic4(double sx, double sy, out double res) {
@@ -111,18 +151,13 @@ bool cubic4(double sx, double sy, out double res) {
 	if (ix - 1 < 0 || ix + 2 >= w || iy - 1 < 0 || iy + 2 >= h) return bilinear4(sx, sy, res);
 	precise double fx = ax - double(ix);
 	precise double fy = ay - double(iy);
-	double cx[4], cy[4], row[4], vals[4];
-	cubicWeights(fx, cx);
-	for (int j = -1; j < 3; j++) {
-		int o = (iy + j) * w + ix - 1;
-		for (int i = 0; i < 4; i++) {
-			if (!valid(o + i)) return bilinear4(sx, sy, res);
-			row[i] = get(o + i);
-		}
-		vals[j + 1] = convol4(cx, row);
-	}
-	cubicWeights(fy, cy);
-	res = convol4(cy, vals);
+	double x0, x1, x2, x3, y0, y1, y2, y3, v0, v1, v2, v3;
+	cubicWeights(fx, x0, x1, x2, x3);
+	if (!cubicRow(iy - 1, ix, x0, x1, x2, x3, v0) || !cubicRow(iy, ix, x0, x1, x2, x3, v1) ||
+	    !cubicRow(iy + 1, ix, x0, x1, x2, x3, v2) || !cubicRow(iy + 2, ix, x0, x1, x2, x3, v3))
+		return bilinear4(sx, sy, res);
+	cubicWeights(fy, y0, y1, y2, y3);
+	res = convol4(y0, y1, y2, y3, v0, v1, v2, v3);
 	return true;
 }
 
