@@ -182,6 +182,16 @@ func FuzzZip(f *testing.F) {
 func FuzzTar(f *testing.F) {
 	f.Add(tarSeed(&tar.Header{Name: "X_MTL.txt", Typeflag: tar.TypeReg}, &tar.Header{Name: "X_SR_B4.TIF", Typeflag: tar.TypeReg}))
 	f.Add(tarSeed(&tar.Header{Name: "../X_MTL.txt", Typeflag: tar.TypeReg}, &tar.Header{Name: "l", Linkname: "/etc/passwd", Typeflag: tar.TypeSymlink}))
+	// A product's MTL and band, as a real tar holds them.
+	id := "LC08_L2SP_044034_20200827_20200906_02_T1"
+	var buf bytes.Buffer
+	w := tar.NewWriter(&buf)
+	for _, m := range []struct{ name, body string }{{id + "_MTL.txt", mtlSeed}, {id + "_SR_B4.TIF", "II*\x00\x08\x00\x00\x00"}} {
+		w.WriteHeader(&tar.Header{Name: m.name, Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(m.body))})
+		w.Write([]byte(m.body))
+	}
+	w.Close()
+	f.Add(buf.Bytes())
 	debug.SetMemoryLimit(1 << 30)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p := filepath.Join(t.TempDir(), "LC08_L2SP_044034_20200827_20200906_02_T1.tar")
