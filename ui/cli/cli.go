@@ -55,6 +55,40 @@ Roles: blue green red rededge1 rededge2 rededge3 nir nir2 swir1 swir2. Backends:
 canopy CMD --help (or canopy help CMD) shows a command's flags and two examples.
 Exit status: 0 success, 1 a failed run, 2 bad usage.`
 
+// command is one command of the command line: `canopy NAME ARGS...`.
+type command struct {
+	name string
+	run  func(args []string, stdout, stderr io.Writer) error
+}
+
+// commands is the command table Run dispatches through (help and the
+// window, `canopy gui`, aside). A command that writes files writes them
+// through compute/outfile, and is listed in writers_test.go with a hostile
+// run of each output (TestEveryCommandWritesSafely fails for a command
+// listed here and not there).
+var commands = []command{
+	{"backends", cmdBackends},
+	{"indices", cmdIndices},
+	{"scene", cmdScene},
+	{"compute", cmdCompute},
+	{"zonal", cmdZonal},
+	{"change", cmdChange},
+	{"batch", cmdBatch},
+	{"bench", cmdBench},
+	{"fake", cmdFake},
+	{"warp", cmdWarp},
+	{"search", cmdSearch},
+}
+
+// commandNames lists the commands, gui first, for messages.
+func commandNames() string {
+	names := []string{"gui"}
+	for _, c := range commands {
+		names = append(names, c.name)
+	}
+	return strings.Join(names, ", ")
+}
+
 // Run executes the command line args (without the program name) and
 // returns the exit status.
 func Run(args []string, stdout, stderr io.Writer) int {
@@ -62,38 +96,20 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, usage)
 		return ExitUsage
 	}
-	var err error
 	switch args[0] {
-	case "backends":
-		err = cmdBackends(args[1:], stdout, stderr)
-	case "compute":
-		err = cmdCompute(args[1:], stdout, stderr)
-	case "batch":
-		err = cmdBatch(args[1:], stdout, stderr)
-	case "change":
-		err = cmdChange(args[1:], stdout, stderr)
-	case "zonal":
-		err = cmdZonal(args[1:], stdout, stderr)
-	case "indices":
-		err = cmdIndices(args[1:], stdout, stderr)
-	case "scene":
-		err = cmdScene(args[1:], stdout, stderr)
-	case "bench":
-		err = cmdBench(args[1:], stdout, stderr)
-	case "fake":
-		err = cmdFake(args[1:], stdout, stderr)
-	case "warp":
-		err = cmdWarp(args[1:], stdout, stderr)
-	case "search":
-		err = cmdSearch(args[1:], stdout, stderr)
 	case "help", "-h", "--help", "-help":
 		if len(args) > 1 && args[0] == "help" && args[1] != "gui" {
 			return Run([]string{args[1], "--help"}, stdout, stderr) // canopy help CMD
 		}
 		fmt.Fprintln(stdout, usage)
 		return ExitOK
-	default:
-		err = compute.Usagef("unknown command %q (commands: gui, backends, indices, scene, compute, zonal, change, batch, bench, fake, warp, search)", args[0])
+	}
+	err := compute.Usagef("unknown command %q (commands: %s)", args[0], commandNames())
+	for _, c := range commands {
+		if c.name == args[0] {
+			err = c.run(args[1:], stdout, stderr)
+			break
+		}
 	}
 	var ue compute.UsageError
 	switch {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -9,53 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 )
-
-// commandNames reads the command table: the commands Run's switch on
-// args[0] dispatches (help aside).
-func commandNames(t *testing.T) []string {
-	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), "cli.go", nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	ast.Inspect(f, func(n ast.Node) bool {
-		fd, ok := n.(*ast.FuncDecl)
-		if !ok || fd.Name.Name != "Run" || fd.Recv != nil {
-			return true
-		}
-		ast.Inspect(fd.Body, func(n ast.Node) bool {
-			sw, ok := n.(*ast.SwitchStmt)
-			if !ok {
-				return true
-			}
-			if ix, ok := sw.Tag.(*ast.IndexExpr); !ok || fmt.Sprint(ix.X) != "args" {
-				return true
-			}
-			for _, s := range sw.Body.List {
-				for _, e := range s.(*ast.CaseClause).List {
-					if lit, ok := e.(*ast.BasicLit); ok && lit.Kind == token.STRING {
-						v, _ := strconv.Unquote(lit.Value)
-						if v != "help" && !strings.HasPrefix(v, "-") {
-							names = append(names, v)
-						}
-					}
-				}
-			}
-			return false
-		})
-		return false
-	})
-	if len(names) < 5 {
-		t.Fatalf("found only the commands %v in Run's switch: the test no longer reads the command table", names)
-	}
-	return names
-}
 
 // readOnly are the commands that write no file, and what they do
 // instead.
@@ -138,19 +94,46 @@ func slotsOf(flags []string, base func(t *testing.T, dir string) (args, inputs [
 }
 
 // TestEveryCommandWritesSafely runs every command of the command table
-// that writes files with each of its outputs on a hostile path: a
-// symbolic link (to a file that must stay as it is), a FIFO (held open by
-// a reader, so that writing into it would show rather than hang), a
-// folder, a device (where mknod is allowed) and one of the run's own
-// inputs. Each must be refused with one line on stderr, leave the link,
-// FIFO, device, folder and inputs as they were, write none of the run's
-// other outputs (all or none) and leave no temporary file.
+// (commands, which Run dispatches through) that writes files with each of
+// its outputs on a hostile path: a symbolic link (to a file that must stay
+// as it is), a FIFO (held open by a reader, so that writing into it would
+// show rather than hang), a folder, a device (where mknod is allowed) and
+// one of the run's own inputs. Each must be refused with one line on
+// stderr, leave the link, FIFO, device, folder and inputs as they were,
+// write none of the run's other outputs (all or none) and leave no
+// temporary file. A command in the table that is in neither writers nor
+// readOnly fails the test, and so does a name in those lists that is no
+// longer a command.
 func TestEveryCommandWritesSafely(t *testing.T) {
-	for _, c := range commandNames(t) {
-		_, w := writers[c]
-		_, r := readOnly[c]
-		if w == r {
-			t.Errorf("command %q: list it in writers (with a run per output, through compute/outfile) or in readOnly", c)
+	if len(commands) < 5 {
+		t.Fatalf("the command table lists only %d commands", len(commands))
+	}
+	known := map[string]bool{}
+	for _, c := range commands {
+		known[c.name] = true
+		_, w := writers[c.name]
+		_, r := readOnly[c.name]
+		switch {
+		case !w && !r:
+			t.Errorf(`command %q is in the command table (ui/cli/cli.go) but this test does not know whether it writes files.
+If it writes files: open each output with compute/outfile (outfile.NewSet(inputs...), then Set.Create per output and Set.Commit, or Set.Abort on failure;
+never os.Create or os.WriteFile), so that an output is never written over a link, FIFO, device, folder or one of its own inputs, and add the command to
+writers in ui/cli/writers_test.go: one writerRun per output flag (slotsOf does it for flags) that builds a small valid run with that output on the
+hostile path it is given. If it writes nothing: add it to readOnly there, saying what it does instead.`, c.name)
+		case w && r:
+			t.Errorf("command %q is in both writers and readOnly (ui/cli/writers_test.go): keep it in one", c.name)
+		}
+	}
+	for _, m := range []map[string]string{readOnly} {
+		for name := range m {
+			if !known[name] {
+				t.Errorf("readOnly lists %q, which is not in the command table (ui/cli/cli.go): remove it", name)
+			}
+		}
+	}
+	for name := range writers {
+		if !known[name] {
+			t.Errorf("writers lists %q, which is not in the command table (ui/cli/cli.go): remove it", name)
 		}
 	}
 	if testing.Short() {
