@@ -363,7 +363,22 @@ func (p *chartsPanel) reshow(i int) {
 
 func (v *chartView) MinSize() fyne.Size { return fyne.NewSize(200, 160) }
 
+// CreateRenderer builds the chart's renderer, the first time and again
+// whenever Fyne's cache dropped the old one (it drops the renderers of
+// widgets that were not painted for a minute: a hidden tab's, during a long
+// run elsewhere). The new one shows what the chart holds, laid out at the
+// widget's size at once: hiding the picture here, or waiting for a layout
+// that only a resize brings, left the charts blank after "Indices per
+// upload".
 func (v *chartView) CreateRenderer() fyne.WidgetRenderer {
-	v.image.Hide()
-	return widget.NewSimpleRenderer(container.NewStack(v.image, container.NewVBox(layout.NewSpacer(), v.empty, layout.NewSpacer())))
+	if v.image.Image != nil {
+		v.image.Show()
+		v.empty.Hide()
+	} else {
+		v.image.Hide()
+		v.empty.Show()
+	}
+	r := widget.NewSimpleRenderer(container.NewStack(v.image, container.NewVBox(layout.NewSpacer(), v.empty, layout.NewSpacer())))
+	r.Layout(v.Size())
+	return r
 }
