@@ -425,7 +425,10 @@ func platformName(p string) string {
 //   - s2:processing_baseline before 04.00 with a negative offset: ESA's
 //     products before 04.00 have none, so the offset is a template's;
 //   - no raster:bands scale (Planetary Computer): the product's rule,
-//     1/10000 and, from baseline 04.00, an offset of -1000 DN.
+//     1/10000 and, from baseline 04.00, an offset of -1000 DN;
+//   - earthsearch:boa_offset_applied false: raster:bands' offset is
+//     applied, with a note that some such items are wrong (issue 71),
+//     which no metadata tells.
 //
 // Each departure from raster:bands is said in Scene.Notes. The result is
 // written (DN + Add) * Scale when the offset is a whole number of DN, as
@@ -460,9 +463,17 @@ func (s *Scene) stacRadiometry(it stacItem, a stacAsset, r compute.Radiometry) c
 		case baseline > 0 && baseline < 4 && r.Offset < 0:
 			s.note(fmt.Sprintf("raster:bands gives an offset of %g but baseline %s products have none: none applied", r.Offset, base))
 			r.Offset = 0
+		case r.Offset < 0 && hasFlag(it, "earthsearch:boa_offset_applied"):
+			s.note(fmt.Sprintf("earthsearch:boa_offset_applied is false: raster:bands' offset %g is applied; Earth Search has items whose pixels have it already (element84/earth-search issue 71): if reflectance reads 0.1 low, give --scale ROLE=%g", r.Offset, r.Scale))
 		}
 	}
 	return addForm(r)
+}
+
+// hasFlag reports whether the item's properties hold key as a boolean.
+func hasFlag(it stacItem, key string) bool {
+	_, ok := it.Properties[key].(bool)
+	return ok
 }
 
 // addForm writes scale * DN + offset as (DN + add) * scale when the offset

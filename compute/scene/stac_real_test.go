@@ -104,7 +104,7 @@ func TestRealSTAC(t *testing.T) {
 		{"earth-search-offset", func(p map[string]any, a map[string]map[string]any) {
 			earthSearchBands(a)
 			p["s2:processing_baseline"], p["earthsearch:boa_offset_applied"] = "05.00", false
-		}, -1000, ""},
+		}, -1000, "issue 71"},
 		// The same, where Earth Search says it applied the offset to the
 		// pixels: raster:bands' offset is not applied again.
 		{"earth-search-applied", func(p map[string]any, a map[string]map[string]any) {
