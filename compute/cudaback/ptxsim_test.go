@@ -823,6 +823,99 @@ func (k *simKernel) thread(mem *simMemory, shared []byte, params map[string]uint
 				return false, fmt.Errorf("line %d: %w", in.line, e)
 			}
 			binary.LittleEndian.PutUint32(bs, binary.LittleEndian.Uint32(bs)+uint32(x))
+		// The warp kernel's (warp_ptx.go): signed compares, float64
+		// compares, roundings and conversions, narrow stores.
+		case "setp.lt.s32", "setp.ge.s32", "setp.gt.s32":
+			a, c := int32(uint32(v[0])), int32(uint32(v[1]))
+			err = pred(map[string]bool{"setp.lt.s32": a < c, "setp.ge.s32": a >= c, "setp.gt.s32": a > c}[in.op])
+		case "setp.eq.f64", "setp.gt.f64", "setp.le.f64", "setp.nan.f64":
+			for i := 1; i <= 2 && err == nil; i++ {
+				err = clsOf(i, "fd")
+			}
+			if err == nil {
+				err = pred(map[string]bool{"setp.eq.f64": da == db, "setp.gt.f64": da > db, "setp.le.f64": da <= db,
+					"setp.nan.f64": da != da || db != db}[in.op])
+			}
+		case "min.f64":
+			r := min(da, db)
+			switch {
+			case da != da:
+				r = db
+			case db != db:
+				r = da
+			}
+			err = put(0, bits64(r), "fd")
+		case "abs.f64":
+			err = put(0, bits64(math.Abs(da)), "fd")
+		case "cvt.rn.f64.s32":
+			err = put(0, bits64(float64(int32(uint32(v[0])))), "fd")
+		case "cvt.rn.f32.f64":
+			err = put(0, bitsOf(float32(da)), "f")
+		case "cvt.rpi.f64.f64":
+			err = put(0, bits64(math.Ceil(da)), "fd")
+		case "cvt.rzi.f64.f64":
+			err = put(0, bits64(math.Trunc(da)), "fd")
+		case "cvt.rzi.s32.f64", "cvt.rmi.s32.f64":
+			x := math.Trunc(da)
+			if in.op == "cvt.rmi.s32.f64" {
+				x = math.Floor(da)
+			}
+			var r int32 // saturating, NaN giving 0
+			switch {
+			case x != x:
+			case x <= math.MinInt32:
+				r = math.MinInt32
+			case x >= math.MaxInt32:
+				r = math.MaxInt32
+			default:
+				r = int32(x)
+			}
+			err = put(0, uint64(uint32(r)), "r")
+		case "ld.global.nc.f64", "ld.global.u8":
+			if in.args[1].kind != simMem || in.args[1].cls != "rd" {
+				return false, fmt.Errorf("line %d: load address is not a 64-bit register", in.line)
+			}
+			a, e := get(1)
+			if e != nil {
+				return false, e
+			}
+			size, cls := 8, "fd"
+			if in.op == "ld.global.u8" {
+				size, cls = 1, "r"
+			}
+			bs, e := mem.at(a, size)
+			if e != nil {
+				return false, fmt.Errorf("line %d: %w", in.line, e)
+			}
+			x := uint64(bs[0])
+			if size == 8 {
+				x = binary.LittleEndian.Uint64(bs)
+			}
+			err = put(0, x, cls)
+		case "st.global.u8", "st.global.u16":
+			a, e := get(0)
+			if e != nil {
+				return false, e
+			}
+			if in.args[0].kind != simMem || in.args[0].cls != "rd" {
+				return false, fmt.Errorf("line %d: store address is not a 64-bit register", in.line)
+			}
+			if s := in.args[1]; s.kind != simReg || s.cls != "r" || !set[s.slot] {
+				return false, fmt.Errorf("line %d: %s of an unwritten register or one of another class", in.line, in.op)
+			}
+			size := 1
+			if in.op == "st.global.u16" {
+				size = 2
+			}
+			bs, e := mem.at(a, size)
+			if e != nil {
+				return false, fmt.Errorf("line %d: %w", in.line, e)
+			}
+			x := regs[in.args[1].slot]
+			bs[0] = byte(x)
+			if size == 2 {
+				bs[1] = byte(x >> 8)
+			}
 		default:
 			return false, fmt.Errorf("line %d: instruction %s unknown to the simulator", in.line, in.op)
 		}

@@ -22,28 +22,7 @@ import (
 // backend's runs take turns. Closing the backend invalidates its
 // sessions (their calls then fail, their Close does nothing).
 func (b *Backend) OpenResident(bands []compute.BandInput, mask []uint8) (compute.ResidentSession, compute.Timings, error) {
-	s := b.s
-	var setup time.Duration
-	dev, err := func() (*cudaDev, error) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		t0 := time.Now()
-		if err := s.open(); err != nil {
-			return nil, err
-		}
-		if err := s.ctx.SetCurrent(); err != nil {
-			return nil, err
-		}
-		st, err := s.drv.StreamCreate(cuda.StreamNonBlocking)
-		if err != nil {
-			return nil, err
-		}
-		setup = time.Since(t0) + s.pending
-		s.pending = 0
-		return &cudaDev{s: s, gen: s.generation, stream: st, pins: map[*byte]*pinnedRange{}}, nil
-	}()
+	dev, setup, err := b.newDev()
 	if err != nil {
 		return nil, compute.Timings{Setup: setup}, fmt.Errorf("cuda: %w", err)
 	}
@@ -56,6 +35,30 @@ func (b *Backend) OpenResident(bands []compute.BandInput, mask []uint8) (compute
 }
 
 var _ compute.Resident = (*Backend)(nil)
+
+// newDev opens the device if needed and returns a residentDev with a
+// stream of its own on the backend's context, and the set-up time spent.
+func (b *Backend) newDev() (*cudaDev, time.Duration, error) {
+	s := b.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	t0 := time.Now()
+	if err := s.open(); err != nil {
+		return nil, 0, err
+	}
+	if err := s.ctx.SetCurrent(); err != nil {
+		return nil, 0, err
+	}
+	st, err := s.drv.StreamCreate(cuda.StreamNonBlocking)
+	if err != nil {
+		return nil, 0, err
+	}
+	setup := time.Since(t0) + s.pending
+	s.pending = 0
+	return &cudaDev{s: s, gen: s.generation, stream: st, pins: map[*byte]*pinnedRange{}}, setup, nil
+}
 
 // residentStageBytes is each of a session's two staging buffers, through
 // which host memory that is not page-locked moves.

@@ -12,7 +12,7 @@ import (
 
 // Regrid asks Open to warp the source's bands onto another grid (--grid):
 // the grid as the user named it, the resampling of the bands, and the
-// warp backend (go, go-parallel, c, gl; "" is c).
+// warp backend (go, go-parallel, c, gl, cuda; "" is c).
 type Regrid struct {
 	Grid       grid.Spec
 	Resampling warp.Resampling

@@ -21,7 +21,9 @@
 // The float64 kernel in this file's package is the truth (Reference);
 // the backends are go (the reference on one goroutine), go-parallel (the
 // same over row blocks on every core) and c (the same arithmetic in C,
-// rounding each operation as the Go code does). Results are stored in
+// rounding each operation as the Go code does); gl (compute/warp/glwarp)
+// and cuda (compute/cudaback) run it as a gather kernel on the GPU.
+// Results are stored in
 // the source's type: integers rounded half up and clamped, float32
 // rounded once.
 package warp
@@ -39,10 +41,17 @@ import (
 
 // Backend runs the plan's kernel over destination rows.
 type Backend interface {
-	// Name is the backend's name (go, go-parallel, c).
+	// Name is the backend's name (go, go-parallel, c, gl, cuda).
 	Name() string
 	// Warp warps src into dst along plan.
 	Warp(plan *Plan, src *Source, dst *Target) error
+}
+
+// Mosaicker is a backend that warps several sources into one target in
+// one call, in order (the cuda backend keeps the target on the device
+// between them); Mosaic uses it where a backend has it.
+type Mosaicker interface {
+	WarpAll(plans []*Plan, srcs []*Source, dst *Target) error
 }
 
 var (
@@ -257,9 +266,19 @@ func Mosaic(g grid.Grid, inputs [][]*Source, r Resampling, maxErr float64, be Ba
 		if err != nil {
 			return nil, tm, err
 		}
-		for i, in := range inputs {
-			if err := be.Warp(plans[i], in[b], t); err != nil {
-				return nil, tm, fmt.Errorf("%s: %w", in[b].Name, err)
+		if m, ok := be.(Mosaicker); ok {
+			srcs := make([]*Source, len(inputs))
+			for i, in := range inputs {
+				srcs[i] = in[b]
+			}
+			if err := m.WarpAll(plans, srcs, t); err != nil {
+				return nil, tm, err
+			}
+		} else {
+			for i, in := range inputs {
+				if err := be.Warp(plans[i], in[b], t); err != nil {
+					return nil, tm, fmt.Errorf("%s: %w", in[b].Name, err)
+				}
 			}
 		}
 		out[b] = t

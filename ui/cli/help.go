@@ -76,7 +76,7 @@ var helps = map[string]help{
 			"canopy fake --size 2048 --red red.tif --nir nir.tif",
 			"canopy fake --size 4096x2048 --scene landscape --seed 7 --red red.tif --nir nir.tif"}},
 	"warp": {"canopy warp INPUT... [--crs EPSG:N] [--res M] [--bbox W,S,E,N|--like F|--stands F]\n" +
-		"                   [--resampling nearest|bilinear|cubic|average] [--backend go|go-parallel|c|gl] --tif OUT",
+		"                   [--resampling nearest|bilinear|cubic|average] [--backend go|go-parallel|c|gl|cuda] --tif OUT",
 		"Reprojects and mosaics bands onto one grid, written as a COG.",
 		[2]string{
 			"canopy warp T32UQD_B04.tif T33UUU_B04.tif --crs EPSG:32633 --res 10 --resampling bilinear --tif B04_33N.tif",

@@ -1,0 +1,177 @@
+package cudaback
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"canopy/compute"
+	"canopy/compute/computetest"
+	"canopy/compute/grid"
+	"canopy/compute/warp"
+)
+
+// warpRun warps the sources along their plans into dst in order.
+type warpRun func(plans []*warp.Plan, srcs []*warp.Source, dst *warp.Target) error
+
+// checkWarpBackend warps w×h bands of every type, with nodata and a
+// masked band of rows, from UTM 32N onto grids in UTM 33N at about the
+// same and at a coarser resolution and in geographic coordinates, with
+// every resampling, and compares the result with compute/warp's float64
+// reference: the same pixels filled, and the values identical (exact) or
+// within the gl backend's bounds (float32's rounding of the value, one
+// step for integers). A mosaic of the band and a shifted copy of it is
+// checked too. It returns how many pixels were identical of how many.
+func checkWarpBackend(t *testing.T, run warpRun, w, h int, exact bool, types []compute.DataType) (same, all int) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	for _, typ := range types {
+		plane := compute.NewPlane(typ, w, h)
+		for i := range plane.Data {
+			plane.Data[i] = byte(rng.UintN(256))
+		}
+		if typ == compute.F32 {
+			f := plane.F32()
+			for i := range f {
+				f[i] = float32(rng.Float64() * 1000)
+			}
+			f[w*5+7] = float32(math.NaN())
+		}
+		mask := make([]uint8, w*h)
+		for i := h / 3 * w; i < (h/3+2)*w; i++ {
+			mask[i] = 1
+		}
+		src := &warp.Source{Plane: plane, NoData: plane.At(w*(h*3/4) + w/2), HasNoData: true, Mask: mask, Name: typ.String(),
+			Grid: warp.SourceGrid{Width: w, Height: h, Affine: [6]float64{699000, 10, 0, 5601000, 0, -10}, CRS: "EPSG:32632"}}
+		// The second input of the mosaic: the band 25 pixels further
+		// east, without mask or nodata.
+		src2 := *src
+		src2.Mask, src2.HasNoData, src2.Name = nil, false, typ.String()+" (east)"
+		src2.Grid.Affine[0] += 250
+		sg := grid.Grid{CRS: "EPSG:32632", EPSG: 32632, X0: 699000, Y0: 5601000, ResX: 10, ResY: 10, Width: w + 25, Height: h}
+		for _, c := range []struct {
+			epsg int
+			res  float64
+		}{{32633, 10}, {32633, 27}, {4326, 0.00015}} {
+			crs := fmt.Sprintf("EPSG:%d", c.epsg)
+			fp, err := grid.Footprint(sg, crs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, err := grid.Aligned(crs, c.epsg, c.res, c.res, fp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range []warp.Resampling{warp.Nearest, warp.Bilinear, warp.Cubic, warp.Average} {
+				plan, err := warp.NewPlan(g, src.Grid, r, warp.MaxError)
+				if err != nil {
+					t.Fatal(err)
+				}
+				plan2, err := warp.NewPlan(g, src2.Grid, r, warp.MaxError)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, _ := warp.NewTarget(plan, typ, 3, true)
+				// A pixel already filled (an earlier input) stays.
+				want.Filled[0] = 1
+				warp.Reference(plan, src, want, 0, g.Height)
+				warp.Reference(plan2, &src2, want, 0, g.Height)
+				got, _ := warp.NewTarget(plan, typ, 3, true)
+				got.Filled[0] = 1
+				if err := run([]*warp.Plan{plan, plan2}, []*warp.Source{src, &src2}, got); err != nil {
+					t.Fatalf("%s %s → %s %g: %v", typ, r, crs, c.res, err)
+				}
+				ok, bad, worst := 0, 0, 0.0
+				for i := range want.Filled {
+					if got.Filled[i] != want.Filled[i] {
+						bad++
+						continue
+					}
+					a, e := got.Plane.At(i), want.Plane.At(i)
+					if a == e || (a != a && e != e) {
+						ok++
+						continue
+					}
+					tol := 1.0
+					if typ == compute.F32 {
+						tol = math.Abs(e) * 1.2e-7
+					}
+					if exact || r == warp.Nearest || math.Abs(a-e) > tol {
+						bad++
+						worst = max(worst, math.Abs(a-e))
+					}
+				}
+				same += ok
+				all += len(want.Filled)
+				if bad > 0 {
+					t.Errorf("%s %s → %s %g: %d pixels differ from the reference (%d identical of %d; the largest difference %g)",
+						typ, r, crs, c.res, bad, ok, len(want.Filled), worst)
+				}
+			}
+		}
+	}
+	return same, all
+}
+
+// The warp kernel on the PTX interpreter equals the float64 reference
+// bit for bit, for every type, resampling and kind of grid, a mosaic of
+// two inputs included, and frees what it allocates.
+func TestWarpSimulated(t *testing.T) {
+	d := newSimDev(t)
+	run := func(plans []*warp.Plan, srcs []*warp.Source, dst *warp.Target) error {
+		if err := checkWarp(plans, srcs, dst); err != nil {
+			return err
+		}
+		return runWarp(d, plans, srcs, dst)
+	}
+	types := []compute.DataType{compute.U8, compute.U16, compute.I16, compute.U32, compute.I32, compute.F32}
+	if testing.Short() {
+		types = []compute.DataType{compute.U16, compute.I32, compute.F32}
+	}
+	same, all := checkWarpBackend(t, run, 24, 20, true, types)
+	t.Logf("%d of %d pixels identical to the reference's", same, all)
+	if d.live != 0 {
+		t.Errorf("%d device buffers left allocated", d.live)
+	}
+}
+
+// Every shape of the warp kernel is PTX the interpreter reads, with
+// nothing that could fuse or approximate an operation.
+func TestWarpKernelsParse(t *testing.T) {
+	for _, typ := range []compute.DataType{compute.U8, compute.U16, compute.I16, compute.U32, compute.I32, compute.F32} {
+		for r := range 4 {
+			for _, use4 := range []bool{false, true} {
+				for _, flags := range []int{0, 7} {
+					sh := warpShape{Type: typ, Resampling: r, Use4: use4, Mask: flags&1 != 0, NoData: flags&2 != 0, DstNoData: flags&4 != 0}
+					sp := genWarp(sh, testTarget)
+					if _, err := parsePTX(sp.PTX); err != nil {
+						t.Errorf("%+v: %v", sh, err)
+					}
+					for _, bad := range []string{"fma", "mad.", ".ftz", ".approx", ".full", "rcp"} {
+						if strings.Contains(sp.PTX, bad) {
+							t.Errorf("%+v: the PTX contains %q", sh, bad)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// The cuda warp backend on the GPU equals the reference (skipped without
+// one, failed with CANOPY_EXPECT_GPU set), and is registered with
+// compute/warp.
+func TestWarpGPU(t *testing.T) {
+	be, err := warp.Get("cuda")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wb := be.(*WarpBackend)
+	ok, why := wb.Available()
+	computetest.SkipUnlessGPU(t, ok, why)
+	t.Logf("cuda warp on %s", why)
+	types := []compute.DataType{compute.U8, compute.U16, compute.I16, compute.U32, compute.I32, compute.F32}
+	same, all := checkWarpBackend(t, wb.WarpAll, 96, 80, false, types)
+	t.Logf("%d of %d pixels identical to the reference's", same, all)
+}
