@@ -1,6 +1,7 @@
 package scene
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -138,8 +139,8 @@ var descRoles = map[string]string{
 // the band descriptions GDAL writes (GDAL_METADATA DESCRIPTION items), or
 // from the colour interpretation (RGB photometric, an alpha extra sample);
 // an alpha band becomes the mask; SCALE and OFFSET items the radiometry.
-func openOrtho(p string) (*Scene, error) {
-	fc := &filesContainer{files: []string{p}}
+func openOrtho(ctx context.Context, p string) (*Scene, error) {
+	fc := &filesContainer{files: []string{p}, remote: remoteFiles{ctx: ctx}}
 	s := &Scene{Path: p, Kind: KindOrthomosaic, Sensor: "orthomosaic", Product: strings.TrimSuffix(filepath.Base(p), filepath.Ext(p)),
 		c: fc, CloudShare: math.NaN(), Bands: map[string]*Source{}}
 	r, n, err := fc.open(p)

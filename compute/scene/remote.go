@@ -39,8 +39,9 @@ func signerFor(u string) remote.Signer {
 }
 
 // openRemote opens a product named by URL: a GeoTIFF (.tif, .tiff) as an
-// orthomosaic or multi-band file, anything else as a STAC item.
-func openRemote(u string) (*Scene, error) {
+// orthomosaic or multi-band file, anything else as a STAC item. ctx bounds
+// every request of the scene's files, later reads included.
+func openRemote(ctx context.Context, u string) (*Scene, error) {
 	hu, err := remote.HTTPURL(u)
 	if err != nil {
 		return nil, err
@@ -48,17 +49,19 @@ func openRemote(u string) (*Scene, error) {
 	p, _ := url.Parse(hu)
 	switch strings.ToLower(path.Ext(p.Path)) {
 	case ".tif", ".tiff":
-		return openOrtho(u)
+		return openOrtho(ctx, u)
 	}
-	s, err := openSTAC(u)
+	s, err := openSTAC(ctx, u)
 	if err != nil {
 		return nil, err
 	}
 	return s, s.finish()
 }
 
-// remoteFiles keeps the remote files a scene opened, once each.
+// remoteFiles keeps the remote files a scene opened, once each; ctx (nil:
+// none) bounds their requests.
 type remoteFiles struct {
+	ctx   context.Context
 	mu    sync.Mutex
 	files map[string]*remote.File
 }
@@ -69,7 +72,11 @@ func (r *remoteFiles) open(u string) (io.ReaderAt, int64, error) {
 	if f := r.files[u]; f != nil {
 		return f, f.Size(), nil
 	}
-	f, err := remoteClient().Open(context.Background(), u, signerFor(u))
+	ctx := r.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	f, err := remoteClient().Open(ctx, u, signerFor(u))
 	if err != nil {
 		return nil, 0, err
 	}

@@ -2,6 +2,7 @@ package scene
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -80,4 +81,55 @@ func TestRemoteSTAC(t *testing.T) {
 	// Missing: one line naming the URL.
 	_, err = Open(srv.URL + "/nothing.json")
 	oneLine(t, "missing item", err, "not found (404 Not Found)")
+}
+
+// TestOpenItem: an item of a saved search, given as its JSON and its own
+// URL, opens without fetching the item again, its relative links resolved
+// against that URL, and loads the pixels of the same item on disk; with no
+// URL of its own, a relative link is one line; a cancelled context stops
+// the scene's requests.
+func TestOpenItem(t *testing.T) {
+	t.Setenv("CANOPY_CACHE_DIR", "off")
+	dir := t.TempDir()
+	copyTree(t, fx(t, "stac"), dir)
+	var items atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, ".json") {
+			items.Add(1)
+		}
+		http.FileServer(http.Dir(dir)).ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	b, _ := os.ReadFile(filepath.Join(dir, "item.json"))
+	b = bytes.ReplaceAll(b, []byte(`"`+fx(t, "stac")+`/`), []byte(`"./`))
+	os.WriteFile(filepath.Join(dir, "item.json"), b, 0o644)
+	local, err := Open(filepath.Join(dir, "item.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer local.Close()
+	want, _, err := local.Load([]string{"red"}, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	s, err := OpenItem(context.Background(), b, srv.URL+"/item.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := s.Load([]string{"red"}, LoadOptions{})
+	s.Close()
+	if err != nil || !bytes.Equal(got[0].Plane.Data, want[0].Plane.Data) || s.Path != srv.URL+"/item.json" || items.Load() != 0 {
+		t.Fatalf("OpenItem: %v (path %s, %d item requests)", err, s.Path, items.Load())
+	}
+
+	_, err = OpenItem(context.Background(), b, "")
+	oneLine(t, "relative link without a self link", err, "is relative and the item has no link of its own")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = OpenItem(ctx, b, srv.URL+"/item.json")
+	if err == nil || !strings.Contains(err.Error(), context.Canceled.Error()) {
+		t.Fatalf("a cancelled open: %v", err)
+	}
 }

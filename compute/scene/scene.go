@@ -1,6 +1,7 @@
 package scene
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"image"
@@ -152,8 +153,14 @@ func (s *Scene) Close() error {
 // item or a GeoTIFF may be a URL (http, https, s3://), read by byte ranges
 // (remote.go). No pixel is read; Load reads bands. Close the Scene when done.
 func Open(p string) (*Scene, error) {
+	return OpenContext(context.Background(), p)
+}
+
+// OpenContext is Open whose remote files' requests ctx bounds, later
+// reads included: cancelling ctx stops them.
+func OpenContext(ctx context.Context, p string) (*Scene, error) {
 	if remote.IsURL(p) {
-		return openRemote(p)
+		return openRemote(ctx, p)
 	}
 	st, err := os.Stat(p)
 	if err != nil {
@@ -181,7 +188,7 @@ func Open(p string) (*Scene, error) {
 		}
 		c = t
 	case strings.HasSuffix(lower, ".json"):
-		s, err := openSTAC(p)
+		s, err := openSTAC(ctx, p)
 		if err != nil {
 			return nil, err
 		}
@@ -191,9 +198,9 @@ func Open(p string) (*Scene, error) {
 		}
 		return s, nil
 	case strings.HasSuffix(lower, ".tif") || strings.HasSuffix(lower, ".tiff"):
-		return openOrtho(p)
+		return openOrtho(ctx, p)
 	case strings.EqualFold(filepath.Base(p), "MTD_MSIL2A.xml"):
-		return Open(filepath.Dir(p))
+		return OpenContext(ctx, filepath.Dir(p))
 	default:
 		return nil, fmt.Errorf("%s: not a product Canopy knows (a Sentinel-2 L2A .SAFE folder or .zip, a Landsat Collection 2 Level-2 folder or .tar, a STAC item .json, or a GeoTIFF)", p)
 	}

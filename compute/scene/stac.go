@@ -1,6 +1,7 @@
 package scene
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -119,16 +120,52 @@ var stacCommon = map[string]string{
 
 // openSTAC reads a STAC item, local or at a URL, whose assets are local
 // files or URLs.
-func openSTAC(p string) (*Scene, error) {
-	fc := &filesContainer{}
-	s := &Scene{Path: p, Kind: KindSTAC, c: fc, CloudShare: math.NaN(), Bands: map[string]*Source{}}
-	fail := func(err error) (*Scene, error) { fc.close(); return nil, err }
-	ic := &filesContainer{}
+func openSTAC(ctx context.Context, p string) (*Scene, error) {
+	ic := &filesContainer{remote: remoteFiles{ctx: ctx}}
 	b, err := readSmall(ic, p, maxXML)
 	ic.close() // the item is read whole: its file is not kept open
 	if err != nil {
 		return nil, err
 	}
+	return openSTACJSON(ctx, p, b)
+}
+
+// OpenItem opens a STAC item given as its JSON (a saved search's item,
+// stac.Item.Raw), as Open opens an item file: href is the item's own URL
+// (stac.Item.Href), which relative asset links resolve against and
+// messages name; "" when it has none, and then every asset link must be
+// absolute. ctx bounds the requests of the scene's remote files, later
+// reads included (cancelling it stops them). Close the Scene when done.
+func OpenItem(ctx context.Context, raw []byte, href string) (*Scene, error) {
+	p := href
+	if p == "" {
+		var it stacItem
+		if err := json.Unmarshal(raw, &it); err != nil {
+			return nil, fmt.Errorf("a STAC item: malformed JSON: %v", err)
+		}
+		p = "STAC item " + it.ID
+		for k, a := range it.Assets {
+			if !remote.IsURL(a.Href) && !filepath.IsAbs(a.Href) && !strings.HasPrefix(a.Href, "file://") {
+				return nil, fmt.Errorf("%s: asset %s's link %q is relative and the item has no link of its own to resolve it against", p, k, a.Href)
+			}
+		}
+	}
+	s, err := openSTACJSON(ctx, p, raw)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.finish(); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// openSTACJSON reads the STAC item b, found at p.
+func openSTACJSON(ctx context.Context, p string, b []byte) (*Scene, error) {
+	fc := &filesContainer{remote: remoteFiles{ctx: ctx}}
+	s := &Scene{Path: p, Kind: KindSTAC, c: fc, CloudShare: math.NaN(), Bands: map[string]*Source{}}
+	fail := func(err error) (*Scene, error) { fc.close(); return nil, err }
 	var it stacItem
 	if err := json.Unmarshal(b, &it); err != nil {
 		return nil, fmt.Errorf("%s: malformed JSON: %v", p, err)

@@ -336,7 +336,7 @@ func Open(ctx context.Context, spec Spec, opt Options) (Source, error) {
 	case len(spec.More) > 0:
 		return openMosaic(ctx, spec, opt)
 	case spec.Product != "":
-		src, err = openProduct(spec, opt)
+		src, err = openProduct(ctx, spec, opt)
 	case len(spec.Files) > 0:
 		src, err = openFiles(spec, opt)
 	default:
@@ -423,9 +423,10 @@ func openFiles(spec Spec, opt Options) (Source, error) {
 }
 
 // openProduct reads a product's bands of the roles whole, resampled onto
-// its finest grid and masked, and passes them on block by block.
-func openProduct(spec Spec, opt Options) (Source, error) {
-	sc, err := scene.Open(spec.Product)
+// its finest grid and masked, and passes them on block by block. ctx
+// bounds a remote product's requests: cancelling it stops them.
+func openProduct(ctx context.Context, spec Spec, opt Options) (Source, error) {
+	sc, err := scene.OpenContext(ctx, spec.Product)
 	if err != nil {
 		return nil, err
 	}

@@ -9,10 +9,15 @@
 // merged into it). A 429 or 5xx answer is retried with backoff, honouring
 // Retry-After; pages, items and bytes are bounded.
 //
+// A CQL2-JSON filter (Query.Filter) may go with the query.
+//
 // Items are kept as the server sent them (Item.Raw, for a search result
 // file that compute/scene's STAC item reader opens) with the few fields a
-// list of scenes shows: date, cloud cover, platform, assets with their
-// roles and raster:bands.
+// list of scenes shows: date, cloud cover, platform, projection, assets
+// with their roles, raster:bands, grids and requester-pays flag.
+// MarshalResult writes a search's result file (a STAC ItemCollection) and
+// ReadResult reads one back as a stack's dates, each item to be opened
+// with compute/scene's OpenItem.
 //
 // PCSigner signs Planetary Computer asset links (Azure Blob Storage) with
 // the SAS token of their storage account and container, fetched from the
@@ -71,6 +76,10 @@ type Query struct {
 	// MaxCloud is the highest eo:cloud_cover (percent) kept; < 0 keeps
 	// every item.
 	MaxCloud float64
+	// Filter is a CQL2-JSON filter (the Filter extension, which Earth
+	// Search and the Planetary Computer answer), sent as it is; nil for
+	// none.
+	Filter json.RawMessage
 	// Limit is the page size asked for (default 100); MaxItems bounds the
 	// search (default DefaultMaxItems).
 	Limit, MaxItems int
@@ -86,8 +95,11 @@ type Item struct {
 	// Cloud is eo:cloud_cover in percent, NaN when the item has none.
 	Cloud    float64
 	Platform string
-	BBox     []float64
-	Assets   map[string]Asset
+	// EPSG is the item's proj:epsg (or the number of its proj:code
+	// "EPSG:N"), 0 when it has none.
+	EPSG   int
+	BBox   []float64
+	Assets map[string]Asset
 	// Links are the item's links ("self": the item's own URL).
 	Links []Link
 	// Raw is the item as the server sent it.
@@ -100,6 +112,15 @@ type Asset struct {
 	Type  string   `json:"type,omitempty"`
 	Title string   `json:"title,omitempty"`
 	Roles []string `json:"roles,omitempty"`
+	// ProjShape (rows, columns) and ProjTransform (the affine transform,
+	// GDAL's order a, b, c, d, e, f as the projection extension has it)
+	// are the asset's grid, when the item says.
+	ProjShape     []int     `json:"proj:shape,omitempty"`
+	ProjTransform []float64 `json:"proj:transform,omitempty"`
+	// RequesterPays is the storage extension's storage:requester_pays:
+	// the bucket bills the reader, so an unsigned HTTPS request is
+	// refused (Earth Search's Landsat and Sentinel-2 JPEG 2000 assets).
+	RequesterPays bool `json:"storage:requester_pays,omitempty"`
 	// EOBands and RasterBands are the asset's eo:bands and raster:bands.
 	EOBands []struct {
 		Name       string `json:"name,omitempty"`
@@ -192,6 +213,13 @@ func (q Query) Body() (map[string]any, error) {
 			return nil, err
 		}
 		body["datetime"] = dt
+	}
+	if len(q.Filter) > 0 {
+		if !json.Valid(q.Filter) {
+			return nil, fmt.Errorf("the filter is not JSON (CQL2-JSON is)")
+		}
+		body["filter"] = q.Filter
+		body["filter-lang"] = "cql2-json"
 	}
 	if q.MaxCloud >= 0 {
 		body["query"] = map[string]any{"eo:cloud_cover": map[string]any{"lte": q.MaxCloud}}
@@ -533,6 +561,18 @@ func parseItem(raw json.RawMessage) (Item, error) {
 		out.Cloud = v
 	}
 	out.Platform = str("platform")
+	switch v := it.Properties["proj:epsg"].(type) {
+	case float64:
+		if v > 0 && v < 1e6 && v == math.Trunc(v) {
+			out.EPSG = int(v)
+		}
+	case nil:
+		if c, ok := strings.CutPrefix(str("proj:code"), "EPSG:"); ok {
+			if n, err := strconv.Atoi(c); err == nil && n > 0 {
+				out.EPSG = n
+			}
+		}
+	}
 	return out, nil
 }
 

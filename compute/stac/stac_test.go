@@ -46,6 +46,34 @@ type replay struct {
 	c    cassette
 	mu   sync.Mutex
 	next int
+	// skipped counts recorded landing-page GETs Canopy does not make.
+	skipped int
+}
+
+// landing reports whether uri is a STAC API's landing page (its root:
+// no /search, /collections, /items path).
+func (r *replay) landing(uri string) bool {
+	return !strings.Contains(uri, "/search") && !strings.Contains(uri, "/collections") && !strings.Contains(uri, "/items")
+}
+
+// sameBody compares a sent JSON body with a recorded one: equal, but for
+// a "limit" Canopy sends where pystac-client's recording has none (the
+// page size asked for; the server's answer is the recording's).
+func sameBody(sent, recorded any) bool {
+	s, ok1 := sent.(map[string]any)
+	r, ok2 := recorded.(map[string]any)
+	if ok1 && ok2 {
+		if _, has := r["limit"]; !has {
+			c := map[string]any{}
+			for k, v := range s {
+				if k != "limit" {
+					c[k] = v
+				}
+			}
+			sent = c
+		}
+	}
+	return reflect.DeepEqual(sent, recorded)
 }
 
 func loadCassette(t *testing.T, name string) *replay {
@@ -69,13 +97,20 @@ func (r *replay) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	in := r.c.Interactions[r.next]
 	r.next++
+	for in.Request.Method == http.MethodGet && r.landing(in.Request.URI) && !(req.Method == http.MethodGet && req.URL.String() == in.Request.URI) && r.next < len(r.c.Interactions) {
+		// pystac-client reads the API's landing page before it
+		// searches; Canopy posts to /search at once.
+		r.skipped++
+		in = r.c.Interactions[r.next]
+		r.next++
+	}
 	if req.Method != in.Request.Method || req.URL.String() != in.Request.URI {
 		return nil, fmt.Errorf("replay: request %d is %s %s, the cassette has %s %s", r.next, req.Method, req.URL, in.Request.Method, in.Request.URI)
 	}
 	if in.Request.Body != nil {
 		got, _ := io.ReadAll(req.Body)
 		var a, b any
-		if json.Unmarshal(got, &a) != nil || json.Unmarshal([]byte(*in.Request.Body), &b) != nil || !reflect.DeepEqual(a, b) {
+		if json.Unmarshal(got, &a) != nil || json.Unmarshal([]byte(*in.Request.Body), &b) != nil || !sameBody(a, b) {
 			return nil, fmt.Errorf("replay: request %d's body %s, the cassette has %s", r.next, got, *in.Request.Body)
 		}
 	}

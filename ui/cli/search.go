@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -15,6 +14,7 @@ import (
 	"github.com/paulmach/orb"
 
 	"canopy/compute"
+	"canopy/compute/outfile"
 	"canopy/compute/stac"
 	"canopy/compute/vector"
 )
@@ -27,9 +27,10 @@ var apiNames = map[string]string{
 }
 
 // cmdSearch is `canopy search`: the scenes of a STAC API over an area and
-// a season, as a list or (--json) as a STAC ItemCollection that holds the
-// items as the API sent them (links unsigned: a Planetary Computer item is
-// signed when it is read).
+// a season, as a list or (--json, or saved with --out) as a STAC
+// ItemCollection that holds the items as the API sent them (links
+// unsigned: a Planetary Computer item is signed when it is read), which
+// canopy stack and monitor take as a stack (stac.ReadResult).
 func cmdSearch(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("search", stderr)
 	var collections collectionFlags
@@ -41,6 +42,7 @@ func cmdSearch(args []string, stdout, stderr io.Writer) error {
 	api := fs.String("api", "earth-search", "the STAC API: earth-search, planetary-computer, or its URL")
 	limit := fs.Int("max", 1000, "the most scenes listed")
 	asJSON := fs.Bool("json", false, "print a STAC ItemCollection (the items as the API sent them)")
+	out := fs.String("out", "", "also save the result (a STAC ItemCollection) in this file, for canopy stack and monitor")
 	if err := parse(fs, args, stdout); err != nil {
 		return err
 	}
@@ -99,19 +101,25 @@ func cmdSearch(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if *asJSON {
-		feats := make([]json.RawMessage, len(items))
-		for i, it := range items {
-			feats[i] = it.Raw
+	if *asJSON || *out != "" {
+		var ceiling *float64
+		if *cloud >= 0 {
+			ceiling = cloud
 		}
-		return json.NewEncoder(stdout).Encode(map[string]any{
-			"type":     "FeatureCollection",
-			"features": feats,
-			"canopy:search": map[string]any{
-				"api": stac.SearchURL(apiURL), "collections": cols, "bbox": q.BBox, "datetime": *datetime,
-				"max_cloud": nullIfNegative(*cloud), "searched": time.Now().UTC().Format(time.RFC3339),
-			},
-		})
+		b, err := stac.MarshalResult(items, stac.SearchInfo{API: stac.SearchURL(apiURL), Collections: cols, BBox: q.BBox, Datetime: *datetime,
+			MaxCloud: ceiling, Searched: time.Now().UTC().Format(time.RFC3339)})
+		if err != nil {
+			return err
+		}
+		if *out != "" {
+			if err := compute.WriteFileAtomic(*out, func(w *outfile.Writer) error { _, err := w.Write(b); return err }); err != nil {
+				return err
+			}
+		}
+		if *asJSON {
+			_, err := stdout.Write(b)
+			return err
+		}
 	}
 	fmt.Fprintf(stdout, "%-16s  %6s  %-13s  %s\n", "date (UTC)", "cloud", "platform", "id")
 	for _, it := range items {
@@ -127,13 +135,6 @@ func cmdSearch(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "%d %s from %s\n", len(items), word, stac.SearchURL(apiURL))
 	return nil
-}
-
-func nullIfNegative(v float64) any {
-	if v < 0 {
-		return nil
-	}
-	return v
 }
 
 // collectionFlags is the repeatable --collection.

@@ -12,6 +12,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"canopy/compute/stac"
 )
 
 // stacAPI is a STAC API on the loopback: two pages of Sentinel-2 items,
@@ -83,6 +86,19 @@ func TestSearchCommand(t *testing.T) {
 	}
 	if !strings.Contains(string(fc.Features[1]), `"href":"https://sentinel-cogs.s3.us-west-2.amazonaws.com/S2B_32TQM_20240613_0_L2A/B04.tif"`) {
 		t.Fatalf("item not as sent: %s", fc.Features[1])
+	}
+	// --out: the same document saved, which a stack reads back as its
+	// dates (stac.ReadResult).
+	saved := filepath.Join(t.TempDir(), "r.json")
+	code, out, errs = run(t, "search", "--collection", "sentinel-2-l2a", "--bbox", "11.0,46.0,11.2,46.1",
+		"--datetime", "2024-05-01/2024-09-30", "--api", srv.URL+"/v1", "--out", saved)
+	if code != 0 || !strings.Contains(out, "2 scenes from") {
+		t.Fatalf("--out: exit %d: %s%s", code, out, errs)
+	}
+	res, err := stac.ReadResult(saved)
+	if err != nil || len(res.Items) != 2 || res.Items[0].ID != "S2B_32TQM_20240603_0_L2A" || res.API != srv.URL+"/v1/search" ||
+		!res.Items[1].Date.Equal(time.Date(2024, 6, 13, 10, 16, 20, 0, time.UTC)) {
+		t.Fatalf("--out read back: %+v, %v", res, err)
 	}
 }
 

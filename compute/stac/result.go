@@ -1,0 +1,139 @@
+package stac
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+)
+
+// maxResultBytes bounds a saved search result file.
+const maxResultBytes = 256 << 20
+
+// ErrNotResult is ReadResult's error (wrapped) for a JSON file that is
+// not a STAC ItemCollection, such as a single STAC item: the caller opens
+// it as an item instead.
+var ErrNotResult = errors.New("not a STAC ItemCollection (a saved search)")
+
+// Result is a saved search: `canopy search --json` or `--out`, or any STAC
+// ItemCollection (an API's /search answer, pystac-client's
+// `stac-client search --save`).
+type Result struct {
+	// Path is the file read.
+	Path string
+	// API is the search endpoint that answered (the file's
+	// "canopy:search" member), "" when the file does not say.
+	API string
+	// Items are the scenes in acquisition order (Item.Date, then ID),
+	// each once (a repeated ID is kept the first time).
+	Items []Item
+}
+
+// ReadResult reads a saved search for a stack: each item is one date of
+// it, opened with compute/scene's OpenItem (the item's JSON as the API
+// sent it, Item.Raw, and its own URL, Item.Href, which relative asset
+// links resolve against). An item without an acquisition time is an
+// error naming it: a stack's dates come from them. A JSON document that
+// is not a FeatureCollection is ErrNotResult.
+func ReadResult(path string) (*Result, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxResultBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	if len(b) > maxResultBytes {
+		return nil, fmt.Errorf("%s: a search result larger than %d MiB", path, maxResultBytes>>20)
+	}
+	var doc struct {
+		Type     string            `json:"type"`
+		Features []json.RawMessage `json:"features"`
+		Search   struct {
+			API string `json:"api"`
+		} `json:"canopy:search"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return nil, fmt.Errorf("%s: not JSON: %v", path, clip(err.Error()))
+	}
+	if doc.Type != "FeatureCollection" {
+		return nil, fmt.Errorf("%s: %w (type %q)", path, ErrNotResult, clip(doc.Type))
+	}
+	r := &Result{Path: path, API: doc.Search.API}
+	seen := map[string]bool{}
+	for i, raw := range doc.Features {
+		it, err := parseItem(raw)
+		if err != nil {
+			return nil, fmt.Errorf("%s: feature %d: %w", path, i+1, err)
+		}
+		if it.Date.IsZero() {
+			return nil, fmt.Errorf("%s: item %s has no acquisition time (properties.datetime)", path, clip(it.ID))
+		}
+		if seen[it.ID] {
+			continue
+		}
+		seen[it.ID] = true
+		r.Items = append(r.Items, it)
+	}
+	sort.SliceStable(r.Items, func(i, j int) bool {
+		a, b := r.Items[i], r.Items[j]
+		if !a.Date.Equal(b.Date) {
+			return a.Date.Before(b.Date)
+		}
+		return a.ID < b.ID
+	})
+	return r, nil
+}
+
+// Href is the item's own URL (its "self" link, http or https), which
+// compute/scene resolves relative asset links against; "" when it has
+// none.
+func (it Item) Href() string {
+	for _, l := range it.Links {
+		if l.Rel == "self" && (strings.HasPrefix(l.Href, "https://") || strings.HasPrefix(l.Href, "http://")) {
+			return l.Href
+		}
+	}
+	return ""
+}
+
+// SearchInfo is what a saved search records of its query, as the
+// "canopy:search" member of the file.
+type SearchInfo struct {
+	API         string    `json:"api"`
+	Collections []string  `json:"collections,omitempty"`
+	BBox        []float64 `json:"bbox,omitempty"`
+	Datetime    string    `json:"datetime,omitempty"`
+	// MaxCloud is the cloud ceiling in percent, nil for none.
+	MaxCloud *float64 `json:"max_cloud"`
+	// Searched is when the search ran (RFC 3339, UTC).
+	Searched string `json:"searched,omitempty"`
+}
+
+// MarshalResult is a search's result file: a STAC ItemCollection of the
+// items as the API sent them (links unsigned: a Planetary Computer item is
+// signed when it is read) with the query in "canopy:search", one JSON
+// document and a newline. ReadResult reads it back.
+func MarshalResult(items []Item, info SearchInfo) ([]byte, error) {
+	feats := make([]json.RawMessage, len(items))
+	for i, it := range items {
+		feats[i] = it.Raw
+	}
+	b, err := json.Marshal(struct {
+		Type     string            `json:"type"`
+		Features []json.RawMessage `json:"features"`
+		Search   SearchInfo        `json:"canopy:search"`
+	}{"FeatureCollection", feats, info})
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
