@@ -1,0 +1,240 @@
+/* series.c: Canopy's per-pixel models over a stack of dates, float32, in
+ * the order of operations of compute/season's Go kernel (kernel.go). */
+#include "series.h"
+
+#include <math.h>
+
+#define NAN32 ((float)NAN)
+
+static void swapf(float *a, float *b) {
+	float t = *a;
+	*a = *b;
+	*b = t;
+}
+
+/* select_k puts the k-th smallest of v[0..n) at v[k], smaller ones before
+ * it and greater or equal ones after (Hoare's quickselect). */
+static void select_k(float *v, int n, int k) {
+	int lo = 0, hi = n - 1;
+	while (lo < hi) {
+		float pivot = v[lo + (hi - lo) / 2];
+		int i = lo, j = hi;
+		while (i <= j) {
+			while (v[i] < pivot) i++;
+			while (v[j] > pivot) j--;
+			if (i <= j) {
+				swapf(&v[i], &v[j]);
+				i++;
+				j--;
+			}
+		}
+		if (k <= j)
+			hi = j;
+		else if (k >= i)
+			lo = i;
+		else
+			return;
+	}
+}
+
+/* order2 returns the k-th and (k+1)-th smallest of v (n > k + 1). */
+static void order2(float *v, int n, int k, float *a, float *b) {
+	select_k(v, n, k);
+	float m = v[k + 1];
+	for (int i = k + 2; i < n; i++)
+		if (v[i] < m) m = v[i];
+	*a = v[k];
+	*b = m;
+}
+
+static float quantile32(float *v, int n, float q) {
+	float h = (float)(n - 1) * q / 100;
+	int lo = (int)h;
+	if (lo >= n - 1) {
+		float m = v[0];
+		for (int i = 1; i < n; i++)
+			if (v[i] > m) m = v[i];
+		return m;
+	}
+	float a, b;
+	order2(v, n, lo, &a, &b);
+	return a + (h - (float)lo) * (b - a);
+}
+
+static float median32(float *v, int n) {
+	if (n == 0) return NAN32;
+	if (n % 2 == 1) {
+		select_k(v, n, n / 2);
+		return v[n / 2];
+	}
+	float a, b;
+	order2(v, n, n / 2 - 1, &a, &b);
+	return a + (b - a) / 2;
+}
+
+static int cholesky32(float *a, int k) {
+	for (int c = 0; c < k; c++) {
+		float d = a[c * k + c];
+		for (int q = 0; q < c; q++) d -= a[c * k + q] * a[c * k + q];
+		if (!(d > 0)) return 0;
+		d = sqrtf(d);
+		a[c * k + c] = d;
+		for (int r = c + 1; r < k; r++) {
+			float v = a[r * k + c];
+			for (int q = 0; q < c; q++) v -= a[r * k + q] * a[c * k + q];
+			a[r * k + c] = v / d;
+		}
+	}
+	return 1;
+}
+
+static void chol_solve32(const float *l, float *b, int k) {
+	for (int r = 0; r < k; r++) {
+		float v = b[r];
+		for (int q = 0; q < r; q++) v -= l[r * k + q] * b[q];
+		b[r] = v / l[r * k + r];
+	}
+	for (int r = k - 1; r >= 0; r--) {
+		float v = b[r];
+		for (int q = r + 1; q < k; q++) v -= l[q * k + r] * b[q];
+		b[r] = v / l[r * k + r];
+	}
+}
+
+static float signed32(float v, int d) {
+	return d == CANOPY_DOWN ? -v : d == CANOPY_UP ? v : fabsf(v);
+}
+
+static float logplus32(float x) { return x <= (float)2.718281828459045 ? 1.0f : (float)log((double)x); }
+
+static void composite(const canopy_series_job *j, size_t px, float *y) {
+	size_t P = (size_t)j->pixels;
+	int n = 0, best = -1;
+	float bestv = 0;
+	for (int t = 0; t < j->dates; t++) {
+		float v = j->values[(size_t)t * P + px];
+		if (j->role[t] != 1 || v != v) continue;
+		y[n++] = v;
+		if (best < 0 || v > bestv) {
+			best = t;
+			bestv = v;
+		}
+	}
+	j->out[1][px] = (float)n;
+	if (n == 0) return;
+	switch (j->stat) {
+	case CANOPY_MAX:
+		j->out[0][px] = bestv;
+		j->out[2][px] = j->date32[best];
+		break;
+	case CANOPY_MEDIAN:
+		j->out[0][px] = quantile32(y, n, 50);
+		break;
+	default:
+		j->out[0][px] = quantile32(y, n, j->percentile);
+	}
+}
+
+static void pixel(const canopy_series_job *j, size_t px) {
+	float y[CANOPY_SERIES_MAX_DATES], e[CANOPY_SERIES_MAX_DATES];
+	int when[CANOPY_SERIES_MAX_DATES]; /* the date of each residual */
+	float a[CANOPY_SERIES_MAX_COEF * CANOPY_SERIES_MAX_COEF], beta[CANOPY_SERIES_MAX_COEF];
+	size_t P = (size_t)j->pixels;
+	int T = j->dates, k = j->coefs, nout = j->kind == CANOPY_COMPOSITE ? 3 : j->kind == CANOPY_HARMONIC ? 2 + k : 4;
+	for (int i = 0; i < nout; i++) j->out[i][px] = NAN32;
+	if (j->kind == CANOPY_COMPOSITE) {
+		composite(j, px, y);
+		return;
+	}
+	for (int i = 0; i < k * k; i++) a[i] = 0;
+	for (int i = 0; i < k; i++) beta[i] = 0;
+	int n = 0, nm = 0;
+	for (int t = 0; t < T; t++) {
+		float v = j->values[(size_t)t * P + px];
+		if (v != v) continue;
+		if (j->role[t] == 2) {
+			nm++;
+			continue;
+		}
+		if (j->role[t] != 1) continue;
+		n++;
+		const float *x = j->x + (size_t)t * k;
+		for (int r = 0; r < k; r++) {
+			float xr = x[r];
+			for (int q = 0; q <= r; q++) a[r * k + q] += xr * x[q];
+			beta[r] += xr * v;
+		}
+	}
+	if (j->kind == CANOPY_HARMONIC)
+		j->out[1][px] = (float)n;
+	else
+		j->out[3][px] = (float)(n + nm);
+	if (n < k || !cholesky32(a, k)) return;
+	chol_solve32(a, beta, k);
+	float rss = 0;
+	int ne = 0;
+	for (int t = 0; t < T; t++) {
+		float v = j->values[(size_t)t * P + px];
+		if (v != v || j->role[t] == 0) continue;
+		const float *x = j->x + (size_t)t * k;
+		float f = 0;
+		for (int q = 0; q < k; q++) f += x[q] * beta[q];
+		float r = v - f;
+		when[ne] = t;
+		e[ne++] = r;
+		if (j->role[t] == 1) rss += r * r;
+	}
+	if (j->kind == CANOPY_HARMONIC) {
+		j->out[0][px] = (float)sqrt((double)(rss / (float)n));
+		for (int q = 0; q < k; q++) j->out[2 + q][px] = beta[q];
+		return;
+	}
+	if (j->kind == CANOPY_MOSUM) {
+		int K = (int)floor(j->h * (double)n);
+		if (n <= k || K <= 1 || nm == 0) return;
+		float sigma = (float)sqrt((double)(rss / (float)(n - k)));
+		if (!(sigma > 0)) return;
+		float norm = sigma * (float)sqrt((double)n);
+		float sum = 0, conf = 0;
+		for (int i = n - K; i < n; i++) sum += e[i];
+		int brk = -1;
+		for (int i = 0; i < nm; i++) {
+			int kk = n + i;
+			sum += e[kk] - e[kk - K];
+			float mosum = (float)fabs((double)(sum / norm));
+			float bound = j->critval * (float)sqrt((double)(2 * logplus32((float)(kk + 1) / (float)n)));
+			if (mosum / bound > conf) conf = mosum / bound;
+			if (brk < 0 && mosum > bound) brk = kk;
+		}
+		if (brk >= 0) j->out[0][px] = j->date32[when[brk]];
+		j->out[1][px] = median32(e + n, nm);
+		j->out[2][px] = conf;
+		return;
+	}
+	/* fordead's anomaly rule */
+	float thr = j->threshold;
+	int start = -1, runa = 0, runn = 0, first = 0;
+	for (int i = 0; i < nm; i++) {
+		if (signed32(e[n + i], j->direction) > thr) {
+			if (runa == 0) first = i;
+			runa++;
+			runn = 0;
+			if (start < 0 && runa >= j->run) start = first;
+		} else {
+			runn++;
+			runa = 0;
+			if (start >= 0 && runn >= j->run) start = -1;
+		}
+	}
+	if (start < 0) return;
+	int an = 0;
+	for (int i = start; i < nm; i++)
+		if (signed32(e[n + i], j->direction) > thr) an++;
+	j->out[0][px] = j->date32[when[n + start]];
+	j->out[1][px] = median32(e + n + start, nm - start);
+	j->out[2][px] = (float)an / (float)(nm - start);
+}
+
+void canopy_series_pixels(const canopy_series_job *j, size_t lo, size_t hi) {
+	for (size_t px = lo; px < hi; px++) pixel(j, px);
+}
