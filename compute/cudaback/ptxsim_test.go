@@ -69,16 +69,22 @@ type simKernel struct {
 	decl   map[string]int // register class -> declared count
 	// shared is the size of the kernel's shared array (0: none).
 	shared int
+	// local is the size of each thread's local array (0: none).
+	local int
 }
 
 // simSharedBase is the address of the shared array in the shared window.
 const simSharedBase = 0x100
+
+// simLocalBase is the address of the local array in the local window.
+const simLocalBase = 0x200
 
 var (
 	simRegRe    = regexp.MustCompile(`^%(rd|fd|r|p|f)(\d+)$`)
 	simParamRe  = regexp.MustCompile(`^\t\.param (\.\w+) (\w+),?$`)
 	simDeclRe   = regexp.MustCompile(`^\t\.reg \.\w+ %(rd|fd|r|p|f)<(\d+)>;$`)
 	simSharedRe = regexp.MustCompile(`^\t\.shared \.align \d+ \.b8 (\w+)\[(\d+)\];$`)
+	simLocalRe  = regexp.MustCompile(`^\t\.local \.align \d+ \.b8 (\w+)\[(\d+)\];$`)
 	simMemRe    = regexp.MustCompile(`^\[(%\w+)(?:\+(\d+))?\]$`)
 )
 
@@ -115,7 +121,7 @@ func parsePTX(src string) (*simKernel, error) {
 	k := &simKernel{decl: map[string]int{}}
 	slots := map[string]int{}
 	labels := map[string]int{}
-	sharedName := ""
+	sharedName, localName := "", ""
 	type fix struct {
 		instr, arg int
 		name       string
@@ -148,6 +154,14 @@ func parsePTX(src string) (*simKernel, error) {
 			}
 			sharedName = m[1]
 			k.shared, _ = strconv.Atoi(m[2])
+			continue
+		}
+		if m := simLocalRe.FindStringSubmatch(line); m != nil {
+			if localName != "" {
+				return nil, fmt.Errorf("line %d: a second local array", ln+1)
+			}
+			localName = m[1]
+			k.local, _ = strconv.Atoi(m[2])
 			continue
 		}
 		t := strings.TrimSpace(line)
@@ -245,6 +259,8 @@ func parsePTX(src string) (*simKernel, error) {
 				fixes = append(fixes, fix{len(k.code), len(in.args), a})
 			case sharedName != "" && a == sharedName:
 				o = simOperand{kind: simImm, imm: simSharedBase}
+			case localName != "" && a == localName:
+				o = simOperand{kind: simImm, imm: simLocalBase}
 			default:
 				v, err := strconv.ParseInt(a, 10, 64)
 				if err != nil {
@@ -320,10 +336,11 @@ func (m *simMemory) at(addr uint64, size int) ([]byte, error) {
 
 // simThread is one thread's state, kept across barriers.
 type simThread struct {
-	pc   int
-	regs []uint64
-	set  []bool
-	done bool
+	pc    int
+	regs  []uint64
+	set   []bool
+	done  bool
+	local []byte
 }
 
 // run executes the kernel on grid×block threads: each block's threads one
@@ -360,6 +377,7 @@ func (k *simKernel) run(mem *simMemory, grid, block int, args []any) error {
 	for i := range threads {
 		threads[i].regs = make([]uint64, k.nslots)
 		threads[i].set = make([]bool, k.nslots)
+		threads[i].local = make([]byte, k.local)
 	}
 	shared := make([]byte, k.shared)
 	for b := range grid {
@@ -369,6 +387,9 @@ func (k *simKernel) run(mem *simMemory, grid, block int, args []any) error {
 		for i := range threads {
 			threads[i].pc, threads[i].done = 0, false
 			clear(threads[i].set)
+			for j := range threads[i].local {
+				threads[i].local[j] = 0x5A // garbage, as on the GPU
+			}
 		}
 		for {
 			waiting, done := 0, 0
@@ -438,6 +459,16 @@ func (k *simKernel) thread(mem *simMemory, shared []byte, params map[string]uint
 		}
 		o := addr - simSharedBase
 		return shared[o : o+uint64(size)], nil
+	}
+	localAt := func(addr uint64, size int) ([]byte, error) {
+		if addr%uint64(size) != 0 {
+			return nil, fmt.Errorf("local access of %d bytes at %#x is not aligned", size, addr)
+		}
+		if addr < simLocalBase || addr+uint64(size) > simLocalBase+uint64(len(th.local)) {
+			return nil, fmt.Errorf("local access of %d bytes at %#x outside the %d-byte array", size, addr, len(th.local))
+		}
+		o := addr - simLocalBase
+		return th.local[o : o+uint64(size)], nil
 	}
 	for th.pc < len(k.code) {
 		in := &k.code[th.pc]
@@ -551,6 +582,8 @@ func (k *simKernel) thread(mem *simMemory, shared []byte, params map[string]uint
 			if err = clsOf(1, "fd"); err == nil {
 				err = put(0, v[0], "fd")
 			}
+		case "mul.lo.u64":
+			err = put(0, v[0]*v[1], "rd")
 		case "mul.wide.u32":
 			err = put(0, uint64(uint32(v[0]))*uint64(uint32(v[1])), "rd")
 		case "cvt.u64.u32":
@@ -584,8 +617,8 @@ func (k *simKernel) thread(mem *simMemory, shared []byte, params map[string]uint
 			err = put(0, uint64(uint32(v[0])/uint32(v[1])), "r")
 		case "min.u32":
 			err = put(0, uint64(min(uint32(v[0]), uint32(v[1]))), "r")
-		case "setp.ge.u64", "setp.lt.u64", "setp.eq.u32", "setp.ne.u32", "setp.eq.s32", "setp.ge.u32", "setp.lt.u32",
-			"setp.eq.f32", "setp.lt.f32", "setp.ge.f32", "setp.nan.f32", "setp.ge.f64", "setp.lt.f64":
+		case "setp.ge.u64", "setp.lt.u64", "setp.eq.u32", "setp.ne.u32", "setp.eq.s32", "setp.ge.u32", "setp.lt.u32", "setp.gt.u32",
+			"setp.eq.f32", "setp.lt.f32", "setp.ge.f32", "setp.gt.f32", "setp.le.f32", "setp.nan.f32", "setp.num.f32", "setp.ge.f64", "setp.lt.f64":
 			var c bool
 			switch in.op {
 			case "setp.ge.u64":
@@ -600,6 +633,14 @@ func (k *simKernel) thread(mem *simMemory, shared []byte, params map[string]uint
 				c = uint32(v[0]) >= uint32(v[1])
 			case "setp.lt.u32":
 				c = uint32(v[0]) < uint32(v[1])
+			case "setp.gt.u32":
+				c = uint32(v[0]) > uint32(v[1])
+			case "setp.gt.f32":
+				c = fa > fb
+			case "setp.le.f32":
+				c = fa <= fb
+			case "setp.num.f32":
+				c = fa == fa && fb == fb
 			case "setp.eq.s32":
 				c = int32(uint32(v[0])) == int32(uint32(v[1]))
 			case "setp.eq.f32":
@@ -669,6 +710,15 @@ func (k *simKernel) thread(mem *simMemory, shared []byte, params map[string]uint
 			err = put(0, bitsOf(fa*fb), "f")
 		case "div.rn.f32":
 			err = put(0, bitsOf(fa/fb), "f")
+		case "fma.rn.f32":
+			// a·b is exact in float64; the sum is rounded there and then
+			// to float32, which is the fused result but for rare double
+			// rounding.
+			err = put(0, bitsOf(float32(math.FMA(float64(fa), float64(fb), float64(f32of(v[2]))))), "f")
+		case "rcp.rn.f32":
+			err = put(0, bitsOf(1/fa), "f")
+		case "lg2.approx.f32":
+			err = put(0, bitsOf(float32(math.Log2(float64(fa)))), "f")
 		case "sqrt.rn.f32":
 			err = put(0, bitsOf(float32(math.Sqrt(float64(fa)))), "f")
 		case "add.rn.f64", "sub.rn.f64", "mul.rn.f64", "div.rn.f64", "max.f64":
@@ -717,7 +767,7 @@ func (k *simKernel) thread(mem *simMemory, shared []byte, params map[string]uint
 			err = put(0, bitsOf(r), "f")
 		case "ld.global.nc.u8", "ld.global.nc.u16", "ld.global.nc.s16", "ld.global.nc.u32", "ld.global.nc.s32",
 			"ld.global.nc.f32", "ld.global.nc.v2.u32", "ld.global.nc.v4.u32", "ld.global.nc.v4.f32",
-			"ld.shared.u32", "ld.shared.f32", "ld.shared.f64":
+			"ld.shared.u32", "ld.shared.f32", "ld.shared.f64", "ld.local.f32":
 			a, e := get(1)
 			if e != nil {
 				return false, e
@@ -726,7 +776,8 @@ func (k *simKernel) thread(mem *simMemory, shared []byte, params map[string]uint
 				return false, fmt.Errorf("line %d: load address is not a 64-bit register", in.line)
 			}
 			sharedOp := strings.HasPrefix(in.op, "ld.shared.")
-			typ := strings.TrimPrefix(strings.TrimPrefix(in.op, "ld.global.nc."), "ld.shared.")
+			localOp := strings.HasPrefix(in.op, "ld.local.")
+			typ := strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(in.op, "ld.global.nc."), "ld.shared."), "ld.local.")
 			base := strings.TrimPrefix(strings.TrimPrefix(typ, "v2."), "v4.")
 			lanes, elem := 1, simElem[base]
 			dsts := []simOperand{in.args[0]}
@@ -740,6 +791,8 @@ func (k *simKernel) thread(mem *simMemory, shared []byte, params map[string]uint
 			var bs []byte
 			if sharedOp {
 				bs, e = sharedAt(a, lanes*elem.size)
+			} else if localOp {
+				bs, e = localAt(a, lanes*elem.size)
 			} else {
 				bs, e = mem.at(a, lanes*elem.size)
 			}
@@ -767,7 +820,7 @@ func (k *simKernel) thread(mem *simMemory, shared []byte, params map[string]uint
 				regs[d.slot], set[d.slot] = x, true
 			}
 		case "st.global.f32", "st.global.v4.f32", "st.global.u32", "st.global.f64",
-			"st.shared.u32", "st.shared.f32", "st.shared.f64":
+			"st.shared.u32", "st.shared.f32", "st.shared.f64", "st.local.f32":
 			a, e := get(0)
 			if e != nil {
 				return false, e
@@ -775,7 +828,7 @@ func (k *simKernel) thread(mem *simMemory, shared []byte, params map[string]uint
 			if in.args[0].kind != simMem || in.args[0].cls != "rd" {
 				return false, fmt.Errorf("line %d: store address is not a 64-bit register", in.line)
 			}
-			typ := strings.TrimPrefix(strings.TrimPrefix(in.op, "st.global."), "st.shared.")
+			typ := strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(in.op, "st.global."), "st.shared."), "st.local.")
 			base := strings.TrimPrefix(typ, "v4.")
 			elem := simElem[base]
 			srcs := []simOperand{in.args[1]}
@@ -785,6 +838,8 @@ func (k *simKernel) thread(mem *simMemory, shared []byte, params map[string]uint
 			var bs []byte
 			if strings.HasPrefix(in.op, "st.shared.") {
 				bs, e = sharedAt(a, elem.size*len(srcs))
+			} else if strings.HasPrefix(in.op, "st.local.") {
+				bs, e = localAt(a, elem.size*len(srcs))
 			} else {
 				bs, e = mem.at(a, elem.size*len(srcs))
 			}

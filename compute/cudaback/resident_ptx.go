@@ -34,6 +34,7 @@ type ptxBuilder struct {
 	entry  string
 	params []string // ".u64 name" lines, in order
 	shared int      // bytes of the kernel's shared array (0: none)
+	local  int      // bytes of each thread's local array (0: none)
 	labels int
 }
 
@@ -106,6 +107,9 @@ func (b *ptxBuilder) param(typ string) string {
 	panic("cudaback: unknown parameter type " + typ)
 }
 
+// lmemName is the local array's name.
+func (b *ptxBuilder) lmemName() string { return b.entry + "_lmem" }
+
 // smem is the shared array's name.
 func (b *ptxBuilder) smem() string { return b.entry + "_smem" }
 
@@ -132,6 +136,9 @@ func (b *ptxBuilder) finish(t ptxTarget, about string) string {
 	}
 	if b.shared > 0 {
 		fmt.Fprintf(&out, "\t.shared .align 8 .b8 %s[%d];\n", b.smem(), b.shared)
+	}
+	if b.local > 0 {
+		fmt.Fprintf(&out, "\t.local .align 8 .b8 %s[%d];\n", b.lmemName(), b.local)
 	}
 	out.WriteByte('\n')
 	out.WriteString(b.body.String())

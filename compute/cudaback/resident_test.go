@@ -59,7 +59,9 @@ func (d *simDev) prepare(spec *kernelSpec) (bool, error) {
 		return false, nil
 	}
 	for _, bad := range []string{"fma", "mad.", ".ftz", ".approx", ".full", "rcp", "ex2", "lg2"} {
-		if strings.Contains(spec.PTX, bad) {
+		// The season kernels are bounded by float32's error, not bit
+		// for bit: they fuse and take a base-2 logarithm.
+		if spec.Entry != seasonEntry && strings.Contains(spec.PTX, bad) {
 			return false, fmt.Errorf("PTX of %s contains %q", spec.Entry, bad)
 		}
 	}

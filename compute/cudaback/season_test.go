@@ -1,0 +1,99 @@
+package cudaback
+
+import (
+	"errors"
+	"math"
+	"os"
+	"testing"
+
+	"canopy/compute"
+	"canopy/compute/season"
+	"canopy/compute/season/seasontest"
+)
+
+// simSeason runs the season kernels on the PTX interpreter (simDev), as a
+// compute.Backend for the conformance suite.
+type simSeason struct{ t *testing.T }
+
+func (s simSeason) Name() string       { return "cuda-sim" }
+func (s simSeason) Info() compute.Info { return compute.Info{Name: "cuda-sim", Available: true} }
+func (s simSeason) RunJob(*compute.Job) (compute.Timings, error) {
+	return compute.Timings{}, errors.New("not an index backend")
+}
+func (s simSeason) Close() error { return nil }
+
+func (s simSeason) RunSeries(j *season.Job) (compute.Timings, error) {
+	dev := newSimDev(s.t)
+	c, t, err := openCube(dev, j.Cube)
+	if err != nil {
+		return t, err
+	}
+	defer c.Close()
+	if dev.live != 1 {
+		s.t.Errorf("a cube holds %d device buffers, want 1", dev.live)
+	}
+	_, err = c.Run(j.Plan, j.Out)
+	return t, err
+}
+
+// The generated season kernels pass the conformance suite on the PTX
+// interpreter: every model, the edge cases (1 and 400 dates, gaps
+// everywhere, no pixels), within float32's bound of the float64 reference.
+func TestSeasonSimulated(t *testing.T) {
+	seasontest.Run(t, simSeason{t})
+}
+
+// A cube kept on the card runs several models without uploading again,
+// and frees its memory when closed.
+func TestSeasonCubeReuse(t *testing.T) {
+	dev := newSimDev(t)
+	cube := seasontest.Cube(11, 24, 300, 2019, 2021, 2020, 0.3)
+	c, _, err := openCube(dev, cube)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range seasontest.Models(2019, 2020, 2021) {
+		p, err := season.NewPlan(m, cube.Dates)
+		if err != nil {
+			t.Fatal(err)
+		}
+		j := season.NewJob(p, cube)
+		if _, err := c.Run(p, j.Out); err != nil {
+			t.Fatalf("%s: %v", m.Kind, err)
+		}
+		// The same as a job that uploads its own cube.
+		fresh := season.NewJob(p, cube)
+		if _, err := (simSeason{t}).RunSeries(fresh); err != nil {
+			t.Fatal(err)
+		}
+		for i := range j.Out {
+			for px := range j.Out[i] {
+				if a, b := j.Out[i][px], fresh.Out[i][px]; math.Float32bits(a) != math.Float32bits(b) {
+					t.Fatalf("%s: output %d pixel %d: %v from the kept cube, %v from a fresh one", m.Kind, i, px, a, b)
+				}
+			}
+		}
+	}
+	c.Close()
+	c.Close()
+	if dev.live != 0 {
+		t.Errorf("%d device buffers left after Close", dev.live)
+	}
+	if _, err := c.Run(nil, nil); err == nil {
+		t.Error("Run on a closed cube did not fail")
+	}
+}
+
+// On the GPU (CANOPY_EXPECT_GPU=1 makes a missing one a failure) the
+// backend passes the conformance suite through the driver's JIT.
+func TestSeasonGPU(t *testing.T) {
+	b := New()
+	defer b.Close()
+	if info := b.Info(); !info.Available {
+		if os.Getenv("CANOPY_EXPECT_GPU") == "1" {
+			t.Fatalf("no GPU: %s", info.Reason)
+		}
+		t.Skipf("no CUDA GPU: %s", info.Reason)
+	}
+	seasontest.Run(t, b)
+}
