@@ -6,6 +6,9 @@ export CGO_ENABLED := 1
 # The GDAL and NumPy cross-checks fail instead of skipping when GDAL is
 # missing (scripts/setup installs it).
 export CANOPY_EXPECT_GDAL ?= 1
+# The strucchange cross-check of the MOSUM monitoring fails instead of
+# skipping when R's strucchange is missing (scripts/setup installs it).
+export CANOPY_EXPECT_R ?= 1
 
 .PHONY: run test setup build nogui vet bench clean
 
