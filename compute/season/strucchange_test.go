@@ -19,13 +19,13 @@ import (
 // magnitudes and largest |MOSUM|/boundary it found (results.csv).
 
 type rSeries struct {
-	id                        string
-	order, history            int
-	trend, ok                 bool
-	h, level, end, start      float64
+	id                         string
+	order, history             int
+	trend, ok                  bool
+	h, level, end, start       float64
 	brk, magnitude, confidence float64
-	dates                     []float64
-	values                    []float32
+	dates                      []float64
+	values                     []float32
 }
 
 func readCSV(t *testing.T, path string) [][]string {
