@@ -213,6 +213,7 @@ func (w *Window) recolour(ramp, mode string) {
 // applyColour shows the map, the legend and the histogram in the current
 // LUT.
 func (w *Window) applyColour(onlyColour bool) {
+	defer w.showHeader()
 	if w.applyTwoView(onlyColour) {
 		return // two dates: the view chosen (ui/twodate.go)
 	}

@@ -172,6 +172,7 @@ func (w *Window) SetView(m viewMode) {
 	if m == viewIndex || s == nil {
 		w.view.mode = viewIndex
 		w.showView()
+		w.viewStatus()
 		return
 	}
 	if miss := w.missingFor(m); len(miss) > 0 {
@@ -186,6 +187,7 @@ func (w *Window) SetView(m viewMode) {
 	if v.key == s.src.key() && v.w == s.w && v.h == s.h && v.comps[m] != nil {
 		v.mode = m
 		w.showView()
+		w.viewStatus()
 		return
 	}
 	if v.key != s.src.key() || v.w != s.w || v.h != s.h {
@@ -354,13 +356,7 @@ func (w *Window) showView() {
 			c.Refresh()
 		}
 	}
-	if s := w.shown; s != nil {
-		title := s.idx.title()
-		if c != nil {
-			title = c.Title()
-		}
-		w.SceneLabel.SetText(title + " — " + s.label)
-	}
+	w.showHeader()
 	w.updateViews()
 }
 

@@ -160,14 +160,26 @@ func (w *Window) setSource(src bandSource) {
 
 // sourceChosen follows a new source from the panels (a file for a role, a
 // band of an orthomosaic, a fake scene): computed at once when it gives
-// every band the index needs.
+// every band the index needs, and made the window's source only when that
+// computation is shown, so that a source that fails to load (or whose
+// run is cancelled) is not listed beside a map of the previous one. A
+// source that still lacks a band is kept, as chosen so far.
 func (w *Window) sourceChosen(src bandSource) {
-	w.setSource(src)
-	if ok, why := w.computable(); !ok {
+	if ok, why := w.computableFrom(src); !ok {
+		w.setSource(src)
 		w.setStatus(why, false)
 		return
 	}
-	w.computeSelected()
+	w.computeFrom(src)
+}
+
+// syncSource shows the window's source in the source and bands cards
+// again when they show another (a choice whose job failed or was
+// cancelled); the window calls it when no job runs.
+func (w *Window) syncSource() {
+	if w.bands.src.key() != w.src.key() {
+		w.setSource(w.src)
+	}
 }
 
 // openProduct opens a product and computes the index from it.
@@ -196,12 +208,15 @@ func (w *Window) maskChanged(mask string, buffer int) {
 
 // computeSelected computes the index from the current source on the
 // selected backend.
-func (w *Window) computeSelected() {
-	if ok, why := w.computable(); !ok {
+func (w *Window) computeSelected() { w.computeFrom(w.src) }
+
+// computeFrom computes the index from src on the selected backend; src
+// becomes the window's source when the map is shown.
+func (w *Window) computeFrom(src bandSource) {
+	if ok, why := w.computableFrom(src); !ok {
 		w.setStatus(why, false)
 		return
 	}
-	src := w.src
 	ramp, stretch := w.colour.selected()
 	run := w.backs.selected.run()
 	w.bridge.start(fmt.Sprintf("Computing %s on %s", w.idx.title(), run.label()),
@@ -252,7 +267,8 @@ func (w *Window) sourceJob(open func() (bandSource, error), have *bandSet, idx i
 			for _, k := range kept {
 				w.addResult(k)
 			}
-			w.setStatus(resultLine(res, s), res.Verified)
+			s.line, s.lineOK = resultLine(res, s), res.Verified
+			w.setStatus(s.line, s.lineOK)
 		}, nil
 	}
 }

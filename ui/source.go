@@ -167,6 +167,9 @@ func (p *sourcePanel) setProduct(src *bandSource) {
 		return
 	}
 	p.SceneLine.SetText(sceneLine(src.info))
+	p.quiet = true
+	p.Mask.SetChecked(src.mask != "none") // the mask of the scene shown
+	p.quiet = false
 	p.Mask.Enable()
 	p.Buffer.Enable()
 	p.MaskInfo.SetText(src.info.Mask.Description)

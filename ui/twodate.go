@@ -261,6 +261,7 @@ func (w *Window) SetDateView(v string) error {
 		w.SetView(viewIndex) // the dates' views are of the index
 	}
 	w.applyTwoView(false)
+	w.viewStatus()
 	return nil
 }
 
@@ -359,6 +360,7 @@ func (w *Window) applyTwoView(onlyColour bool) bool {
 	w.stats.recolour(lut)
 	w.colour.showLegend(lut)
 	w.standsP.table.Refresh()
+	w.showHeader()
 	return true
 }
 
@@ -623,6 +625,7 @@ func computeTwo(ctx context.Context, progress progressFunc, src bandSource, prev
 			return nil, err
 		}
 		verified = res.Verified
+		a.line, a.lineOK = "After date: "+resultLine(res, a), res.Verified
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -641,6 +644,62 @@ func computeTwo(ctx context.Context, progress progressFunc, src bandSource, prev
 	r.afterStats = summarize(&shown{set: s.set, idx: s.idx, plane: aligned, w: s.w, h: s.h})
 	r.diffStats = summarize(&shown{set: s.set, idx: r.diffIdx, plane: diff, w: s.w, h: s.h})
 	return r, nil
+}
+
+// viewStatus says in the status line what the view on the map is: the
+// run that computed the index shown (the before or the after date's), the
+// difference, or the composite's bands.
+func (w *Window) viewStatus() {
+	s := w.shown
+	if s == nil {
+		return
+	}
+	if c := w.shownComposite(); c != nil {
+		w.setStatus(c.Title()+": "+c.Describe(), true)
+		return
+	}
+	if r := w.twoCurrent(); r != nil {
+		switch w.two.view {
+		case ViewAfter:
+			if r.after.line != "" {
+				w.setStatus(r.after.line, r.after.lineOK)
+			}
+			return
+		case ViewDifference, ViewSwipe:
+			w.setStatus(twoStatus(r), r.verified)
+			return
+		}
+	}
+	if s.line != "" {
+		w.setStatus(s.line, s.lineOK)
+	}
+}
+
+// showHeader names what the map shows above it: the composite, or the
+// index of the date in view (the before date, the after date, the
+// difference of the two), and its source.
+func (w *Window) showHeader() {
+	s := w.shown
+	if s == nil {
+		return
+	}
+	text := s.idx.title() + " — " + s.label
+	if c := w.shownComposite(); c != nil {
+		text = c.Title() + " — " + s.label
+	} else if r := w.twoCurrent(); r != nil {
+		after := r.after.label
+		switch w.two.view {
+		case ViewAfter:
+			text = s.idx.title() + ", after date — " + after
+		case ViewDifference:
+			text = "d" + s.idx.heading() + " (before − after) — " + shortName(s.label) + " − " + shortName(after)
+		case ViewSwipe:
+			text = s.idx.title() + ", before date | after date — " + shortName(s.label) + " | " + shortName(after)
+		default:
+			text = s.idx.title() + ", before date — " + s.label
+		}
+	}
+	w.SceneLabel.SetText(text)
 }
 
 // shortName is a source's description without its size ("a.tif, 64×64"

@@ -127,6 +127,10 @@ type shown struct {
 	// card is the session kept on the card that computed plane (nil on
 	// the round trip): the map draws through it.
 	card *cardView
+	// line is the status line of the run that computed plane (lineOK:
+	// verified), said again when the view comes back to it.
+	line   string
+	lineOK bool
 }
 
 // Window is Canopy's main window. It holds the state (where the bands
@@ -201,6 +205,8 @@ type Window struct {
 	spinner       *widget.ProgressBarInfinite
 	view          *contextView // Index | Natural colour | False colour (NIR)
 	archive       archiveState // File › Search the archive… (ui/search.go)
+	printer       *printPanel  // the last File › Print layout… (ui/print.go)
+	pngForm       *pngForm     // the last File › Export map as PNG…
 }
 
 // newWindow builds the main window on app and starts the first job: find
@@ -377,6 +383,7 @@ func (w *Window) mainMenu() *fyne.MainMenu {
 		withShortcut(fyne.NewMenuItem("Save session…", w.saveSessionDialog), shortcutSave),
 		fyne.NewMenuItemSeparator(),
 		withShortcut(fyne.NewMenuItem("Export map as PNG…", w.exportPNGDialog), shortcutExport),
+		fyne.NewMenuItem("Print layout…", w.printLayoutDialog),
 		fyne.NewMenuItem("Export index as GeoTIFF…", w.exportTIFFDialog),
 		fyne.NewMenuItem("Export timing chart…", func() { w.exportChartDialog(chartTimings) }),
 		fyne.NewMenuItem("Export sweep chart…", func() { w.exportChartDialog(chartSweep) }),
@@ -466,7 +473,8 @@ func (w *Window) setBusy(busy bool, label string) {
 	}
 	w.updateButtons()
 	if !busy {
-		w.idle() // a follow-up asked for meanwhile (ui/twodate.go)
+		w.syncSource() // the cards show what the map was computed from
+		w.idle()       // a follow-up asked for meanwhile (ui/twodate.go)
 	}
 }
 
@@ -543,12 +551,16 @@ func (w *Window) busyForOr(s string) string {
 }
 
 // computable reports whether Compute can run now, and if not why.
-func (w *Window) computable() (bool, string) {
+func (w *Window) computable() (bool, string) { return w.computableFrom(w.src) }
+
+// computableFrom reports whether the index can be computed from src now,
+// and if not why.
+func (w *Window) computableFrom(src bandSource) (bool, string) {
 	if !w.idxOK {
 		return false, "the formula does not parse: " + w.index.Error.Text
 	}
-	if miss := w.src.missing(w.idx.roles()); len(miss) > 0 {
-		return false, missingText(w.idx, w.src, miss)
+	if miss := src.missing(w.idx.roles()); len(miss) > 0 {
+		return false, missingText(w.idx, src, miss)
 	}
 	sel := w.backs.selected
 	if sel == nil {
@@ -647,7 +659,6 @@ func (w *Window) show(s *shown) {
 	w.shown = s
 	w.crs = crsOf(s)
 	w.repin(old, s)
-	w.SceneLabel.SetText(s.idx.title() + " — " + s.label)
 	w.applyColour(false)
 	w.viewShown()
 	w.stats.show(s.summary, s.idx, s.set.raw)
