@@ -19,7 +19,6 @@ import (
 	"canopy/compute/outfile"
 	"canopy/compute/source"
 	"canopy/ui/render/chart"
-	"canopy/ui/render/colormap"
 	"canopy/ui/render/layout"
 )
 
@@ -46,9 +45,9 @@ func exportMenuButton(w *Window) fyne.CanvasObject {
 // errNothing is returned when there is nothing to export yet.
 var errNothing = errors.New("there is nothing to export yet")
 
-// ExportPNG writes the map at full resolution, optionally with the legend
-// (headed by the index) and a title, and a world file when the bands are
-// georeferenced.
+// ExportPNG writes the map as a PNG: with neither legend nor title the
+// map alone, georeferenced (ExportMap: its world file, .prj and .aux.xml
+// beside it); with either a page layout (ExportLayout, 1600×1200 pixels).
 func (w *Window) ExportPNG(path string, legend bool, title string) error {
 	return w.pngWriter(legend, title)(path)
 }
@@ -69,37 +68,12 @@ func (w *Window) ExportCSV(path string) error { return w.csvWriter()(path) }
 // write it from any goroutine.
 
 func (w *Window) pngWriter(legend bool, title string) func(string) error {
-	s, lut, inputs := w.shown, w.lut, w.exportInputs()
-	if m, ok := w.layoutMap(); ok && m.Composite != nil {
-		// A composite: the map alone at full resolution, or with a legend
-		// or title the layout of it (the band combination as legend).
-		return func(path string) error {
-			if err := refuseInput(path, inputs); err != nil {
-				return err
-			}
-			if !legend && title == "" {
-				_, err := layout.WriteMapPNG(path, m)
-				return err
-			}
-			_, err := layout.Write(path, m, layout.Options{Title: title, NoLegend: !legend, Source: s.label})
-			return err
-		}
+	if !legend && title == "" {
+		write := w.mapWriter()
+		return func(path string) error { _, err := write(path); return err }
 	}
-	return func(path string) error {
-		if s == nil {
-			return errNothing
-		}
-		if err := refuseInput(path, inputs); err != nil {
-			return err
-		}
-		plane, err := s.exportPlane()
-		if err != nil {
-			return err
-		}
-		return colormap.WritePNG(path, plane, s.w, s.h, colormap.PNGOptions{
-			Ramp: lut.Ramp(), Stretch: lut.Range(), Legend: legend, Title: title, Geo: s.set.geo, Heading: s.idx.heading(),
-		})
-	}
+	write := w.layoutWriter(layout.Options{Title: title, NoLegend: !legend})
+	return func(path string) error { _, err := write(path); return err }
 }
 
 func (w *Window) tiffWriter() func(string) error {
@@ -233,13 +207,12 @@ func (w *Window) exportPNGDialog() {
 		dialog.ShowError(errNothing, w.Win)
 		return
 	}
-	legend := widget.NewCheck("Legend beside the map", nil)
-	legend.SetChecked(true)
-	title := widget.NewEntry()
-	title.SetText(w.SceneLabel.Text) // what the map shows: the index or the composite, and the source
+	f := newPNGForm()
+	w.pngForm = f
 	dialog.ShowForm("Export the map as PNG", "Choose file…", "Cancel", []*widget.FormItem{
-		widget.NewFormItem("", legend),
-		widget.NewFormItem("Title", title),
+		widget.NewFormItem("", f.Legend),
+		widget.NewFormItem("Title", f.Title),
+		widget.NewFormItem("", f.Note),
 	}, func(ok bool) {
 		if !ok {
 			return
@@ -249,7 +222,7 @@ func (w *Window) exportPNGDialog() {
 			name = viewSpecs[w.view.mode].file
 		}
 		w.saveDialog("Export the map as PNG", name+".png", []string{".png"}, func(path string) {
-			w.exportJob("the map", path, w.pngWriter(legend.Checked, strings.TrimSpace(title.Text)))
+			w.exportJob("the map", path, w.pngWriter(f.Legend.Checked, strings.TrimSpace(f.Title.Text)))
 		})
 	}, w.Win)
 }
@@ -343,6 +316,15 @@ func withPlane(m layout.Map, s *shown) (layout.Map, error) {
 	return m, err
 }
 
+// errShown is why the map shown cannot be exported: nothing yet, or an
+// image too large to load.
+func (w *Window) errShown() error {
+	if w.shown != nil && w.shown.large != nil {
+		return errLarge("exports")
+	}
+	return errNothing
+}
+
 func (w *Window) layoutMap() (layout.Map, bool) {
 	s := w.shown
 	if s == nil || s.large != nil {
@@ -354,10 +336,10 @@ func (w *Window) layoutMap() (layout.Map, bool) {
 
 func (w *Window) mapWriter() func(string) ([]string, error) {
 	m, ok := w.layoutMap()
-	s, inputs := w.shown, w.exportInputs()
+	s, inputs, why := w.shown, w.exportInputs(), w.errShown()
 	return func(path string) ([]string, error) {
 		if !ok {
-			return nil, errNothing
+			return nil, why
 		}
 		if err := refuseInput(path, inputs); err != nil {
 			return nil, err
@@ -375,10 +357,10 @@ func (w *Window) layoutWriter(opt layout.Options) func(string) (layout.Geometry,
 	if ok && opt.Source == "" {
 		opt.Source = w.shown.label
 	}
-	s, inputs := w.shown, w.exportInputs()
+	s, inputs, why := w.shown, w.exportInputs(), w.errShown()
 	return func(path string) (layout.Geometry, error) {
 		if !ok {
-			return layout.Geometry{}, errNothing
+			return layout.Geometry{}, why
 		}
 		if err := refuseInput(path, inputs); err != nil {
 			return layout.Geometry{}, err
