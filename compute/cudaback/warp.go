@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"time"
 	"unsafe"
 
 	"canopy/compute"
@@ -23,6 +24,10 @@ import (
 type WarpBackend struct {
 	once sync.Once
 	b    *Backend
+	// setup is the set-up time (device, context, kernel compilation)
+	// spent since TakeSetup.
+	mu    sync.Mutex
+	setup time.Duration
 }
 
 func init() { warp.Register(&WarpBackend{}) }
@@ -56,7 +61,8 @@ func (w *WarpBackend) WarpAll(plans []*warp.Plan, srcs []*warp.Source, dst *warp
 	if err := checkWarp(plans, srcs, dst); err != nil {
 		return err
 	}
-	dev, _, err := w.backend().newDev()
+	dev, setup, err := w.backend().newDev()
+	w.addSetup(setup)
 	if err != nil {
 		return fmt.Errorf("cuda warp: %w", err)
 	}
@@ -66,10 +72,28 @@ func (w *WarpBackend) WarpAll(plans []*warp.Plan, srcs []*warp.Source, dst *warp
 			leave()
 		}
 	}()
-	if err := runWarp(dev, plans, srcs, dst); err != nil {
+	jit, err := runWarp(dev, plans, srcs, dst)
+	w.addSetup(jit)
+	if err != nil {
 		return fmt.Errorf("cuda warp: %w", err)
 	}
 	return nil
+}
+
+func (w *WarpBackend) addSetup(d time.Duration) {
+	w.mu.Lock()
+	w.setup += d
+	w.mu.Unlock()
+}
+
+// TakeSetup implements warp.SetupReporter: the time spent opening the
+// device and compiling kernels since the last call.
+func (w *WarpBackend) TakeSetup() time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	d := w.setup
+	w.setup = 0
+	return d
 }
 
 // checkWarp checks every source against its plan and the target, and the
@@ -111,11 +135,11 @@ const warpLaunchPixels = 1 << 28
 
 // runWarp warps on dev (entered here): the target's plane and filled map
 // up, each source's band, mask and plan up and its kernel run, the plane
-// and filled map down.
-func runWarp(dev residentDev, plans []*warp.Plan, srcs []*warp.Source, dst *warp.Target) (err error) {
+// and filled map down. It returns the time spent compiling kernels.
+func runWarp(dev residentDev, plans []*warp.Plan, srcs []*warp.Source, dst *warp.Target) (jit time.Duration, err error) {
 	leave, err := dev.enter()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer leave()
 	var bufs []cuda.DevicePtr
@@ -145,11 +169,11 @@ func runWarp(dev residentDev, plans []*warp.Plan, srcs []*warp.Source, dst *warp
 	}
 	dPlane, err := put(dst.Plane.Data)
 	if err != nil {
-		return err
+		return jit, err
 	}
 	dFilled, err := put(filled)
 	if err != nil {
-		return err
+		return jit, err
 	}
 	for k, plan := range plans {
 		src := srcs[k]
@@ -159,20 +183,25 @@ func runWarp(dev residentDev, plans []*warp.Plan, srcs []*warp.Source, dst *warp
 		sh := warpShape{Type: src.Plane.Type, Resampling: int(plan.Resampling), Use4: plan.Use4,
 			Mask: src.Mask != nil, NoData: src.HasNoData, DstNoData: dst.HasNoData && src.Plane.Type != compute.F32}
 		spec := genWarp(sh, dev.target())
-		if _, err := dev.prepare(spec); err != nil {
-			return err
+		t0 := time.Now()
+		jitted, err := dev.prepare(spec)
+		if err != nil {
+			return jit, err
+		}
+		if jitted {
+			jit += time.Since(t0)
 		}
 		first := len(bufs)
 		var ptr [6]cuda.DevicePtr
 		for i, b := range [][]byte{src.Plane.Data, src.Mask, raw(plan.Segs), raw(plan.RowStart), raw(plan.Far), raw(plan.FarStart)} {
 			if b == nil && i != 1 && i < 4 {
-				return errors.New("an empty plan or band")
+				return jit, errors.New("an empty plan or band")
 			}
 			if b == nil {
 				continue // no mask, or no far corners (read by average only)
 			}
 			if ptr[i], err = put(b); err != nil {
-				return err
+				return jit, err
 			}
 		}
 		for lo := 0; lo < n; lo += warpLaunchPixels {
@@ -181,12 +210,12 @@ func runWarp(dev residentDev, plans []*warp.Plan, srcs []*warp.Source, dst *warp
 				uint32(src.Plane.Width), uint32(src.Plane.Height), uint32(plan.Dst.Width), uint32(lo), uint32(count),
 				uint32(plan.XRadius), uint32(plan.YRadius), src.NoData, dst.NoData, plan.XScale, plan.YScale}
 			if err := dev.launch(spec, (count+residentBlock-1)/residentBlock, args); err != nil {
-				return err
+				return jit, err
 			}
 		}
 		// The source's buffers go once its kernel is done.
 		if err := dev.sync(); err != nil {
-			return err
+			return jit, err
 		}
 		for _, p := range bufs[first:] {
 			dev.free(p)
@@ -194,12 +223,12 @@ func runWarp(dev residentDev, plans []*warp.Plan, srcs []*warp.Source, dst *warp
 		bufs = bufs[:first]
 	}
 	if err := dev.download(dst.Plane.Data, dPlane); err != nil {
-		return err
+		return jit, err
 	}
 	if dst.Filled != nil {
 		if err := dev.download(dst.Filled, dFilled); err != nil {
-			return err
+			return jit, err
 		}
 	}
-	return dev.sync()
+	return jit, dev.sync()
 }

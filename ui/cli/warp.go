@@ -83,6 +83,13 @@ func cmdWarp(args []string, stdout, stderr io.Writer) error {
 	if !(*maxErr >= 0) || math.IsInf(*maxErr, 0) {
 		return compute.Usagef("--error %g: want a number ≥ 0", *maxErr)
 	}
+	// A GPU backend says at once when it cannot run here (and opens its
+	// device, whose time is set-up, not warp).
+	if a, ok := be.(interface{ Available() (bool, string) }); ok {
+		if ok, why := a.Available(); !ok {
+			return fmt.Errorf("--backend %s: %s", be.Name(), why)
+		}
+	}
 	t0 := time.Now()
 	ins, err := loadWarpInputs(inputs)
 	if err != nil {
@@ -149,6 +156,7 @@ func cmdWarp(args []string, stdout, stderr io.Writer) error {
 			"width": target.Width, "height": target.Height, "x0": target.X0, "y0": target.Y0,
 			"bands": bands, "inputs": len(ins), "resampling": r.String(), "backend": be.Name(),
 			"valid_pixels": valid, "load_ms": ms(load), "plan_ms": ms(planTime), "warp_ms": ms(warpTime), "write_ms": ms(writeTime),
+			"setup_ms": ms(times.Setup),
 		})
 	}
 	fmt.Fprintf(stdout, "%s: %s, %s (%s), %d band(s) from %d input(s), %d of %d pixels valid; plan %.1f ms, warp %.1f ms, write %.1f ms\n",
