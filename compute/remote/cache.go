@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"canopy/compute"
+	"canopy/compute/outfile"
 )
 
 // DefaultCacheBytes is the size limit of DefaultCache.
@@ -231,25 +232,14 @@ func (o *cacheObject) put(off int64, data []byte) {
 	o.c.grow(int64(len(data)))
 }
 
-// writeAtomic writes name in dir through a temporary file renamed into
-// place, so that a reader sees all of it or nothing.
+// writeAtomic writes name in dir through compute/outfile (a temporary
+// file beside it, synced and renamed into place), so that a reader sees
+// all of it or nothing, and an interrupted run leaves no partial file.
 func writeAtomic(dir, name string, data []byte) error {
-	tmp, err := os.CreateTemp(dir, ".part-*")
-	if err != nil {
+	return compute.WriteFileAtomic(filepath.Join(dir, name), func(w *outfile.Writer) error {
+		_, err := w.Write(data)
 		return err
-	}
-	_, werr := tmp.Write(data)
-	cerr := tmp.Close()
-	if werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp.Name(), filepath.Join(dir, name))
-	}
-	if werr != nil {
-		os.Remove(tmp.Name())
-	}
-	return werr
+	})
 }
 
 // grow counts n more bytes on disk and evicts past the limit.

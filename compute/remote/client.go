@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -14,6 +13,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"canopy/compute/internal/retry"
 )
 
 // Options tune a Client. The zero value of a field takes its default.
@@ -234,56 +235,51 @@ var errChanged = errors.New("the file changed on the server while it was being r
 
 // get fetches bytes [off, off+n) of the file at u (the server may hold
 // fewer when known is nil: the header request), retrying what can be
-// retried. sign, when not nil, signs the URL of every try; a refused
-// signed URL is signed afresh once.
+// retried (compute/internal/retry). sign, when not nil, signs the URL of
+// every try; a refused signed URL is signed afresh once.
 func (c *Client) get(ctx context.Context, u string, sign Signer, off, n int64, known *answer, fc *counter) (answer, error) {
 	refresh, resigned := false, false
-	for try := 0; ; {
-		target := u
-		if sign != nil {
-			s, err := sign.Sign(ctx, u, refresh)
-			if err != nil {
-				return answer{}, err
+	var a answer
+	err := c.policy().Do(ctx, func(int) retry.Outcome {
+		for {
+			target := u
+			if sign != nil {
+				s, err := sign.Sign(ctx, u, refresh)
+				if err != nil {
+					return retry.Outcome{Err: err}
+				}
+				target, refresh = s, false
 			}
-			target, refresh = s, false
-		}
-		a, err := c.once(ctx, target, off, n, known, fc)
-		if err == nil {
-			return a, nil
-		}
-		if ctx.Err() != nil {
-			return answer{}, ctx.Err()
-		}
-		var p permanent
-		if errors.As(err, &p) {
-			if sign != nil && !resigned && isForbidden(err) {
-				resigned, refresh = true, true
-				continue
+			var err error
+			if a, err = c.once(ctx, target, off, n, known, fc); err == nil {
+				return retry.Outcome{}
 			}
-			return answer{}, p.error
-		}
-		if try >= c.opt.Retries {
+			var p permanent
+			if errors.As(err, &p) {
+				if sign != nil && !resigned && isForbidden(err) {
+					resigned, refresh = true, true
+					continue
+				}
+				return retry.Outcome{Err: p.error}
+			}
 			var ra retryAfter
-			if errors.As(err, &ra) {
-				return answer{}, fmt.Errorf("%w, still after %d tries; try again later", err, try+1)
-			}
-			return answer{}, fmt.Errorf("%w (after %d tries)", err, try+1)
+			busy := errors.As(err, &ra)
+			return retry.Outcome{Err: err, Retry: true, Busy: busy, After: ra.wait}
 		}
-		try++
-		wait := c.backoff(try, err)
-		if wait < 0 {
-			var ra retryAfter
-			errors.As(err, &ra)
-			return answer{}, fmt.Errorf("%w and asks to wait %v; try again later", err, ra.wait)
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return answer{}, ctx.Err()
-		case <-t.C:
-		}
+	})
+	if err != nil {
+		return answer{}, err
 	}
+	return a, nil
+}
+
+// policy is the Client's retry policy.
+func (c *Client) policy() retry.Policy {
+	r := c.opt.Retries
+	if r == 0 {
+		r = -1 // withDefaults made 0 mean none
+	}
+	return retry.Policy{Retries: r, Base: c.opt.BackoffBase, Max: c.opt.MaxBackoff, MaxAfter: c.opt.MaxRetryAfter}
 }
 
 // counter is a File's requests and bytes, counted as its requests go.
@@ -310,42 +306,6 @@ type retryAfter struct {
 }
 
 func (r retryAfter) Error() string { return "the server answers " + r.status }
-
-// backoff is the wait before try (1-based retry number) after err, or -1
-// when the server asks for a wait longer than MaxRetryAfter.
-func (c *Client) backoff(try int, err error) time.Duration {
-	d := c.opt.BackoffBase << min(try-1, 20)
-	if d > c.opt.MaxBackoff || d <= 0 {
-		d = c.opt.MaxBackoff
-	}
-	d = d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
-	var ra retryAfter
-	if errors.As(err, &ra) && ra.wait > 0 {
-		if ra.wait > c.opt.MaxRetryAfter {
-			return -1
-		}
-		d = max(d, ra.wait)
-	}
-	return d
-}
-
-// parseRetryAfter reads a Retry-After header: seconds or an HTTP date.
-func parseRetryAfter(h string) time.Duration {
-	h = strings.TrimSpace(h)
-	if h == "" {
-		return 0
-	}
-	if s, err := strconv.ParseInt(h, 10, 64); err == nil {
-		if s < 0 {
-			return 0
-		}
-		return time.Duration(min(s, 1<<31)) * time.Second
-	}
-	if t, err := http.ParseTime(h); err == nil {
-		return max(0, time.Until(t))
-	}
-	return 0
-}
 
 // once sends one range request and checks its answer.
 func (c *Client) once(ctx context.Context, u string, off, n int64, known *answer, fc *counter) (answer, error) {
@@ -431,7 +391,7 @@ func (c *Client) once(ctx context.Context, u string, off, n int64, known *answer
 		return answer{}, permanent{errChanged}
 	case sc == http.StatusTooManyRequests || sc == http.StatusRequestTimeout || sc >= 500:
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
-		return answer{}, retryAfter{resp.Status, parseRetryAfter(resp.Header.Get("Retry-After"))}
+		return answer{}, retryAfter{resp.Status, retry.After(resp.Header.Get("Retry-After"))}
 	case sc == http.StatusUnauthorized || sc == http.StatusForbidden:
 		return answer{}, permanent{forbidden{resp.Status}}
 	case sc == http.StatusNotFound || sc == http.StatusGone:

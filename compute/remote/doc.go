@@ -30,7 +30,7 @@
 // keeps none), keyed by the URL without its query (so that re-signed
 // Planetary Computer links share it) and by the validator, within a size
 // limit (least recently used files go first). Files are written to a
-// temporary name and renamed into place, so a reader sees whole ranges or
+// temporary name and renamed into place (compute/outfile), so a reader sees whole ranges or
 // none; a server file without a validator is never cached. When the server
 // cannot be reached (no connection, no such host), a file the cache holds
 // opens from it alone, the version cached last (File.Offline).

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"canopy/compute/internal/retry"
 )
 
 // PCTokenAPI is the Planetary Computer's SAS token endpoint.
@@ -101,25 +103,11 @@ func (s *PCSigner) fetch(ctx context.Context, key string) (pcToken, error) {
 		hc = &http.Client{Timeout: time.Minute}
 	}
 	target := strings.TrimRight(api, "/") + "/" + key
-	var last error
-	for try := 0; try < 5; try++ {
-		if try > 0 {
-			wait := time.Duration(1<<try) * 250 * time.Millisecond
-			var se statusError
-			if errors.As(last, &se) && se.code == http.StatusTooManyRequests {
-				wait *= 4
-			}
-			t := time.NewTimer(wait)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return pcToken{}, ctx.Err()
-			case <-t.C:
-			}
-		}
+	var tok pcToken
+	err := retry.Policy{Retries: 4, Base: 500 * time.Millisecond, Max: 8 * time.Second}.Do(ctx, func(int) retry.Outcome {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 		if err != nil {
-			return pcToken{}, err
+			return retry.Outcome{Err: err}
 		}
 		if k := os.Getenv("PC_SDK_SUBSCRIPTION_KEY"); k != "" {
 			req.Header.Set("Ocp-Apim-Subscription-Key", k)
@@ -127,28 +115,29 @@ func (s *PCSigner) fetch(ctx context.Context, key string) (pcToken, error) {
 		req.Header.Set("User-Agent", "canopy")
 		resp, err := hc.Do(req)
 		if err != nil {
-			last = err
-			continue
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				err = ue.Err
+			}
+			return retry.Outcome{Err: err, Retry: true}
 		}
 		data, rerr := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
 		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
-			last = statusError{resp.StatusCode, resp.Status, ""}
-			continue
+			return retry.Outcome{Err: fmt.Errorf("the token service answers %s", resp.Status), Retry: true, Busy: true, After: retry.After(resp.Header.Get("Retry-After"))}
 		}
 		if resp.StatusCode != http.StatusOK {
-			return pcToken{}, fmt.Errorf("signing %s: the token service answers %s", key, resp.Status)
+			return retry.Outcome{Err: fmt.Errorf("the token service answers %s", resp.Status)}
 		}
 		if rerr != nil {
-			last = rerr
-			continue
+			return retry.Outcome{Err: rerr, Retry: true}
 		}
 		var t struct {
 			Token  string `json:"token"`
 			Expiry string `json:"msft:expiry"`
 		}
 		if err := json.Unmarshal(data, &t); err != nil || t.Token == "" {
-			return pcToken{}, fmt.Errorf("signing %s: the token service's answer holds no token", key)
+			return retry.Outcome{Err: errors.New("the token service's answer holds no token")}
 		}
 		exp, err := time.Parse(time.RFC3339Nano, t.Expiry)
 		if err != nil {
@@ -156,15 +145,21 @@ func (s *PCSigner) fetch(ctx context.Context, key string) (pcToken, error) {
 			// callers do.
 			exp = s.now().Add(30 * time.Minute)
 		}
-		tok := pcToken{strings.TrimPrefix(t.Token, "?"), exp}
-		s.mu.Lock()
-		if s.tokens == nil {
-			s.tokens = map[string]pcToken{}
+		tok = pcToken{strings.TrimPrefix(t.Token, "?"), exp}
+		return retry.Outcome{}
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return pcToken{}, ctx.Err()
 		}
-		s.tokens[key] = tok
-		s.Fetches++
-		s.mu.Unlock()
-		return tok, nil
+		return pcToken{}, fmt.Errorf("signing %s: %w", key, err)
 	}
-	return pcToken{}, fmt.Errorf("signing %s: %v (after 5 tries)", key, last)
+	s.mu.Lock()
+	if s.tokens == nil {
+		s.tokens = map[string]pcToken{}
+	}
+	s.tokens[key] = tok
+	s.Fetches++
+	s.mu.Unlock()
+	return tok, nil
 }

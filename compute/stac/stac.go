@@ -35,13 +35,14 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"canopy/compute/internal/retry"
 )
 
 // Known APIs.
@@ -417,58 +418,40 @@ func (c *Client) page(ctx context.Context, method, target string, body map[strin
 			return nil, err
 		}
 	}
-	retries := c.Retries
-	if retries == 0 {
-		retries = 5
+	var p *page
+	err := c.policy().Do(ctx, func(int) retry.Outcome {
+		var o retry.Outcome
+		p, o = c.once(ctx, method, target, payload, hdr)
+		return o
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("%s: %w", redact(target), err)
 	}
+	return p, nil
+}
+
+// policy is the Client's retry policy.
+func (c *Client) policy() retry.Policy {
 	base := c.BackoffBase
 	if base <= 0 {
 		base = 500 * time.Millisecond
 	}
-	maxAfter := c.MaxRetryAfter
-	if maxAfter <= 0 {
-		maxAfter = 2 * time.Minute
-	}
-	where := redact(target)
-	for try := 0; ; try++ {
-		p, err, retry, after := c.once(ctx, method, target, payload, hdr)
-		if err == nil {
-			return p, nil
-		}
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		if !retry || try >= retries {
-			if retry {
-				return nil, fmt.Errorf("%s: %w, still after %d tries; try again later", where, err, try+1)
-			}
-			return nil, fmt.Errorf("%s: %w", where, err)
-		}
-		if after > maxAfter {
-			return nil, fmt.Errorf("%s: %w and asks to wait %v; try again later", where, err, after)
-		}
-		wait := base << min(try, 7)
-		wait = max(after, wait/2+time.Duration(rand.Int64N(int64(wait/2)+1)))
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, ctx.Err()
-		case <-t.C:
-		}
-	}
+	return retry.Policy{Retries: c.Retries, Base: base, Max: time.Minute, MaxAfter: c.MaxRetryAfter}
 }
 
-// once sends one request: the page, or an error, whether it may be
-// retried and the wait the server asked for.
-func (c *Client) once(ctx context.Context, method, target string, payload []byte, hdr map[string]string) (*page, error, bool, time.Duration) {
+// once sends one request: the page, or the try's outcome (the error,
+// whether it may be retried, the wait the server asked for).
+func (c *Client) once(ctx context.Context, method, target string, payload []byte, hdr map[string]string) (*page, retry.Outcome) {
 	var rd io.Reader
 	if payload != nil {
 		rd = bytes.NewReader(payload)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, target, rd)
 	if err != nil {
-		return nil, err, false, 0
+		return nil, retry.Outcome{Err: err}
 	}
 	if payload != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -490,46 +473,34 @@ func (c *Client) once(ctx context.Context, method, target string, payload []byte
 		var oe *net.OpError
 		var de *net.DNSError
 		if (errors.As(err, &oe) && oe.Op == "dial" && !oe.Timeout()) || (errors.As(err, &de) && de.IsNotFound) {
-			return nil, err, false, 0
+			return nil, retry.Outcome{Err: err}
 		}
-		return nil, err, true, 0
+		return nil, retry.Outcome{Err: err, Retry: true}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 300))
 		se := statusError{resp.StatusCode, resp.Status, oneLine(string(msg))}
 		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
-			return nil, se, true, retryAfter(resp.Header.Get("Retry-After"))
+			return nil, retry.Outcome{Err: se, Retry: true, Busy: true, After: retry.After(resp.Header.Get("Retry-After"))}
 		}
-		return nil, se, false, 0
+		return nil, retry.Outcome{Err: se}
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxPageBytes+1))
 	if err != nil {
-		return nil, err, true, 0
+		return nil, retry.Outcome{Err: err, Retry: true}
 	}
 	if len(data) > maxPageBytes {
-		return nil, fmt.Errorf("a page of results is larger than %d MiB", maxPageBytes>>20), false, 0
+		return nil, retry.Outcome{Err: fmt.Errorf("a page of results is larger than %d MiB", maxPageBytes>>20)}
 	}
 	var p page
 	if err := json.Unmarshal(data, &p); err != nil {
-		return nil, fmt.Errorf("the answer is not JSON: %v", clip(err.Error())), false, 0
+		return nil, retry.Outcome{Err: fmt.Errorf("the answer is not JSON: %v", clip(err.Error()))}
 	}
 	if p.Type != "FeatureCollection" {
-		return nil, fmt.Errorf("the answer is not a STAC ItemCollection (type %q)", clip(p.Type)), false, 0
+		return nil, retry.Outcome{Err: fmt.Errorf("the answer is not a STAC ItemCollection (type %q)", clip(p.Type))}
 	}
-	return &p, nil, false, 0
-}
-
-// retryAfter reads a Retry-After header: seconds or an HTTP date.
-func retryAfter(h string) time.Duration {
-	h = strings.TrimSpace(h)
-	if s, err := strconv.ParseInt(h, 10, 64); err == nil && s >= 0 {
-		return time.Duration(min(s, 1<<31)) * time.Second
-	}
-	if t, err := http.ParseTime(h); err == nil {
-		return max(0, time.Until(t))
-	}
-	return 0
+	return &p, retry.Outcome{}
 }
 
 // parseItem reads the fields of an item a list shows.
