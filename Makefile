@@ -9,6 +9,10 @@ export CANOPY_EXPECT_GDAL ?= 1
 # The strucchange cross-check of the MOSUM monitoring fails instead of
 # skipping when R's strucchange is missing (scripts/setup installs it).
 export CANOPY_EXPECT_R ?= 1
+# The remote reads' test against a real web server (compute/remote
+# TestNginx) fails instead of skipping when Debian's nginx is missing
+# (scripts/setup installs it).
+export CANOPY_EXPECT_NGINX ?= 1
 
 .PHONY: run test setup build nogui vet bench clean
 

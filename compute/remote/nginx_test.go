@@ -14,7 +14,8 @@ import (
 // nginx serves dir with Debian's nginx (scripts/nginx-range) and returns
 // its URL and a function that reads its access log: one line per request,
 // METHOD URI RANGE STATUS BYTES. The test is skipped where nginx is not
-// installed (it fails instead under CANOPY_EXPECT_NGINX=1).
+// installed (it fails instead under CANOPY_EXPECT_NGINX=1, which make test
+// sets, as it sets CANOPY_EXPECT_GDAL for the GDAL cross-checks).
 func nginx(t *testing.T, dir string) (string, func() []string) {
 	t.Helper()
 	if _, err := exec.LookPath("nginx"); err != nil {
