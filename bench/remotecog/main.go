@@ -10,16 +10,22 @@
 // GDAL_DISABLE_READDIR_ON_OPEN=EMPTY_DIR), one file after another as a
 // rasterio loop reads them and on 8 threads. The same server counts every
 // reader's requests and bytes; the windows' pixels are compared (SHA-256
-// of each window's samples). It prints a Markdown table. bench/remote-cogs
+// of each window's samples). The server is a process of its own (this
+// command re-run with -serve), so the CPU seconds of each reader are its
+// own, not the server's. Each pass runs -runs times (3 by default; the
+// caches emptied each time) and the table gives the medians, the range of
+// the wall times and the load average around the runs. bench/remote-cogs
 // runs it.
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"flag"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -27,6 +33,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -46,8 +53,18 @@ func main() {
 	off := flag.Int("offset", 1500, "the window's top-left column and row")
 	delay := flag.Duration("delay", 20*time.Millisecond, "added to every request by the server")
 	gdal := flag.Bool("gdal", true, "also read with GDAL's /vsicurl (python3-gdal)")
+	runs := flag.Int("runs", 3, "runs of each pass (medians reported)")
+	parallel := flag.Int("parallel", 0, "Canopy's bound on requests in flight (0: compute/remote's default)")
+	serve := flag.String("serve", "", "(internal) serve the COGs of this folder")
 	flag.Parse()
-	if err := run(*dates, *size, *block, *win, *off, *delay, *gdal); err != nil {
+	if *serve != "" {
+		if err := serveDir(*serve, *delay); err != nil {
+			fmt.Fprintln(os.Stderr, "remotecog server:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if err := run(*dates, *size, *block, *win, *off, *delay, *gdal, *runs, *parallel); err != nil {
 		fmt.Fprintln(os.Stderr, "remotecog:", err)
 		os.Exit(1)
 	}
@@ -72,6 +89,11 @@ func (c counting) Write(p []byte) (int, error) {
 }
 
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/_take" {
+		// The counts so far, zeroed (not a request of a reader).
+		fmt.Fprintf(w, "%d %d\n", s.requests.Swap(0), s.bytes.Swap(0))
+		return
+	}
 	s.requests.Add(1)
 	time.Sleep(s.delay)
 	band := filepath.Base(r.URL.Path)
@@ -83,11 +105,37 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Each date is a file of its own to the readers (its own URL and
 	// ETag); the bytes are shared to spare the disk.
 	w.Header().Set("ETag", fmt.Sprintf(`"%x"`, sha256.Sum256([]byte(r.URL.Path))))
-	http.ServeContent(counting{w, &s.bytes}, r, band, time.Unix(1717400000, 0), strings.NewReader(string(data)))
+	http.ServeContent(counting{w, &s.bytes}, r, band, time.Unix(1717400000, 0), bytes.NewReader(data))
 }
 
-func (s *server) take() (int64, int64) {
-	return s.requests.Swap(0), s.bytes.Swap(0)
+// serveDir is the server process: the .tif files of dir on a loopback
+// port, whose URL it prints, until its standard input closes.
+func serveDir(dir string, delay time.Duration) error {
+	s := &server{files: map[string][]byte{}, delay: delay}
+	for _, name := range []string{"B04.tif", "B08.tif"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return err
+		}
+		s.files[name] = b
+	}
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	fmt.Println(srv.URL)
+	io.Copy(io.Discard, os.Stdin)
+	return nil
+}
+
+// take reads and zeroes the server's counts.
+func take(base string) (int64, int64, error) {
+	resp, err := http.Get(base + "/_take")
+	if err != nil {
+		return 0, 0, err
+	}
+	defer resp.Body.Close()
+	var n, b int64
+	_, err = fmt.Fscan(resp.Body, &n, &b)
+	return n, b, err
 }
 
 // band writes a w×w uint16 band that compresses as land does (smooth
@@ -116,70 +164,156 @@ func band(dir, name string, w, block int, seed uint64) ([]byte, error) {
 	return os.ReadFile(out)
 }
 
-func run(dates, size, block, win, off int, delay time.Duration, withGDAL bool) error {
+// pass is one reader's measure of one run.
+type pass struct {
+	name         string
+	seconds, cpu float64
+	requests     int64
+	bytes        int64
+	equal        string
+}
+
+func run(dates, size, block, win, off int, delay time.Duration, withGDAL bool, runs, parallel int) error {
 	dir, err := os.MkdirTemp("", "remotecog-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	s := &server{files: map[string][]byte{}, delay: delay}
+	sizes := map[string]int{}
 	for i, name := range []string{"B04.tif", "B08.tif"} {
 		b, err := band(dir, strings.TrimSuffix(name, ".tif"), size, block, uint64(i+1))
 		if err != nil {
 			return err
 		}
-		s.files[name] = b
+		sizes[name] = len(b)
 	}
-	srv := httptest.NewServer(s)
-	defer srv.Close()
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(self, "-serve", dir, "-delay", delay.String())
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	defer func() { stdin.Close(); cmd.Wait() }()
+	var base string
+	if _, err := fmt.Fscanln(out, &base); err != nil {
+		return fmt.Errorf("the server process: %v", err)
+	}
 	var urls []string
 	for d := 1; d <= dates; d++ {
 		for _, b := range []string{"B04.tif", "B08.tif"} {
-			urls = append(urls, fmt.Sprintf("%s/2024-%02d/%s", srv.URL, d, b))
+			urls = append(urls, fmt.Sprintf("%s/2024-%02d/%s", base, d, b))
 		}
 	}
-	fmt.Printf("%d dates × 2 bands: %d COGs of %d² uint16 (%d² tiles, DEFLATE, predictor 2, overviews; %.1f and %.1f MB), a %d² window at (%d, %d), %v added to every request; %d CPUs\n\n",
-		dates, len(urls), size, block, float64(len(s.files["B04.tif"]))/1e6, float64(len(s.files["B08.tif"]))/1e6, win, off, off, delay, runtime.NumCPU())
-	fmt.Println("| reader | seconds | CPU seconds | requests | MB fetched | windows equal |")
-	fmt.Println("|---|---:|---:|---:|---:|---|")
+	fmt.Printf("%d dates × 2 bands: %d COGs of %d² uint16 (%d² tiles, DEFLATE, predictor 2, overviews; %.1f and %.1f MB), a %d² window at (%d, %d), %v added to every request by a server process of its own; %d CPUs; %d runs\n\n",
+		dates, len(urls), size, block, float64(sizes["B04.tif"])/1e6, float64(sizes["B08.tif"])/1e6, win, off, off, delay, runtime.NumCPU(), runs)
 
-	cacheDir := filepath.Join(dir, "cache")
+	var all [][]pass
 	var ref []string
-	for _, pass := range []struct {
-		name  string
-		cache *remote.Cache
-	}{{"Canopy (compute/remote), cold", nil}, {"Canopy, cold, disk cache filled", remote.NewCache(cacheDir, 4<<30)}, {"Canopy, warm disk cache", remote.NewCache(cacheDir, 4<<30)}} {
-		s.take()
-		t0, c0 := time.Now(), cpuTime()
-		sums, err := canopyRead(urls, pass.cache, win, off)
-		el, cpu := time.Since(t0), cpuTime()-c0
-		if err != nil {
-			return err
+	for r := 0; r < runs; r++ {
+		before := loadavg()
+		var ps []pass
+		cacheDir := filepath.Join(dir, fmt.Sprintf("cache%d", r))
+		for _, p := range []struct {
+			name  string
+			cache *remote.Cache
+		}{{"Canopy (compute/remote), cold", nil}, {"Canopy, cold, disk cache filled", remote.NewCache(cacheDir, 4<<30)}, {"Canopy, warm disk cache", remote.NewCache(cacheDir, 4<<30)}} {
+			if _, _, err := take(base); err != nil {
+				return err
+			}
+			t0, c0 := time.Now(), cpuTime()
+			sums, err := canopyRead(urls, p.cache, win, off, parallel)
+			el, cpu := time.Since(t0), cpuTime()-c0
+			if err != nil {
+				return err
+			}
+			n, b, err := take(base)
+			if err != nil {
+				return err
+			}
+			eq := "reference"
+			if ref == nil {
+				ref = sums
+			} else if eq = same(ref, sums); eq == "yes" && len(ps) == 0 {
+				eq = "reference" // the reference pass of a later run
+			}
+			ps = append(ps, pass{p.name, el.Seconds(), cpu.Seconds(), n, b, eq})
 		}
-		n, b := s.take()
-		eq := "reference"
-		if ref == nil {
-			ref = sums
-		} else {
-			eq = same(ref, sums)
+		if withGDAL {
+			for _, threads := range []int{1, 8} {
+				if _, _, err := take(base); err != nil {
+					return err
+				}
+				t0 := time.Now()
+				sums, ver, cpu, err := gdalRead(urls, win, off, threads)
+				el := time.Since(t0)
+				if err != nil {
+					return err
+				}
+				n, b, err := take(base)
+				if err != nil {
+					return err
+				}
+				name := fmt.Sprintf("GDAL %s /vsicurl, %d thread%s", ver, threads, map[bool]string{true: "", false: "s"}[threads == 1])
+				ps = append(ps, pass{name, el.Seconds(), cpu.Seconds(), n, b, same(ref, sums)})
+			}
 		}
-		fmt.Printf("| %s | %.2f | %.2f | %d | %.1f | %s |\n", pass.name, el.Seconds(), cpu.Seconds(), n, float64(b)/1e6, eq)
+		fmt.Fprintf(os.Stderr, "run %d of %d: load average %s before, %s after\n", r+1, runs, before, loadavg())
+		fmt.Printf("run %d: load average %s before, %s after\n", r+1, before, loadavg())
+		all = append(all, ps)
 	}
-	if !withGDAL {
-		return nil
-	}
-	for _, threads := range []int{1, 8} {
-		s.take()
-		t0 := time.Now()
-		sums, ver, cpu, err := gdalRead(urls, win, off, threads)
-		el := time.Since(t0)
-		if err != nil {
-			return err
+	fmt.Println()
+	fmt.Println("| reader | seconds (median) | seconds (range) | CPU seconds (median) | requests | MB fetched | windows equal |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|---|")
+	for i := range all[0] {
+		var secs, cpus []float64
+		eq := all[0][i].equal
+		for _, ps := range all {
+			secs, cpus = append(secs, ps[i].seconds), append(cpus, ps[i].cpu)
+			if ps[i].equal != all[0][i].equal {
+				eq = "no (differs between runs)"
+			}
+			if ps[i].requests != all[0][i].requests {
+				eq += fmt.Sprintf(" (requests %d in another run)", ps[i].requests)
+			}
 		}
-		n, b := s.take()
-		fmt.Printf("| GDAL %s /vsicurl, %d thread%s | %.2f | %.2f | %d | %.1f | %s |\n", ver, threads, map[bool]string{true: "", false: "s"}[threads == 1], el.Seconds(), cpu.Seconds(), n, float64(b)/1e6, same(ref, sums))
+		lo, hi := slices.Min(secs), slices.Max(secs)
+		p := all[0][i]
+		fmt.Printf("| %s | %.2f | %.2f–%.2f | %.2f | %d | %.1f | %s |\n", p.name, median(secs), lo, hi, median(cpus), p.requests, float64(p.bytes)/1e6, eq)
 	}
 	return nil
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// loadavg is the 1, 5 and 15 minute load averages.
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
 }
 
 // cpuTime is the CPU time this process has used.
@@ -203,8 +337,8 @@ func same(a, b []string) string {
 
 // canopyRead reads the window of every URL at once (the Client bounds
 // the requests in flight), returning each window's SHA-256.
-func canopyRead(urls []string, cache *remote.Cache, win, off int) ([]string, error) {
-	c := remote.New(remote.Options{Cache: cache})
+func canopyRead(urls []string, cache *remote.Cache, win, off, parallel int) ([]string, error) {
+	c := remote.New(remote.Options{Cache: cache, Parallel: parallel})
 	sums := make([]string, len(urls))
 	errs := make([]error, len(urls))
 	var wg sync.WaitGroup
