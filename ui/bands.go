@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"canopy/compute"
 	"canopy/compute/index"
 	"canopy/compute/raster"
 	"canopy/compute/scene"
@@ -126,7 +128,7 @@ func (p *bandsPanel) fillRow(row *roleRow) {
 		if fi, err := os.Stat(f.path); err == nil {
 			size = " · " + humanBytes(fi.Size())
 		}
-		row.Detail.SetText(fmt.Sprintf("%s%s · %d band%s", filepath.Base(f.path), size, f.count, plural(f.count)))
+		row.Detail.SetText(fmt.Sprintf("%s%s · %d band%s%s", filepath.Base(f.path), size, f.count, plural(f.count), userScale(src, r)))
 		if f.count > 1 {
 			row.Band.SetOptions(bandOptions(f.count))
 			row.Band.SetSelected(bandOption(f.band))
@@ -141,7 +143,11 @@ func (p *bandsPanel) fillRow(row *roleRow) {
 				if src.assign[r] > 0 {
 					how = "your choice"
 				}
-				row.Detail.SetText(fmt.Sprintf("band %d of %s (%s)", b, filepath.Base(src.info.Path), how))
+				rad := userScale(src, r)
+				if x := src.info.Bands[r]; rad == "" && x != nil && src.assign[r] == 0 {
+					rad = " · " + radiometryText(x.Radiometry, x.Type)
+				}
+				row.Detail.SetText(fmt.Sprintf("band %d of %s (%s)%s", b, filepath.Base(src.info.Path), how, rad))
 			} else {
 				row.Band.ClearSelected()
 				row.Detail.SetText("no band has this role: choose its band")
@@ -151,13 +157,62 @@ func (p *bandsPanel) fillRow(row *roleRow) {
 			break
 		}
 		if b := src.info.Bands[r]; b != nil {
-			row.Detail.SetText(fmt.Sprintf("%s · %g m · %s", b.Name, b.Resolution, b.Type))
+			rad := userScale(src, r)
+			if rad == "" {
+				rad = " · " + radiometryText(b.Radiometry, b.Type)
+			}
+			row.Detail.SetText(fmt.Sprintf("%s · %g m · %s%s", b.Name, b.Resolution, b.Type, rad))
 		} else {
 			row.Detail.SetText("not in this product")
 			row.Detail.Importance = widget.DangerImportance
 		}
 	}
 	row.Detail.Refresh()
+}
+
+// radiometryText is how a band's stored values become its values, as the
+// bands panel says it: "reflectance = (DN − 1000) × 0.0001", or "digital
+// numbers (no scale known)" for integers of no known radiometry.
+func radiometryText(r compute.Radiometry, t compute.DataType) string {
+	if r.IsIdentity() {
+		if t == compute.F32 {
+			return "values as stored (float)"
+		}
+		return "digital numbers (no scale known)"
+	}
+	dn := "DN"
+	if r.Add != 0 {
+		dn = fmt.Sprintf("(DN %s %g)", sign(r.Add), math.Abs(r.Add))
+	}
+	out := "reflectance = " + dn
+	if r.Scale != 1 {
+		out += fmt.Sprintf(" × %g", r.Scale)
+	}
+	if r.Offset != 0 {
+		out += fmt.Sprintf(" %s %g", sign(r.Offset), math.Abs(r.Offset))
+	}
+	return out
+}
+
+func sign(v float64) string {
+	if v < 0 {
+		return "−"
+	}
+	return "+"
+}
+
+// userScale is " · value = DN × S + O (--scale)" where the user gave the
+// role's radiometry, "" otherwise.
+func userScale(src bandSource, role string) string {
+	r, ok := src.scale[role]
+	if !ok {
+		return ""
+	}
+	out := fmt.Sprintf(" · value = DN × %g", r.Scale)
+	if r.Offset != 0 {
+		out += fmt.Sprintf(" %s %g", sign(r.Offset), math.Abs(r.Offset))
+	}
+	return out + " (--scale)"
 }
 
 func bandOption(b int) string { return "Band " + strconv.Itoa(b) }

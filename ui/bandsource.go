@@ -69,6 +69,12 @@ type bandSource struct {
 	// more are further products of the same date mosaicked with info's
 	// onto one grid (mosaic.go); moreFiles every file of them.
 	more, moreFiles []string
+
+	// scale is the user's radiometry by role (--scale), every kind but
+	// srcFake; rawOK lets what needs reflectance run on digital numbers
+	// (--raw).
+	scale map[string]compute.Radiometry
+	rawOK bool
 }
 
 func fakeSource(kind string, size int, seed uint64) bandSource {
@@ -185,6 +191,14 @@ func (s bandSource) band(role string) int {
 // key identifies the pixels the source gives: bands loaded from one
 // source serve another with the same key.
 func (s bandSource) key() string {
+	k := s.kindKey()
+	for _, r := range slices.Sorted(maps.Keys(s.scale)) {
+		k += fmt.Sprintf(" %s×%g%+g", r, s.scale[r].Scale, s.scale[r].Offset)
+	}
+	return k
+}
+
+func (s bandSource) kindKey() string {
 	switch s.kind {
 	case srcFake:
 		return fmt.Sprintf("fake %s %d %d", s.fake, s.size, s.seed)
@@ -297,9 +311,9 @@ func (s bandSource) spec() source.Spec {
 		for r, f := range s.files {
 			files[r] = f.spec()
 		}
-		return source.Spec{Files: files}
+		return source.Spec{Files: files, Scale: s.scale}
 	}
-	return source.Spec{Product: s.info.Path, More: s.more, Assign: s.assign, Mask: s.mask, MaskBuffer: s.buffer}
+	return source.Spec{Product: s.info.Path, More: s.more, Assign: s.assign, Mask: s.mask, MaskBuffer: s.buffer, Scale: s.scale}
 }
 
 // read reads the bands of roles from s whole (source.Open, source.Whole):

@@ -239,6 +239,9 @@ func (w *Window) sourceJob(open func() (bandSource, error), have *bandSet, idx i
 		if err != nil {
 			return nil, err
 		}
+		if src.kind != srcFake {
+			src.scale, src.rawOK = w.opts.Scale, w.opts.Raw // canopy gui --scale, --raw
+		}
 		if miss := src.missing(idx.roles()); len(miss) > 0 {
 			return func() {
 				w.setSource(src)
@@ -305,6 +308,13 @@ func computeShown(ctx context.Context, progress progressFunc, src bandSource, ha
 		return nil, res, nil, nil, err
 	}
 	set = set.only(roles)
+	if set.raw && !src.rawOK {
+		// One rule with the terminal: an index with constants needs
+		// reflectance (source.CheckValues).
+		if err := source.CheckValues(source.DigitalNumbers, []string{idx.title()}, []*index.Expr{idx.expr}, false); err != nil {
+			return nil, res, nil, nil, err
+		}
+	}
 	progress(-1, fmt.Sprintf("Computing %s of %d×%d on %s…", idx.title(), set.w, set.h, run.label()))
 	j, err := compute.NewJob(set.bands, set.mask, []string{idx.name}, []*index.Expr{idx.expr})
 	if err != nil {

@@ -54,6 +54,12 @@ flags:
                      rededge2 rededge3 nir nir2 swir1 swir2)
   --red F[:B]        shorthand for --band red=F[:B]
   --nir F[:B]        shorthand for --band nir=F[:B]
+  --bands ROLE=B,... band roles of a --scene GeoTIFF or orthomosaic, e.g. red=3,nir=4 (as canopy
+                     scene suggests)
+  --scale ROLE=S[,O] a band's radiometry: value = stored × S + O (repeatable; makes the band
+                     reflectance); the Bands panel shows each band's
+  --raw              compute indices with constants (EVI, SAVI, ...) and show class tables on
+                     integer bands of no known scale, as raw digital numbers
   --mask auto|none   a product's cloud and quality mask: auto (SCL, QA_PIXEL, alpha; default) or none
   --mask-buffer PX   grow the mask's clouds and shadows by PX pixels (default 0)
   --index NAME       the catalogue index to compute (default ndvi; canopy indices lists them)
@@ -118,6 +124,9 @@ func parseFlags(args []string) (flags, error) {
 	})
 	fs.StringVar(&fake, "fake", "", "")
 	assign := fs.String("bands", "", "")
+	var scales bandList
+	fs.Var(&scales, "scale", "")
+	fs.BoolVar(&f.opts.Raw, "raw", false, "")
 	fs.StringVar(&f.opts.Mask, "mask", "auto", "")
 	fs.IntVar(&f.opts.MaskBuffer, "mask-buffer", 0, "")
 	fs.StringVar(&f.opts.Index, "index", "", "")
@@ -178,6 +187,11 @@ func parseFlags(args []string) (flags, error) {
 	}
 	if len(f.opts.Assign) > 0 && sceneArg == "" {
 		return f, compute.Usagef("--bands names the bands of a --scene; for band files give --band ROLE=FILE[:BAND]")
+	}
+	if len(scales) > 0 {
+		if f.opts.Scale, err = source.ParseScale(scales); err != nil {
+			return f, err
+		}
 	}
 	for _, m := range more {
 		if _, err := os.Stat(m); err != nil {

@@ -68,7 +68,7 @@ func TestOpenOrthomosaic(t *testing.T) {
 	if got := w.source.SceneLine.Text; got != "orthomosaic · date unknown · ortho · cloud share unknown" {
 		t.Errorf("scene line %q", got)
 	}
-	if got := w.bands.Row("red").Detail.Text; got != "band 3 of ortho.tif (its band description)" {
+	if got := w.bands.Row("red").Detail.Text; got != "band 3 of ortho.tif (its band description) · values as stored (float)" {
 		t.Errorf("red row %q", got)
 	}
 	if got := w.bands.Row("nir").Band.Selected; got != "Band 4" {
@@ -280,7 +280,7 @@ func TestOpenSentinel2(t *testing.T) {
 	if got := w.source.SceneLine.Text; got != "Sentinel-2A · 2023-06-15 · tile 32TQM · cloud 12.5 %" {
 		t.Errorf("scene line %q", got)
 	}
-	if got := w.bands.Row("red").Detail.Text; got != "B04 · 10 m · uint16" {
+	if got := w.bands.Row("red").Detail.Text; got != "B04 · 10 m · uint16 · reflectance = (DN − 1000) × 0.0001" {
 		t.Errorf("red row %q", got)
 	}
 	if got := w.bands.note.Text; !strings.Contains(got, "swir1") {

@@ -12,6 +12,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"canopy/compute/source"
 	"canopy/compute/stats"
 	"canopy/ui/render/colormap"
 )
@@ -71,6 +72,9 @@ type statsPanel struct {
 	// EditClasses shows the class editor.
 	EditClasses *widget.Button
 	editor      *classEditor
+	// allowRaw shows class tables of digital numbers (canopy gui --raw);
+	// without it they are refused, as the terminal refuses them.
+	allowRaw bool
 }
 
 func newStatsPanel(onClasses func(colormap.ClassTable)) *statsPanel {
@@ -142,6 +146,14 @@ func (p *statsPanel) show(st *sceneStats, idx indexChoice, raw bool) {
 	p.Numbers.SetText(fmt.Sprintf("Min %.4f   Max %.4f   Mean %.4f   Std %.4f\nValid pixels %.2f %% (%s of %s)",
 		sm.Min, sm.Max, sm.Mean, sm.Std, 100*sm.ValidShare, thousands(sm.Valid), thousands(sm.Total)))
 
+	if st.classes != nil && raw && !p.allowRaw {
+		p.clsTitle.Hide()
+		note := widget.NewLabel(source.CheckClasses(source.DigitalNumbers, "the class table of "+idx.title(), false).Error())
+		note.Wrapping = fyne.TextWrapWord
+		note.Importance = widget.WarningImportance
+		p.classes.Add(note)
+		return
+	}
 	if st.classes == nil {
 		p.clsTitle.Hide()
 		note := widget.NewLabel(idx.title() + " has no class table.")

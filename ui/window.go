@@ -46,6 +46,12 @@ type Options struct {
 	// Assign gives roles to bands of the product's file (--bands
 	// ROLE=B,...: an orthomosaic or a multi-band GeoTIFF), band from 1.
 	Assign map[string]int
+	// Scale gives bands their radiometry (--scale ROLE=S[,O]): value =
+	// stored × S + O over the band's own; such a band is reflectance.
+	Scale map[string]compute.Radiometry
+	// Raw runs on digital numbers what needs reflectance (indices with
+	// constants, class tables), as the user asked (--raw).
+	Raw bool
 	// Backend is the backend computed on at start: a name (optionally
 	// name:mode) or "auto" (the fastest available, as the CLI picks).
 	Backend string
@@ -288,6 +294,7 @@ func (w *Window) build() {
 	w.colour = newColourPanel(w.Win, w.ramp, w.recolour)
 	w.colour.setIndex(w.idx)
 	w.stats = newStatsPanel(w.SetClasses)
+	w.stats.allowRaw = w.opts.Raw
 	w.charts = newChartsPanel(w.bridge.do, w.sizeSweep, w.indexSweep)
 	w.bands.show(w.src, w.idx.roles())
 	w.standsP = newStandsPanel(w)

@@ -588,6 +588,19 @@ func degree(e *index.Expr) (float64, bool) {
 	return ds[0], true
 }
 
+// CheckClasses refuses, with the reason, a class table (what the
+// classes cover, in hectares: zonal's NDVI classes, change's classes, the
+// window's class statistics) on bands of digital numbers, unless raw (the
+// user's explicit --raw): the classes' bounds are set for reflectance,
+// and on numbers of no known scale they class nothing true. what names
+// the table.
+func CheckClasses(r Radiometry, what string, raw bool) error {
+	if r != DigitalNumbers || raw {
+		return nil
+	}
+	return compute.Usagef("%s needs reflectance: its bounds are set for reflectance, but the bands are digital numbers with no scale known; give the scale with --scale ROLE=S[,O], or class the raw numbers with --raw", what)
+}
+
 // CheckValues refuses, with the reason, indices whose formula needs
 // reflectance (NeedsReflectance) on bands of digital numbers, unless raw
 // (the user's explicit --raw). flag names how the user gives the scale.

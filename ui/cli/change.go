@@ -92,6 +92,7 @@ func cmdChange(args []string, stdout, stderr io.Writer) error {
 	if len(sel.names) != 1 {
 		return compute.Usagef("change compares one index, not %d", len(sel.names))
 	}
+	sel.classTable = "the change classes of " + sel.names[0] + " (hectares by class)"
 	classes := change.ClassesFor(sel.names[0])
 	if *classSpec != "" {
 		if classes, err = change.ParseClasses(*classSpec); err != nil {

@@ -45,7 +45,16 @@ func TestChangeAgainstDirectDifference(t *testing.T) {
 	date(t, before, 30, 20, 600000, 0, 0, 0, 0, 0)
 	date(t, after, 30, 20, 600000, 2500, 10, 5, 20, 15) // a clear-cut of 10 × 10 pixels
 	tif, png := filepath.Join(dir, "dndvi.tif"), filepath.Join(dir, "dndvi.png")
-	code, out, e := run(t, "change", "--before", before, "--after", after, "--tif", tif, "--png", png, "--json")
+	// The dates are digital numbers: the change classes are refused
+	// without --raw, nothing written.
+	code, _, e := run(t, "change", "--before", before, "--after", after, "--tif", tif, "--png", png, "--json")
+	if code != 2 || !strings.Contains(e, "change classes of ndvi (hectares by class) needs reflectance") || strings.Count(strings.TrimSpace(e), "\n") != 0 {
+		t.Fatalf("change on digital numbers without --raw: exit %d: %s", code, e)
+	}
+	if _, err := os.Stat(tif); err == nil {
+		t.Fatalf("refused but wrote %s", tif)
+	}
+	code, out, e := run(t, "change", "--before", before, "--after", after, "--tif", tif, "--png", png, "--json", "--raw")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, e)
 	}
@@ -105,7 +114,7 @@ func TestChangeResamplesTheAfterDate(t *testing.T) {
 	date(t, before, 30, 20, 600000, 0, 0, 0, 0, 0)
 	date(t, after, 30, 20, 600010, 0, 0, 0, 0, 0) // one pixel east
 	tif := filepath.Join(dir, "d.tif")
-	code, out, e := run(t, "change", "--before", before, "--after", after, "--tif", tif, "--json")
+	code, out, e := run(t, "change", "--before", before, "--after", after, "--tif", tif, "--json", "--raw")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, e)
 	}
@@ -125,7 +134,7 @@ func TestChangeResamplesTheAfterDate(t *testing.T) {
 	n, _ := raster.Load(after + ":2")
 	geotiff.WriteBands(other, 30, 20, [][]float32{b.Data, n.Data}, b.Geo, geotiff.WriteOptions{Descriptions: []string{"red", "nir"}})
 	tif2 := filepath.Join(dir, "never.tif")
-	code, _, e = run(t, "change", "--before", before, "--after", other, "--tif", tif2)
+	code, _, e = run(t, "change", "--before", before, "--after", other, "--tif", tif2, "--raw")
 	if code != 1 || !strings.Contains(e, "coordinate reference systems") {
 		t.Errorf("CRS mismatch: exit %d, %s", code, e)
 	}

@@ -34,6 +34,15 @@ func TestEveryCommandHelp(t *testing.T) {
 			}
 		}
 	}
+	// Every command that reads bands lists the radiometry flags.
+	for _, c := range []string{"compute", "zonal", "change", "batch"} {
+		_, out, _ := run(t, c, "--help")
+		for _, f := range []string{"-bands", "-scale", "-raw"} {
+			if !strings.Contains(out, "\n  "+f+" ") && !strings.Contains(out, "\n  "+f+"\n") {
+				t.Errorf("%s --help does not list %s", c, f)
+			}
+		}
+	}
 	// bench's help names --resident, and --resident has its own.
 	if _, out, _ := run(t, "bench", "--help"); !strings.Contains(out, "-resident") || !strings.Contains(out, "canopy bench --resident") {
 		t.Errorf("bench --help does not tell of --resident:\n%s", out)

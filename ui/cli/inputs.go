@@ -176,6 +176,10 @@ type selection struct {
 	// scale is every --scale ROLE=S[,O] of batch and change (compute and
 	// zonal carry theirs in the inputs' spec).
 	scale map[string]compute.Radiometry
+	// classTable names the class table the command writes (zonal's,
+	// change's), refused on digital numbers without raw
+	// (source.CheckClasses); "" for none.
+	classTable string
 }
 
 // roles are the bands the selection reads, in canonical order.
@@ -244,6 +248,12 @@ func computeIndices(spec source.Spec, opt source.Options, sel selection, backend
 	if err := source.CheckValues(src.Radiometry(), sel.names, sel.exprs, sel.raw); err != nil {
 		src.Close()
 		return nil, nil, err
+	}
+	if sel.classTable != "" {
+		if err := source.CheckClasses(src.Radiometry(), sel.classTable, sel.raw); err != nil {
+			src.Close()
+			return nil, nil, err
+		}
 	}
 	g := src.Grid()
 	planes := source.NewPlanes(g.Width, g.Height, len(sel.names))

@@ -95,6 +95,41 @@ func TestRawRefused(t *testing.T) {
 	}
 }
 
+// TestClassTablesRefused: a class table (zonal's hectares by NDVI class)
+// on digital numbers is refused with one line, nothing written; --raw or a
+// --scale runs it.
+func TestClassTablesRefused(t *testing.T) {
+	dir := t.TempDir()
+	red, nir := filepath.Join(dir, "red.tif"), filepath.Join(dir, "nir.tif")
+	r, n := make([]uint16, 40*30), make([]uint16, 40*30)
+	for i := range r {
+		r[i], n[i] = uint16(300+i%50), uint16(2000+i%300)
+	}
+	for _, f := range []struct {
+		p string
+		v []uint16
+	}{{red, r}, {nir, n}} {
+		if err := geotiff.WriteBands(f.p, 40, 30, [][]uint16{f.v}, geoIn(32632), geotiff.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, _, stands := zonalFixture(t, dir, 2, 12)
+	csv := filepath.Join(dir, "z.csv")
+	code, out, e := run(t, "zonal", "--red", red, "--nir", nir, "--stands", stands, "--backend", "go", "--csv", csv)
+	if code != 2 || !strings.Contains(e, "the class table of ndvi (hectares by class in every stand) needs reflectance") || !strings.Contains(e, "--raw") ||
+		strings.Count(strings.TrimSpace(e), "\n") != 0 {
+		t.Fatalf("zonal on digital numbers: exit %d: %s %s", code, out, e)
+	}
+	if _, err := os.Stat(csv); err == nil {
+		t.Fatalf("refused but wrote %s", csv)
+	}
+	for _, extra := range [][]string{{"--raw"}, {"--scale", "red=0.0001", "--scale", "nir=0.0001"}} {
+		if code, out, e := run(t, append([]string{"zonal", "--red", red, "--nir", nir, "--stands", stands, "--backend", "go", "--csv", csv}, extra...)...); code != 0 {
+			t.Errorf("zonal %v: exit %d: %s %s", extra, code, out, e)
+		}
+	}
+}
+
 // TestScaleFlag: --scale ROLE=S[,O] makes digital numbers reflectance on
 // every command: SAVI runs, and its values are those of the scaled bands.
 func TestScaleFlag(t *testing.T) {

@@ -62,6 +62,7 @@ func cmdZonal(args []string, stdout, stderr io.Writer) error {
 	if len(sel.names) != 1 {
 		return compute.Usagef("zonal summarises one index, not %d", len(sel.names))
 	}
+	sel.classTable = "the class table of " + sel.names[0] + " (hectares by class in every stand)"
 	path, layerName, err := vector.ParseStands(*stands)
 	if err != nil {
 		return compute.UsageError{Msg: err.Error()}
