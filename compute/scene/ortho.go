@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"canopy/compute"
 	"canopy/compute/geotiff"
@@ -19,6 +20,7 @@ import (
 // exposes.
 const (
 	tagPhotometric  = 262
+	tagDateTime     = 306
 	tagExtraSamples = 338
 	tagGDALMetadata = 42112
 )
@@ -152,7 +154,7 @@ func openOrtho(ctx context.Context, p string) (*Scene, error) {
 		fc.close()
 		return nil, err
 	}
-	shorts, texts, err := tiffTags(r, n, tagPhotometric, tagExtraSamples, tagGDALMetadata)
+	shorts, texts, err := tiffTags(r, n, tagPhotometric, tagExtraSamples, tagGDALMetadata, tagDateTime)
 	if err != nil {
 		fc.close()
 		return nil, fmt.Errorf("%s: %v", p, err)
@@ -168,6 +170,9 @@ func openOrtho(ctx context.Context, p string) (*Scene, error) {
 		x, err := parseXML([]byte(md), p+" GDAL_METADATA")
 		if err == nil {
 			for _, it := range x.all("Item") {
+				if _, band := it.attr["sample"]; !band && strings.EqualFold(it.attr["name"], "ACQUISITIONDATE") {
+					s.Date = orthoDate(it.text)
+				}
 				b, err := strconv.Atoi(it.attr["sample"])
 				if err != nil || b < 0 || b >= nb {
 					continue
@@ -187,6 +192,9 @@ func openOrtho(ctx context.Context, p string) (*Scene, error) {
 				}
 			}
 		}
+	}
+	if s.Date.IsZero() {
+		s.Date = orthoDate(texts[tagDateTime])
 	}
 	described := false
 	for _, r := range roles {
@@ -251,4 +259,17 @@ func (s *Scene) AssignBand(role string, b int) error {
 	}
 	s.Bands[role] = &src
 	return nil
+}
+
+// orthoDate reads a GeoTIFF's date: GDAL's ACQUISITIONDATE metadata item
+// or the TIFF DateTime tag ("2024:06:15 10:30:00"), read as UTC; zero
+// when it is none of the forms.
+func orthoDate(v string) time.Time {
+	v = strings.TrimSpace(v)
+	for _, layout := range []string{time.RFC3339, "2006:01:02 15:04:05", "2006-01-02 15:04:05", "2006-01-02T15:04:05", "2006-01-02", "2006/01/02", "20060102"} {
+		if t, err := time.Parse(layout, v); err == nil {
+			return t.UTC()
+		}
+	}
+	return time.Time{}
 }

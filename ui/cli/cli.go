@@ -47,6 +47,11 @@ const usage = `usage:
               [--resampling nearest|bilinear|cubic|average] [--backend go|go-parallel|c] --tif OUT
   canopy search --collection C --bbox W,S,E,N|--stands F --datetime A/B [--cloud P]
                 [--api earth-search|planetary-computer|URL] [--max N] [--json]
+  canopy stack PATH... [--list FILE] [--bands ROLE=B,...] [--index NAME] [--grid SPEC] [--json]
+                                           a stack's dates, sensors and valid share per date
+  canopy composite STACK... --period FROM/TO [--stat median|max-ndvi|pNN] [--index NAME] --tif OUT
+  canopy monitor STACK... --index NAME --history FROM/TO --monitor FROM/ [--harmonics K] [--rule mosum|anomaly]
+                 [--stands F [--csv OUT] [--gpkg OUT]] --tif OUT [--json]
 INPUT is --red F[:B] --nir F[:B] (shorthand), --band ROLE=F[:B] (repeatable), or --scene PATH
 (a Sentinel-2 L2A .SAFE folder or .zip, a Landsat Collection 2 Level-2 folder or .tar, a STAC
 item .json, an orthomosaic GeoTIFF; a STAC item or a GeoTIFF may be an http(s) or s3:// URL,
@@ -78,6 +83,9 @@ var commands = []command{
 	{"fake", cmdFake},
 	{"warp", cmdWarp},
 	{"search", cmdSearch},
+	{"stack", cmdStack},
+	{"composite", cmdComposite},
+	{"monitor", cmdMonitor},
 }
 
 // commandNames lists the commands, gui first, for messages.

@@ -87,6 +87,25 @@ var helps = map[string]help{
 		[2]string{
 			"canopy search --collection sentinel-2-l2a --bbox 10.0,51.0,10.2,51.1 --datetime 2024-06-01/2024-08-31 --cloud 20",
 			"canopy search --collection landsat-c2-l2 --stands stands.gpkg --datetime 2023-05-01/2023-09-30 --api planetary-computer --json"}},
+	"stack": {"canopy stack PATH... [--list FILE] [--bands ROLE=B,...] [--index NAME] [--grid SPEC] [--json]",
+		"Lists a stack's dates (from the products' metadata, a GeoTIFF's ACQUISITIONDATE or DateTime, a date in the\n" +
+			"file name, or a path,date list), their sensors and each date's valid share over the common grid.",
+		[2]string{
+			"canopy stack S2*_MSIL2A_2024*.zip --index ndmi",
+			"canopy stack --list dates.csv --bands red=3,nir=4 --grid utm,10 --json"}},
+	"composite": {"canopy composite STACK... --period FROM/TO [--stat median|max-ndvi|pNN] [--index NAME] --tif OUT [--json]",
+		"Composites a period of a stack pixel by pixel: the median, the greatest value (and its date) or a percentile\n" +
+			"of the valid dates, with the count of valid dates, as a COG.",
+		[2]string{
+			"canopy composite S2*_MSIL2A_2024*.zip --period 2024-06/2024-08 --stat median --tif summer2024.tif",
+			"canopy composite --list dates.csv --bands red=3,nir=4 --period 2023/2023 --stat max-ndvi --tif max2023.tif"}},
+	"monitor": {"canopy monitor STACK... --index NAME --history FROM/TO --monitor FROM/ [--harmonics K] [--rule mosum|anomaly]\n" +
+		"                      [--stands F [--csv OUT] [--gpkg OUT]] --tif OUT [--json]",
+		"Fits a season-trend model on the history and watches the monitoring period for breaks (BFAST-monitor's MOSUM,\n" +
+			"as R's strucchange) or anomalies (fordead's rule): break date, magnitude, confidence per pixel, alerts per stand.",
+		[2]string{
+			"canopy monitor S2*_MSIL2A_*.zip --index ndmi --history 2018-01-01/2021-12-31 --monitor 2022-01-01/ --harmonics 2 --tif alerts.tif",
+			"canopy monitor --list dates.csv --index ndmi --history 2019/2021 --monitor 2022/ --rule anomaly --threshold 0.08 --stands stands.gpkg --csv alerts.csv --tif alerts.tif"}},
 }
 
 // printHelp writes a command's help: synopsis, what it does, two

@@ -12,7 +12,7 @@ import (
 // CMD`) starts with the command's synopsis, then two examples of it, then
 // its flags, on stdout, exit 0.
 func TestEveryCommandHelp(t *testing.T) {
-	cmds := []string{"backends", "indices", "scene", "compute", "zonal", "change", "batch", "bench", "fake", "warp", "search"}
+	cmds := []string{"backends", "indices", "scene", "compute", "zonal", "change", "batch", "bench", "fake", "warp", "search", "stack", "composite", "monitor"}
 	for _, c := range cmds {
 		for _, args := range [][]string{{c, "--help"}, {c, "-h"}, {"help", c}} {
 			code, out, e := run(t, args...)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // readOnly are the commands that write no file, and what they do
@@ -20,6 +21,7 @@ var readOnly = map[string]string{
 	"indices":  "prints the catalogue",
 	"scene":    "prints what a product holds",
 	"search":   "prints the scenes a STAC API lists",
+	"stack":    "prints a stack's dates and their valid shares",
 }
 
 // writerRun builds a command line of a writing command whose output slot
@@ -60,6 +62,15 @@ var writers = map[string]map[string]writerRun{
 		writeTile(t, a, 32632, 713500, 5600000, 40, 1)
 		return []string{"warp", a}, []string{a}
 	}, ".tif"),
+	"composite": slotsOf([]string{"--tif"}, func(t *testing.T, dir string) ([]string, []string) {
+		paths, _ := seasonStack(t, dir, 6, 4, 8, time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+		return append([]string{"composite", "--period", "2019/2019", "--backend", "go"}, paths...), paths
+	}, ".tif"),
+	"monitor": slotsOf([]string{"--tif", "--csv", "--gpkg"}, func(t *testing.T, dir string) ([]string, []string) {
+		paths, _ := seasonStack(t, dir, 40, 30, 40, time.Date(2020, 6, 1, 0, 0, 0, 0, time.UTC))
+		_, _, stands := zonalFixture(t, dir, 2, 8)
+		return append([]string{"monitor", "--history", "2019/2019", "--monitor", "2020/", "--harmonics", "1", "--stands", stands, "--backend", "go"}, paths...), append(paths, stands)
+	}, ".out"),
 	// batch writes DIR/NAME.tif for a scene NAME.tif: the target is that
 	// file (the scene itself when the target is an input).
 	"batch": {"DIR/NAME.tif": func(t *testing.T, dir, target string) ([]string, []string, []string) {

@@ -1,0 +1,161 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"canopy/compute"
+	"canopy/compute/geotiff"
+	"canopy/compute/outfile"
+	"canopy/compute/season"
+	"canopy/compute/source"
+	"canopy/compute/stack"
+)
+
+// seasonReport is what `canopy composite --json` and `canopy monitor
+// --json` print.
+type seasonReport struct {
+	Model    string   `json:"model"`
+	Index    string   `json:"index"`
+	Backend  string   `json:"backend"`
+	Width    int      `json:"width"`
+	Height   int      `json:"height"`
+	Dates    int      `json:"dates"`
+	Bands    []string `json:"bands"`
+	KernelMS float64  `json:"kernel_ms"`
+	// Pixels is the grid's; Valued those with a value (a composite) or a
+	// valid observation (a monitor).
+	Pixels int    `json:"pixels"`
+	Valued int    `json:"valued_pixels"`
+	Alerts int    `json:"alert_pixels,omitempty"`
+	Tif    string `json:"tif,omitempty"`
+	CSV    string `json:"csv,omitempty"`
+	GPKG   string `json:"gpkg,omitempty"`
+}
+
+// parseStat reads --stat: median, max-ndvi (or max) or pNN.
+func parseStat(s string) (season.Stat, float64, error) {
+	switch s {
+	case "median":
+		return season.Median, 50, nil
+	case "max", "max-ndvi":
+		return season.Max, 100, nil
+	}
+	if q, ok := strings.CutPrefix(s, "p"); ok {
+		if v, err := strconv.ParseFloat(q, 64); err == nil && v >= 0 && v <= 100 {
+			return season.Percentile, v, nil
+		}
+	}
+	return 0, 0, compute.Usagef("--stat %q: want median, max-ndvi or pNN (a percentile, e.g. p90)", s)
+}
+
+// cmdComposite is canopy composite: one statistic of every pixel's valid
+// values over a period of a stack.
+func cmdComposite(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("composite", stderr)
+	var sf stackFlags
+	sf.register(fs, "the index composited (one)")
+	period := fs.String("period", "", "the dates composited, FROM/TO: YYYY, YYYY-MM or YYYY-MM-DD, TO included (e.g. 2024-06/2024-08)")
+	stat := fs.String("stat", "median", "median, max-ndvi (the greatest value, and its date) or pNN (a percentile, e.g. p90)")
+	tif := fs.String("tif", "", "output COG: the composite, the count of valid dates and the date of the maximum (decimal year)")
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	paths, err := parseInterspersed(fs, args, stdout)
+	if err != nil {
+		return err
+	}
+	if *tif == "" {
+		return compute.Usagef("--tif OUT is required")
+	}
+	if *period == "" {
+		return compute.Usagef("--period FROM/TO is required (e.g. 2024-06/2024-08)")
+	}
+	p, err := parsePeriod("--period", *period, true)
+	if err != nil {
+		return err
+	}
+	s, q, err := parseStat(*stat)
+	if err != nil {
+		return err
+	}
+	m := season.Model{Kind: season.Composite, Stat: s, Percentile: q, Period: p}
+	if err := m.Check(); err != nil {
+		return compute.UsageError{Msg: err.Error()}
+	}
+	var inputs []string
+	o, err := sf.open(paths, &inputs)
+	if err != nil {
+		return err
+	}
+	defer o.close()
+	rep := seasonReport{Model: "composite " + *stat, Index: o.sel.names[0]}
+	set := outfile.NewSet(inputs...)
+	defer set.Abort()
+	if err := runSeason(o, m, set, *tif, &rep, nil); err != nil {
+		return err
+	}
+	if err := set.Commit(); err != nil {
+		return err
+	}
+	if *asJSON {
+		return json.NewEncoder(stdout).Encode(rep)
+	}
+	fmt.Fprintf(stdout, "%s of %s over %s on %s: %dx%d, %d dates, %d pixels with a value\nwrote %s\n", rep.Model, rep.Index, *period, rep.Backend, rep.Width, rep.Height, rep.Dates, rep.Valued, *tif)
+	return nil
+}
+
+// runSeason runs the model over the stack and writes its planes as a COG
+// (band descriptions: the model's outputs); keep, when set, hears every
+// block's planes too.
+func runSeason(o *openedStack, m season.Model, set *outfile.Set, tif string, rep *seasonReport, keep func(y0, rows int, out [][]float32)) error {
+	st := o.st
+	names := m.Outputs()
+	w, err := set.Create(tif)
+	if err != nil {
+		return err
+	}
+	var out io.WriterAt = w
+	if wr := wrapOutput(w); wr != outWriter(w) {
+		out = wr
+	}
+	cog, err := source.NewCOG(out, tif, st.Grid, names, geotiff.Deflate, filepath.Dir(tif))
+	if err != nil {
+		return err
+	}
+	valued := 0
+	_, tm, err := stack.Run(context.Background(), st, o.backend, m, func(y0, rows int, planes [][]float32) error {
+		// A composite's pixels with a value; a monitor's with a valid
+		// observation.
+		if m.Kind == season.Composite {
+			for _, v := range planes[0] {
+				if v == v {
+					valued++
+				}
+			}
+		} else {
+			for _, v := range planes[3] {
+				if v > 0 {
+					valued++
+				}
+			}
+		}
+		if keep != nil {
+			keep(y0, rows, planes)
+		}
+		return cog.WriteRows(y0, rows, planes)
+	})
+	if err != nil {
+		cog.Abort()
+		return err
+	}
+	if err := cog.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", tif, err)
+	}
+	rep.Backend, rep.Width, rep.Height, rep.Dates, rep.Bands = o.backend.Name(), st.Grid.Width, st.Grid.Height, len(st.Dates), names
+	rep.KernelMS, rep.Pixels, rep.Valued, rep.Tif = ms(tm.Kernel), st.Grid.Width*st.Grid.Height, valued, tif
+	return nil
+}

@@ -1,0 +1,321 @@
+package cli
+
+import (
+	"bufio"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+
+	"canopy/compute"
+	"canopy/compute/outfile"
+	"canopy/compute/season"
+	"canopy/compute/source"
+	"canopy/compute/vector"
+	"canopy/compute/zonal"
+)
+
+// standAlert is one stand's alerts.
+type standAlert struct {
+	ID string
+	// First is the earliest alert date of the stand's pixels (NaN: none).
+	First float64
+	// AlertedHa is the hectares of the stand alerted, AreaHa its area on
+	// the grid, ValidHa the part monitored (some valid observation).
+	AlertedHa, AreaHa, ValidHa float64
+}
+
+// cmdMonitor is canopy monitor: a season-trend model fitted on a history
+// period, the monitoring period checked against it (BFAST-monitor's MOSUM
+// or fordead's anomaly rule), alerts per pixel and per stand.
+func cmdMonitor(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("monitor", stderr)
+	var sf stackFlags
+	sf.register(fs, "the index monitored (one; ndmi or nbr for bark beetle and storms)")
+	history := fs.String("history", "", "the history the model is fitted on, FROM/TO (YYYY, YYYY-MM or YYYY-MM-DD, TO included)")
+	monitor := fs.String("monitor", "", "the monitoring period, FROM/ (to the last date) or FROM/TO")
+	harmonics := fs.Int("harmonics", 3, "harmonics of the seasonal model (1 to 3; bfastmonitor's order)")
+	trend := fs.Bool("trend", true, "fit a linear trend too (bfastmonitor's response ~ trend + harmon)")
+	rule := fs.String("rule", "mosum", "mosum (BFAST-monitor, strucchange's OLS-MOSUM) or anomaly (fordead's: --run successive anomalies)")
+	h := fs.Float64("window", 0.25, "mosum: the window, as a share of the history's valid dates: 0.25, 0.5 or 1 (bfastmonitor's h)")
+	level := fs.Float64("level", 0.05, "mosum: the significance level, 0.001 to 0.05")
+	end := fs.Float64("end", 10, "mosum: the monitoring horizon in multiples of the history: 2, 4, 6, 8 or 10")
+	threshold := fs.Float64("threshold", 0.1, "anomaly: how far from the model (index units) a date is anomalous")
+	direction := fs.String("direction", "down", "anomaly: down (a loss: ndvi, ndmi, nbr), up (a rise: fordead's crswir) or both")
+	runLen := fs.Int("run", 3, "anomaly: successive anomalous dates that raise an alert, normal ones that clear it")
+	stands := fs.String("stands", "", "stands (GeoPackage FILE[:LAYER] or GeoJSON) for alerts per stand")
+	idField := fs.String("id", "", "the stands' id attribute (default: the feature id)")
+	tif := fs.String("tif", "", "output COG: break date (decimal year), magnitude, confidence, valid observations")
+	csvOut := fs.String("csv", "", "with --stands: alerts per stand as CSV (id, first alert date, hectares alerted, share)")
+	gpkgOut := fs.String("gpkg", "", "with --stands: the stands with their alerts as a GeoPackage")
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	paths, err := parseInterspersed(fs, args, stdout)
+	if err != nil {
+		return err
+	}
+	if *tif == "" {
+		return compute.Usagef("--tif OUT is required")
+	}
+	if *history == "" || *monitor == "" {
+		return compute.Usagef("--history FROM/TO and --monitor FROM/ are both required")
+	}
+	if (*stands == "") != (*csvOut == "" && *gpkgOut == "") {
+		return compute.Usagef("--stands goes with --csv and/or --gpkg")
+	}
+	if *harmonics < 1 || *harmonics > 3 {
+		return compute.Usagef("--harmonics %d: 1 to 3", *harmonics)
+	}
+	hist, err := parsePeriod("--history", *history, false)
+	if err != nil {
+		return err
+	}
+	mon, err := parsePeriod("--monitor", *monitor, true)
+	if err != nil {
+		return err
+	}
+	m := season.Model{Harmonics: *harmonics, Trend: *trend, History: hist, Monitor: mon, H: *h, Level: *level, End: *end,
+		Threshold: *threshold, Run: *runLen}
+	switch *rule {
+	case "mosum":
+		m.Kind = season.Mosum
+	case "anomaly":
+		m.Kind = season.Anomaly
+	default:
+		return compute.Usagef("--rule %q: mosum or anomaly", *rule)
+	}
+	switch *direction {
+	case "down":
+		m.Direction = season.Down
+	case "up":
+		m.Direction = season.Up
+	case "both":
+		m.Direction = season.Both
+	default:
+		return compute.Usagef("--direction %q: down, up or both", *direction)
+	}
+	if err := m.Check(); err != nil {
+		return compute.UsageError{Msg: err.Error()}
+	}
+	var inputs []string
+	if *stands != "" {
+		inputs = append(inputs, *stands)
+		if p, _, err := vector.ParseStands(*stands); err == nil {
+			inputs = append(inputs, p)
+		}
+	}
+	o, err := sf.open(paths, &inputs)
+	if err != nil {
+		return err
+	}
+	defer o.close()
+	rep := seasonReport{Model: "monitor " + *rule, Index: o.sel.names[0]}
+	set := outfile.NewSet(inputs...)
+	defer set.Abort()
+	// Every output is placed before any is written: a refused one stops
+	// the run at once.
+	var csvW, gpkgW *outfile.Writer
+	if *csvOut != "" {
+		if csvW, err = set.Create(*csvOut); err != nil {
+			return err
+		}
+	}
+	if *gpkgOut != "" {
+		if gpkgW, err = set.Create(*gpkgOut); err != nil {
+			return err
+		}
+	}
+	g := o.st.Grid
+	var brk, cnt []float32
+	if *stands != "" {
+		brk, cnt = make([]float32, g.Width*g.Height), make([]float32, g.Width*g.Height)
+	}
+	alerts := 0
+	keep := func(y0, rows int, out [][]float32) {
+		for _, v := range out[0] {
+			if v == v {
+				alerts++
+			}
+		}
+		if brk != nil {
+			copy(brk[y0*g.Width:], out[0])
+			copy(cnt[y0*g.Width:], out[3])
+		}
+	}
+	if err := runSeason(o, m, set, *tif, &rep, keep); err != nil {
+		return err
+	}
+	rep.Alerts = alerts
+	var per []standAlert
+	if *stands != "" {
+		if per, err = alertsByStand(*stands, *idField, brk, cnt, g, stderr); err != nil {
+			return err
+		}
+		// A break is its date's decimal year as float32: the exact date
+		// back (float32 may round a midnight to the evening before).
+		for i := range per {
+			for _, d := range o.st.Dates {
+				if float32(d.Decimal) == float32(per[i].First) {
+					per[i].First = d.Decimal
+				}
+			}
+		}
+		if err := writeStandAlerts(csvW, gpkgW, *stands, *csvOut, *gpkgOut, per); err != nil {
+			return err
+		}
+		rep.CSV, rep.GPKG = *csvOut, *gpkgOut
+	}
+	if err := set.Commit(); err != nil {
+		return err
+	}
+	if *asJSON {
+		return json.NewEncoder(stdout).Encode(rep)
+	}
+	fmt.Fprintf(stdout, "%s of %s on %s: %dx%d, %d dates, %d pixels monitored, %d alerted\n", rep.Model, rep.Index, rep.Backend, rep.Width, rep.Height, rep.Dates, rep.Valued, rep.Alerts)
+	for _, s := range per {
+		if !math.IsNaN(s.First) {
+			fmt.Fprintf(stdout, "  stand %-12s first alert %s, %.2f ha alerted (%.1f%%)\n", s.ID, season.ISODate(s.First), s.AlertedHa, 100*share(s.AlertedHa, s.AreaHa))
+		}
+	}
+	for _, p := range []string{rep.Tif, rep.CSV, rep.GPKG} {
+		if p != "" {
+			fmt.Fprintf(stdout, "wrote %s\n", p)
+		}
+	}
+	return nil
+}
+
+func share(a, b float64) float64 {
+	if b == 0 {
+		return math.NaN()
+	}
+	return a / b
+}
+
+// alertsByStand sums the alerts over each stand, pixels weighted by the
+// share of them the stand covers (compute/zonal): the earliest break of
+// the stand, the hectares alerted and the hectares monitored.
+func alertsByStand(standsSpec, idField string, brk, cnt []float32, g source.Grid, stderr io.Writer) ([]standAlert, error) {
+	path, layerName, err := vector.ParseStands(standsSpec)
+	if err != nil {
+		return nil, compute.UsageError{Msg: err.Error()}
+	}
+	layer, err := vector.Read(path, layerName)
+	if err != nil {
+		return nil, err
+	}
+	gt, ok := g.Geo.Affine()
+	if !ok {
+		return nil, errors.New("the stack has no georeferencing: stands cannot be placed on it")
+	}
+	rcrs, err := vector.RasterCRS(g.Geo)
+	if err != nil {
+		return nil, err
+	}
+	work := layer.Clone()
+	if err := vector.Reproject(work, rcrs); err != nil {
+		return nil, err
+	}
+	st, err := zonal.StandsFromLayer(work, idField)
+	if err != nil {
+		return nil, err
+	}
+	// alerted: 1 where a pixel has an alert, 0 where it was monitored
+	// without one, NaN where it has no valid observation.
+	alerted := make([]float32, len(brk))
+	for i := range brk {
+		switch {
+		case brk[i] == brk[i]:
+			alerted[i] = 1
+		case cnt[i] > 0:
+			alerted[i] = 0
+		default:
+			alerted[i] = float32(math.NaN())
+		}
+	}
+	pa, err := zonal.NewPlane(alerted, g.Width, g.Height)
+	if err != nil {
+		return nil, err
+	}
+	ra, warnings, err := zonal.Compute(pa, gt, st, zonal.Options{})
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(stderr, "canopy monitor: warning: %s\n", w)
+	}
+	pb, err := zonal.NewPlane(brk, g.Width, g.Height)
+	if err != nil {
+		return nil, err
+	}
+	rb, _, err := zonal.Compute(pb, gt, st, zonal.Options{})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]standAlert, len(ra))
+	for i, r := range ra {
+		a := standAlert{ID: r.ID, First: math.NaN(), AreaHa: r.AreaHa, ValidHa: r.ValidHa}
+		if r.ValidPixels > 0 {
+			a.AlertedHa = r.Mean * r.ValidHa
+		}
+		if rb[i].ValidPixels > 0 {
+			a.First = rb[i].Min
+		}
+		out[i] = a
+	}
+	return out, nil
+}
+
+// writeStandAlerts writes the alerts per stand as CSV (id, first_alert
+// ISO date, first_alert_year decimal, alerted_ha, area_ha, monitored_ha,
+// share = alerted_ha / area_ha) and as the stands with those columns in a
+// GeoPackage.
+func writeStandAlerts(csvW, gpkgW *outfile.Writer, standsSpec, csvOut, gpkgOut string, per []standAlert) error {
+	num := func(v float64) string {
+		if math.IsNaN(v) {
+			return ""
+		}
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	if csvW != nil {
+		bw := bufio.NewWriter(csvW)
+		cw := csv.NewWriter(bw)
+		cw.Write([]string{"id", "first_alert", "first_alert_year", "alerted_ha", "area_ha", "monitored_ha", "share"})
+		for _, s := range per {
+			cw.Write([]string{s.ID, season.ISODate(s.First), num(s.First), num(s.AlertedHa), num(s.AreaHa), num(s.ValidHa), num(share(s.AlertedHa, s.AreaHa))})
+		}
+		cw.Flush()
+		if err := cw.Error(); err != nil {
+			return fmt.Errorf("write %s: %w", csvOut, err)
+		}
+		if err := bw.Flush(); err != nil {
+			return fmt.Errorf("write %s: %w", csvOut, err)
+		}
+	}
+	if gpkgW != nil {
+		path, layerName, err := vector.ParseStands(standsSpec)
+		if err != nil {
+			return compute.UsageError{Msg: err.Error()}
+		}
+		layer, err := vector.Read(path, layerName)
+		if err != nil {
+			return err
+		}
+		cols := []vector.Column{{Name: "first_alert", Type: "TEXT"}, {Name: "first_alert_year", Type: "REAL"}, {Name: "alerted_ha", Type: "REAL"},
+			{Name: "area_ha", Type: "REAL"}, {Name: "monitored_ha", Type: "REAL"}, {Name: "share", Type: "REAL"}}
+		rows := make([][]any, len(per))
+		for i, s := range per {
+			var first any
+			if d := season.ISODate(s.First); d != "" {
+				first = d
+			}
+			rows[i] = []any{first, s.First, s.AlertedHa, s.AreaHa, s.ValidHa, share(s.AlertedHa, s.AreaHa)}
+		}
+		if err := vector.WriteGPKGTo(gpkgW, layer, cols, rows); err != nil {
+			return fmt.Errorf("write %s: %w", gpkgOut, err)
+		}
+	}
+	return nil
+}
