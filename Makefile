@@ -1,5 +1,6 @@
 # Canopy. `make run` opens the app on a generated scene; `make test` runs
-# every test (unit, GPU backends where present, GDAL cross-checks, GUI).
+# every test (unit, GPU backends where present, GDAL cross-checks, GUI,
+# the Windows build under wine).
 export PATH := $(PATH):/usr/local/go/bin
 export LANG ?= en_US.UTF-8
 export CGO_ENABLED := 1
@@ -46,6 +47,7 @@ test: setup vet
 	go build -tags nogui -o /dev/null .
 	./scripts/gui-smoke
 	./scripts/gui-smoke --backend gl out/gui-smoke-gl.png
+	./scripts/windows-smoke   # the Windows zip cross-built and run under wine; the Linux tarball installed
 
 bench: build
 	./canopy bench --size 1024,2048,4096 --repeat 10

@@ -25,3 +25,32 @@ func releaseConsole() {
 		free.Call()
 	}
 }
+
+// alertIfAlone shows line in a message box when canopy.exe was started
+// from Explorer (it is the only process on its console, and stderr is that
+// console, which closes as the program ends): a line printed there alone
+// would vanish unread. From a terminal, or with stderr redirected, the
+// printed line is enough.
+func alertIfAlone(line string) {
+	k := syscall.NewLazyDLL("kernel32.dll")
+	list, mode := k.NewProc("GetConsoleProcessList"), k.NewProc("GetConsoleMode")
+	box := syscall.NewLazyDLL("user32.dll").NewProc("MessageBoxW")
+	if list.Find() != nil || mode.Find() != nil || box.Find() != nil {
+		return
+	}
+	var pids [2]uint32
+	if n, _, _ := list.Call(uintptr(unsafe.Pointer(&pids[0])), 2); n != 1 {
+		return
+	}
+	var m uint32
+	if ok, _, _ := mode.Call(uintptr(syscall.Stderr), uintptr(unsafe.Pointer(&m))); ok == 0 {
+		return // stderr is a file or a pipe
+	}
+	text, err1 := syscall.UTF16PtrFromString(line)
+	title, err2 := syscall.UTF16PtrFromString("Canopy")
+	if err1 != nil || err2 != nil {
+		return
+	}
+	const mbIconError = 0x10
+	box.Call(0, uintptr(unsafe.Pointer(text)), uintptr(unsafe.Pointer(title)), mbIconError)
+}

@@ -12,13 +12,23 @@ import (
 )
 
 // runGUI starts the desktop app, after checking that there is a display to
-// open a window on (GLFW would panic without one).
+// open a window on and OpenGL to draw it with (GLFW would panic, or log
+// and end, without them): without, it says what is missing in one line.
 func runGUI(args []string) int {
-	releaseConsole()
-	if runtime.GOOS == "linux" && os.Getenv("DISPLAY") == "" && os.Getenv("WAYLAND_DISPLAY") == "" && !asksHelp(args) {
+	if asksHelp(args) {
+		releaseConsole()
+		return ui.Main(args)
+	}
+	if runtime.GOOS == "linux" && os.Getenv("DISPLAY") == "" && os.Getenv("WAYLAND_DISPLAY") == "" {
 		fmt.Fprintln(os.Stderr, "canopy: no display to open the window on (DISPLAY and WAYLAND_DISPLAY are unset); run `canopy help` for the command line, or use xvfb-run")
 		return 1
 	}
+	if why := checkOpenGL(); why != "" {
+		fmt.Fprintln(os.Stderr, why)
+		alertIfAlone(why)
+		return 1
+	}
+	releaseConsole()
 	return ui.Main(args)
 }
 
