@@ -45,7 +45,7 @@ examples:
   canopy gui --red B04.tif --nir B08.tif --backend gl --compare
 
 flags:
-  --scene PATH       a product: a Sentinel-2 L2A .SAFE folder or .zip, a Landsat
+  --scene PATH       a product: a Sentinel-2 L2A .SAFE folder or .zip or EOPF .zarr, a Landsat
                      Collection 2 Level-2 folder or .tar, a STAC item .json, or an
                      orthomosaic GeoTIFF (roles from its band descriptions); repeated,
                      tiles of one date shown as one map on one grid (the UTM zone

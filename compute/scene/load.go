@@ -305,6 +305,8 @@ func (r *reader) read(src *Source, sw image.Rectangle) (compute.Plane, error) {
 			sw = image.Rectangle{}
 		}
 		return jp2Decode(d, openjp2.Options{Window: sw})
+	case "zarr":
+		return s.readZarr(src, sw)
 	case "tiff":
 		p, ok := r.tiff[tiffKey{src.File, src.Band, sw.Min.X, sw.Min.Y, sw.Max.X, sw.Max.Y}]
 		if !ok || p.Type != src.Type || p.Width != sw.Dx() {

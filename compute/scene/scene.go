@@ -137,6 +137,10 @@ type Scene struct {
 
 	c     container
 	ortho *Source // an orthomosaic's file: the template of its bands (Band: the band count)
+	// zarr are an EOPF product's arrays by path, zarrFiles its files
+	// (a chunk not among them is all fill value).
+	zarr      map[string]*zarrArray
+	zarrFiles map[string]bool
 }
 
 // Close releases the product's open files.
@@ -202,7 +206,7 @@ func OpenContext(ctx context.Context, p string) (*Scene, error) {
 	case strings.EqualFold(filepath.Base(p), "MTD_MSIL2A.xml"):
 		return OpenContext(ctx, filepath.Dir(p))
 	default:
-		return nil, fmt.Errorf("%s: not a product Canopy knows (a Sentinel-2 L2A .SAFE folder or .zip, a Landsat Collection 2 Level-2 folder or .tar, a STAC item .json, or a GeoTIFF)", p)
+		return nil, fmt.Errorf("%s: not a product Canopy knows (a Sentinel-2 L2A .SAFE folder or .zip, an EOPF .zarr folder or .zip, a Landsat Collection 2 Level-2 folder or .tar, a STAC item .json, or a GeoTIFF)", p)
 	}
 	s := &Scene{Path: p, c: c, CloudShare: math.NaN()}
 	switch {
@@ -212,10 +216,17 @@ func OpenContext(ctx context.Context, p string) (*Scene, error) {
 		err = fmt.Errorf("%s: a Sentinel-2 Level-1C product (top-of-atmosphere); Canopy reads Level-2A (surface reflectance)", p)
 	case len(find(c, "*_MTL.txt")) > 0 || len(find(c, "*_MTL.json")) > 0 || len(find(c, "*_MTL.xml")) > 0:
 		err = s.readLandsat()
+	case len(find(c, ".zmetadata")) > 0:
+		s.Bands = map[string]*Source{}
+		metas := find(c, ".zmetadata")
+		sort.Slice(metas, func(i, j int) bool { return len(metas[i]) < len(metas[j]) }) // the root's
+		err = s.readEOPF(metas[0])
+	case len(find(c, "zarr.json")) > 0:
+		err = fmt.Errorf("%s: a Zarr v3 product; Canopy reads EOPF products in Zarr v2 with consolidated metadata (.zmetadata)", p)
 	case len(find(c, "*.SAFE")) > 0 || strings.HasSuffix(strings.TrimSuffix(lower, ".zip"), ".safe") || len(find(c, "MTD_TL.xml")) > 0:
 		err = fmt.Errorf("%s: a Sentinel-2 product without MTD_MSIL2A.xml", p)
 	default:
-		err = fmt.Errorf("%s: no product metadata found (no MTD_MSIL2A.xml, no Landsat *_MTL file)", p)
+		err = fmt.Errorf("%s: no product metadata found (no MTD_MSIL2A.xml, no Landsat *_MTL file, no EOPF .zmetadata)", p)
 	}
 	if err == nil {
 		err = s.finish()

@@ -49,7 +49,7 @@ func (f *inputFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.red, "red", "", "red band, FILE[:BAND] (shorthand for --band red=FILE[:BAND])")
 	fs.StringVar(&f.nir, "nir", "", "near-infrared band, FILE[:BAND] (shorthand for --band nir=FILE[:BAND])")
 	fs.Var(&f.bands, "band", "a band by role, ROLE=FILE[:BAND] (repeatable; roles: "+strings.Join(index.Roles[:], " ")+")")
-	fs.Var(sceneValue{f}, "scene", "a product: Sentinel-2 L2A .SAFE folder or .zip, Landsat C2 L2 folder or .tar, STAC item .json, orthomosaic GeoTIFF (a STAC item or GeoTIFF may be a URL); repeat it for tiles of one date, mosaicked onto one grid (gridflags.go)")
+	fs.Var(sceneValue{f}, "scene", "a product: Sentinel-2 L2A .SAFE folder or .zip, EOPF Zarr .zarr folder or .zip, Landsat C2 L2 folder or .tar, STAC item .json, orthomosaic GeoTIFF (a STAC item or GeoTIFF may be a URL); repeat it for tiles of one date, mosaicked onto one grid (gridflags.go)")
 	fs.StringVar(&f.mask, "mask", "auto", "cloud and quality mask of a --scene: auto (the product's own: SCL, QA_PIXEL, alpha) or none")
 	fs.IntVar(&f.maskBuffer, "mask-buffer", 0, "grow the mask by this many pixels")
 	fs.BoolVar(&f.raw, "raw", false, "compute indices with constants (EVI, SAVI, ...) on integer bands of no known scale, as raw digital numbers")
