@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"canopy/compute/season"
+	"canopy/compute/season/normal"
 )
 
 // The per-pixel season kernels (season.Runner): one kernel per plan,
@@ -310,114 +311,6 @@ func (g *seasonGen) sortedQuantile(off int, n string, q float32) string {
 	return res
 }
 
-// gramTerm is one sum of the fit's first pass: Σ w·coef[t] over the valid
-// history dates (w the validity), coef from the date.
-type gramTerm func(t int) float64
-
-// fitSums lists the sums that XᵀX is made of and how to assemble each
-// entry (i ≥ j) of XᵀX from them: entry[i][j] = Σ weight·sum.
-func fitSums(p *season.Plan) (terms []gramTerm, entry [][][]struct {
-	sum    int
-	weight float32
-}) {
-	m := p.Model
-	K := m.Harmonics
-	// The angle as season's design matrix takes it: 2π·((m·frac) mod 1).
-	angle := func(mm, t int) float64 {
-		d := p.Dates[t]
-		return 2 * math.Pi * math.Mod(float64(mm)*(d-math.Floor(d)), 1)
-	}
-	cosm := func(mm int) gramTerm { return func(t int) float64 { return math.Cos(angle(mm, t)) } }
-	sinm := func(mm int) gramTerm { return func(t int) float64 { return math.Sin(angle(mm, t)) } }
-	tau := func(t int) float64 { return p.Dates[t] - p.TrendOrigin }
-	// index of each sum
-	idx := map[string]int{}
-	add := func(name string, f gramTerm) {
-		idx[name] = len(terms)
-		terms = append(terms, f)
-	}
-	add("n", func(int) float64 { return 1 })
-	for mm := 1; mm <= 2*K; mm++ {
-		add(fmt.Sprintf("C%d", mm), cosm(mm))
-		add(fmt.Sprintf("S%d", mm), sinm(mm))
-	}
-	if m.Trend {
-		add("T", tau)
-		add("TT", func(t int) float64 { return tau(t) * tau(t) })
-		for k := 1; k <= K; k++ {
-			c, s := cosm(k), sinm(k)
-			add(fmt.Sprintf("TC%d", k), func(t int) float64 { return tau(t) * c(t) })
-			add(fmt.Sprintf("TS%d", k), func(t int) float64 { return tau(t) * s(t) })
-		}
-	}
-	// Columns: kind 0 intercept, 1 trend, 2 cos k, 3 sin k.
-	type col struct{ kind, k int }
-	cols := []col{{0, 0}}
-	if m.Trend {
-		cols = append(cols, col{1, 0})
-	}
-	for k := 1; k <= K; k++ {
-		cols = append(cols, col{2, k}, col{3, k})
-	}
-	type wt = struct {
-		sum    int
-		weight float32
-	}
-	C := func(mm int, w float32) []wt { // Σ cos mθ, mm ≥ 0
-		if mm < 0 {
-			mm = -mm
-		}
-		if mm == 0 {
-			return []wt{{idx["n"], w}}
-		}
-		return []wt{{idx[fmt.Sprintf("C%d", mm)], w}}
-	}
-	S := func(mm int, w float32) []wt { // Σ sin mθ
-		switch {
-		case mm == 0:
-			return nil
-		case mm < 0:
-			return []wt{{idx[fmt.Sprintf("S%d", -mm)], -w}}
-		}
-		return []wt{{idx[fmt.Sprintf("S%d", mm)], w}}
-	}
-	prod := func(a, c col) []wt {
-		if a.kind > c.kind {
-			a, c = c, a
-		}
-		switch {
-		case a.kind == 0 && c.kind == 0:
-			return C(0, 1)
-		case a.kind == 0 && c.kind == 1:
-			return []wt{{idx["T"], 1}}
-		case a.kind == 0 && c.kind == 2:
-			return C(c.k, 1)
-		case a.kind == 0 && c.kind == 3:
-			return S(c.k, 1)
-		case a.kind == 1 && c.kind == 1:
-			return []wt{{idx["TT"], 1}}
-		case a.kind == 1 && c.kind == 2:
-			return []wt{{idx[fmt.Sprintf("TC%d", c.k)], 1}}
-		case a.kind == 1 && c.kind == 3:
-			return []wt{{idx[fmt.Sprintf("TS%d", c.k)], 1}}
-		case a.kind == 2 && c.kind == 2: // cos j cos k
-			return append(C(a.k-c.k, 0.5), C(a.k+c.k, 0.5)...)
-		case a.kind == 3 && c.kind == 3: // sin j sin k
-			return append(C(a.k-c.k, 0.5), C(a.k+c.k, -0.5)...)
-		default: // cos j (a) · sin k (c) = ½(sin (k+j) + sin (k−j))
-			return append(S(c.k+a.k, 0.5), S(c.k-a.k, 0.5)...)
-		}
-	}
-	entry = make([][][]wt, len(cols))
-	for i := range cols {
-		entry[i] = make([][]wt, i+1)
-		for j := 0; j <= i; j++ {
-			entry[i][j] = prod(cols[i], cols[j])
-		}
-	}
-	return terms, entry
-}
-
 // fit emits the season-trend fit and the model after it.
 func (g *seasonGen) fit() {
 	b, p := g.b, g.p
@@ -429,7 +322,7 @@ func (g *seasonGen) fit() {
 	if monitoring {
 		g.useLocal(len(fitDates) + 2*len(g.dates(season.RoleMonitor)))
 	}
-	terms, entry := fitSums(p)
+	terms, entry := normal.Sums(p)
 
 	b.comment("pass 1: the sums of X'X and X'y over the valid history")
 	sums := make([]string, len(terms))
@@ -474,14 +367,14 @@ func (g *seasonGen) fit() {
 			var r string
 			for _, e := range entry[i][j] {
 				switch {
-				case r == "" && e.weight == 1:
+				case r == "" && e.Weight == 1:
 					r = b.reg(rF)
-					b.ins("mov.f32 %s, %s", r, sums[e.sum])
+					b.ins("mov.f32 %s, %s", r, sums[e.Sum])
 				case r == "":
 					r = b.reg(rF)
-					b.ins("mul.rn.f32 %s, %s, %s", r, sums[e.sum], f32imm(e.weight))
+					b.ins("mul.rn.f32 %s, %s, %s", r, sums[e.Sum], f32imm(e.Weight))
 				default:
-					b.ins("fma.rn.f32 %s, %s, %s, %s", r, sums[e.sum], f32imm(e.weight), r)
+					b.ins("fma.rn.f32 %s, %s, %s, %s", r, sums[e.Sum], f32imm(e.Weight), r)
 				}
 			}
 			if r == "" {

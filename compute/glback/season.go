@@ -1,0 +1,279 @@
+package glback
+
+import (
+	"errors"
+	"fmt"
+	"time"
+	"unsafe"
+
+	"canopy/compute"
+	"canopy/compute/season"
+	"canopy/native/egl/gl"
+)
+
+// RunSeries implements season.Runner: OpenCube, Run and Close in one.
+func (b *Backend) RunSeries(j *season.Job) (compute.Timings, error) {
+	c, t, err := b.OpenCube(j.Cube)
+	if err != nil {
+		return t, err
+	}
+	defer c.Close()
+	rt, err := c.Run(j.Plan, j.Out)
+	rt.Setup += t.Setup
+	rt.Upload = t.Upload
+	rt.Total += t.Total
+	return rt, err
+}
+
+var _ season.Runner = (*Backend)(nil)
+
+// uniformBuffer is GL_UNIFORM_BUFFER.
+const uniformBuffer = 0x8A11
+
+// seasonPartBytes bounds one storage buffer of a cube (every date of a
+// range of pixels): the driver's block size limit, and 1 GiB.
+const seasonPartBytes = 1 << 30
+
+// Cube is a block of a stack kept on the card (the gl side of
+// cudaback.Cube): uploaded once as stored, in parts of whole pixel ranges
+// (all dates of each), it runs any model of the same dates without
+// uploading again. Its calls go to the backend's GL thread; Close frees it.
+type Cube struct {
+	b     *Backend
+	w     *worker // the context the buffers belong to
+	dates []float64
+	p     int
+	parts []cubePart
+	progs map[string]seasonProg
+	// LastKernel is the time of the last Run's or Compute's shaders.
+	LastKernel time.Duration
+}
+
+// seasonProg is a compiled season shader and its table's buffer.
+type seasonProg struct {
+	prog, table uint32
+	bytes       int
+	uniform     bool
+}
+
+type cubePart struct {
+	p0, np   int
+	buf, out uint32
+	outCap   int
+}
+
+// OpenCube starts the context if needed and uploads the cube.
+func (b *Backend) OpenCube(c season.Cube) (*Cube, compute.Timings, error) {
+	var t compute.Timings
+	if err := c.Check(); err != nil {
+		return nil, t, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.start(); err != nil {
+		return nil, t, err
+	}
+	t.Setup = b.takePending()
+	cube := &Cube{b: b, w: b.w, dates: append([]float64(nil), c.Dates...), p: c.Pixels, progs: map[string]seasonProg{}}
+	T := len(c.Dates)
+	err := b.w.do(func(st *glState) error {
+		limit := int64(seasonPartBytes)
+		if st.maxBlock > 0 {
+			limit = min(limit, st.maxBlock)
+		}
+		per := max(seasonLocal, int(limit/int64(4*T))/seasonLocal*seasonLocal)
+		per = min(per, 65535*seasonLocal)
+		t0 := time.Now()
+		for p0 := 0; p0 < c.Pixels || (p0 == 0 && c.Pixels == 0); p0 += per {
+			np := min(per, c.Pixels-p0)
+			var buf uint32
+			gl.GenBuffers(1, &buf)
+			gl.BindBuffer(gl.SHADER_STORAGE_BUFFER, buf)
+			gl.BufferStorage(gl.SHADER_STORAGE_BUFFER, max(4, 4*T*np), nil, gl.DYNAMIC_STORAGE_BIT)
+			cube.parts = append(cube.parts, cubePart{p0: p0, np: np, buf: buf})
+			if c.Pixels == 0 {
+				break
+			}
+		}
+		if e := gl.GetError(); e != gl.NO_ERROR {
+			cube.free()
+			return fmt.Errorf("device memory for a cube of %d dates × %d pixels: %s", T, c.Pixels, errName(e))
+		}
+		t.Setup += time.Since(t0)
+		if c.Pixels == 0 {
+			return nil
+		}
+		t1 := time.Now()
+		use, _, _ := st.timed(func() {
+			for _, pt := range cube.parts {
+				gl.BindBuffer(gl.SHADER_STORAGE_BUFFER, pt.buf)
+				for d := range T {
+					row := c.Values[d*c.Pixels+pt.p0 : d*c.Pixels+pt.p0+pt.np]
+					gl.BufferSubData(gl.SHADER_STORAGE_BUFFER, 4*d*pt.np, 4*pt.np, unsafe.Pointer(unsafe.SliceData(row)))
+				}
+			}
+		})
+		t.Upload, t.Total = use, time.Since(t1)
+		if e := gl.GetError(); e != gl.NO_ERROR {
+			cube.free()
+			return fmt.Errorf("cube upload: %s", errName(e))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, t, fmt.Errorf("gl: %w", err)
+	}
+	return cube, t, nil
+}
+
+// free deletes the cube's buffers and programs (GL thread).
+func (c *Cube) free() {
+	for i := range c.parts {
+		pt := &c.parts[i]
+		if pt.buf != 0 {
+			gl.DeleteBuffers(1, &pt.buf)
+		}
+		if pt.out != 0 {
+			gl.DeleteBuffers(1, &pt.out)
+		}
+	}
+	c.parts = nil
+	for _, p := range c.progs {
+		gl.DeleteProgram(p.prog)
+		gl.DeleteBuffers(1, &p.table)
+	}
+	c.progs = nil
+}
+
+// Pixels is the cube's number of pixels.
+func (c *Cube) Pixels() int { return c.p }
+
+// Compute runs the plan's shader over the cube and leaves its output
+// planes on the device; the shaders' time is returned and kept in
+// LastKernel.
+func (c *Cube) Compute(p *season.Plan) (time.Duration, error) {
+	return c.run(p, nil)
+}
+
+// Run runs the plan's model over the cube and downloads its output planes
+// into out (len(Outputs) planes of Pixels values).
+func (c *Cube) Run(p *season.Plan, out [][]float32) (compute.Timings, error) {
+	var t compute.Timings
+	if len(out) != len(p.Model.Outputs()) {
+		return t, fmt.Errorf("gl: %d output planes for a %s model's %d", len(out), p.Model.Kind, len(p.Model.Outputs()))
+	}
+	for _, o := range out {
+		if len(o) != c.p {
+			return t, fmt.Errorf("gl: an output plane of %d values for a cube of %d pixels", len(o), c.p)
+		}
+	}
+	t0 := time.Now()
+	k, err := c.run(p, out)
+	t.Kernel, t.Total = k, time.Since(t0)
+	return t, err
+}
+
+func (c *Cube) run(p *season.Plan, out [][]float32) (time.Duration, error) {
+	if c.b == nil {
+		return 0, errors.New("gl: the cube was closed")
+	}
+	if len(p.Dates) != len(c.dates) {
+		return 0, fmt.Errorf("gl: a plan of %d dates for a cube of %d", len(p.Dates), len(c.dates))
+	}
+	for i, d := range p.Dates {
+		if d != c.dates[i] {
+			return 0, errors.New("gl: the plan's dates are not the cube's")
+		}
+	}
+	if c.p == 0 {
+		return 0, nil
+	}
+	outs := len(p.Model.Outputs())
+	c.b.mu.Lock()
+	defer c.b.mu.Unlock()
+	if c.b.w != c.w {
+		return 0, errors.New("gl: the backend was closed since the cube was opened: open it again")
+	}
+	var kernel time.Duration
+	err := c.b.w.do(func(st *glState) error {
+		key, table := genSeasonGLSL(p)
+		sp, ok := c.progs[key]
+		if !ok {
+			prog, err := gl.CompileCompute(key)
+			if err != nil {
+				return fmt.Errorf("the driver did not compile the season shader: %w", err)
+			}
+			sp = seasonProg{prog: prog, bytes: 4 * len(table), uniform: 4*len(table) <= seasonUniformMax}
+			gl.GenBuffers(1, &sp.table)
+			gl.BindBuffer(gl.SHADER_STORAGE_BUFFER, sp.table)
+			gl.BufferStorage(gl.SHADER_STORAGE_BUFFER, sp.bytes, unsafe.Pointer(unsafe.SliceData(table)), 0)
+			c.progs[key] = sp
+		}
+		for i := range c.parts {
+			pt := &c.parts[i]
+			if need := 4 * outs * pt.np; need > pt.outCap {
+				if pt.out != 0 {
+					gl.DeleteBuffers(1, &pt.out)
+				}
+				gl.GenBuffers(1, &pt.out)
+				gl.BindBuffer(gl.SHADER_STORAGE_BUFFER, pt.out)
+				gl.BufferStorage(gl.SHADER_STORAGE_BUFFER, need, nil, gl.DYNAMIC_STORAGE_BIT)
+				pt.outCap = need
+			}
+		}
+		if e := gl.GetError(); e != gl.NO_ERROR {
+			return fmt.Errorf("device memory for %d output planes: %s", outs, errName(e))
+		}
+		gl.UseProgram(sp.prog)
+		if sp.uniform {
+			gl.BindBufferRange(uniformBuffer, 0, sp.table, 0, sp.bytes)
+		} else {
+			gl.BindBufferRange(gl.SHADER_STORAGE_BUFFER, 2, sp.table, 0, sp.bytes)
+		}
+		kernel, _, _ = st.timed(func() {
+			for _, pt := range c.parts {
+				gl.BindBufferRange(gl.SHADER_STORAGE_BUFFER, 0, pt.buf, 0, 4*len(c.dates)*pt.np)
+				gl.BindBufferRange(gl.SHADER_STORAGE_BUFFER, 1, pt.out, 0, 4*outs*pt.np)
+				gl.Uniform1ui(0, uint32(pt.np))
+				gl.DispatchCompute(uint32((pt.np+seasonLocal-1)/seasonLocal), 1, 1)
+			}
+		})
+		gl.MemoryBarrier(gl.BUFFER_UPDATE_BARRIER_BIT | shaderStorageBarrierBit)
+		if out != nil {
+			for _, pt := range c.parts {
+				gl.BindBuffer(gl.SHADER_STORAGE_BUFFER, pt.out)
+				for o := range outs {
+					dst := out[o][pt.p0 : pt.p0+pt.np]
+					gl.GetBufferSubData(gl.SHADER_STORAGE_BUFFER, 4*o*pt.np, 4*pt.np, unsafe.Pointer(unsafe.SliceData(dst)))
+				}
+			}
+		}
+		if e := gl.GetError(); e != gl.NO_ERROR {
+			return fmt.Errorf("the season shader: %s", errName(e))
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("gl: %w", err)
+	}
+	c.LastKernel = kernel
+	return kernel, nil
+}
+
+// Close frees the cube's buffers and shaders.
+func (c *Cube) Close() {
+	if c.b == nil {
+		return
+	}
+	b := c.b
+	c.b = nil
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.w == nil || b.w != c.w {
+		return // the context went with the backend's Close
+	}
+	b.w.do(func(*glState) error {
+		c.free()
+		return nil
+	})
+}
