@@ -27,10 +27,11 @@ const (
 	// band is about 120 MB; a Landsat SR band about 120 MB).
 	maxMember = 2 << 30
 	// maxInflate is the most a zip's compressed members may take once
-	// inflated into memory, all together (members that are not stored
-	// cannot be read in place; each is inflated once, however often it is
-	// read). A Sentinel-2 10 m band is about 120 MB: NDVI with its mask
-	// takes about 260 MB, a natural-colour view with NDVI about 500 MB.
+	// inflated, all together (members that are not stored cannot be read
+	// in place: each is inflated once, however often it is read, past its
+	// first MiB into a temporary file). A Sentinel-2 10 m band is about
+	// 120 MB: NDVI with its mask inflates about 260 MB, a natural-colour
+	// view with NDVI about 500 MB.
 	maxInflate = 768 << 20
 	// maxMembers is the most members an archive index holds.
 	maxMembers = 100000
@@ -208,7 +209,7 @@ func (c *fileCache) close() error {
 }
 
 // zipContainer reads a zip in place: stored members through a section of
-// the file, deflated ones inflated into memory within limits.
+// the file, deflated ones inflated within limits (inflater).
 type zipContainer struct {
 	path string
 	f    *os.File
@@ -282,7 +283,7 @@ func (c *zipContainer) open(name string) (io.ReaderAt, int64, error) {
 		return z, size, nil
 	}
 	if c.held+size > maxInflate {
-		return nil, 0, fmt.Errorf("%s: its compressed members would take %d MiB once inflated in memory, more than the %d MiB Canopy allows: unzip the archive and open the folder", c.where(name), (c.held+size)>>20, maxInflate>>20)
+		return nil, 0, fmt.Errorf("%s: its compressed members would take %d MiB once inflated, more than the %d MiB Canopy inflates from one archive: unzip the archive and open the folder", c.where(name), (c.held+size)>>20, maxInflate>>20)
 	}
 	z := &inflater{f: zf, size: size, where: c.where(name)}
 	if c.inflated == nil {
@@ -297,45 +298,57 @@ func (c *zipContainer) open(name string) (io.ReaderAt, int64, error) {
 // from the start as far as reads reach and keeps what it inflated, so that
 // reading a header costs a few kilobytes. Once a read goes past the first
 // MiB (a band being decoded), the rest is inflated by a goroutine ahead of
-// the readers, so that decoding does not wait for inflation. Memory is the
-// member's declared size (within maxInflate); the zip reader fails a
-// member that inflates past its declared size or whose checksum is wrong.
+// the readers into a temporary file with no name (spill), which reads then
+// read: memory stays the first MiB and one chunk whatever the member's
+// size (the declared sizes of all inflated members stay within maxInflate,
+// as disk). The zip reader fails a member that inflates past its declared
+// size or whose checksum is wrong.
 type inflater struct {
 	f     *zip.File
 	size  int64
 	where string
 
-	mu   sync.Mutex
-	cond *sync.Cond
-	rc   io.ReadCloser
-	buf  []byte // inflated bytes; its capacity is fixed once bg is set
-	err  error  // the first inflate error
-	bg   bool   // the goroutine is inflating the rest
+	mu    sync.Mutex
+	cond  *sync.Cond
+	rc    io.ReadCloser
+	buf   []byte   // the first bytes inflated, at most ahead of them
+	err   error    // the first inflate error
+	spill *scratch // the whole member from the start, once bg is set
+	have  int64    // bytes inflated: len(buf), or what spill holds once bg is set
+	bg    bool     // the goroutine is inflating the rest into spill
 }
 
 // ahead is how far reads go before the rest is inflated in the background.
 const ahead = 1 << 20
+
+// spillChunk is how much the background inflation writes at a time.
+const spillChunk = 4 << 20
 
 func (z *inflater) ReadAt(p []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, fmt.Errorf("%s: negative offset", z.where)
 	}
 	z.mu.Lock()
-	defer z.mu.Unlock()
 	want := min(off+int64(len(p)), z.size)
-	if want > ahead && !z.bg && z.err == nil && int64(len(z.buf)) < z.size {
-		nb := make([]byte, len(z.buf), z.size)
-		copy(nb, z.buf)
-		z.buf, z.bg = nb, true
-		z.cond = sync.NewCond(&z.mu)
-		go z.fill()
+	if want > ahead && !z.bg && z.err == nil && z.have < z.size {
+		sp, err := newScratch()
+		if err != nil {
+			z.err = fmt.Errorf("%s: inflating it into a temporary file: %v", z.where, err)
+		} else if _, err := sp.f.WriteAt(z.buf, 0); err != nil {
+			sp.close()
+			z.err = fmt.Errorf("%s: inflating it into a temporary file: %v", z.where, err)
+		} else {
+			z.spill, z.bg = sp, true
+			z.cond = sync.NewCond(&z.mu)
+			go z.fill()
+		}
 	}
 	if z.bg {
-		for int64(len(z.buf)) < want && z.err == nil {
+		for z.have < want && z.err == nil {
 			z.cond.Wait()
 		}
 	} else {
-		for int64(len(z.buf)) < want && z.err == nil {
+		for z.have < want && z.err == nil {
 			if len(z.buf) == cap(z.buf) {
 				nb := make([]byte, len(z.buf), min(z.size, max(want, 2*int64(cap(z.buf)), 64<<10)))
 				copy(nb, z.buf)
@@ -343,26 +356,37 @@ func (z *inflater) ReadAt(p []byte, off int64) (int, error) {
 			}
 			n, err := z.read(z.buf[len(z.buf):cap(z.buf)])
 			z.buf = z.buf[:len(z.buf)+n]
+			z.have = int64(len(z.buf))
 			z.done(err)
 		}
 	}
-	if z.err != nil && int64(len(z.buf)) == z.size {
-		return 0, z.err // the checksum or the size is wrong: none of it is trusted
+	have, err, bg, spill := z.have, z.err, z.bg, z.spill
+	z.mu.Unlock()
+	if err != nil && have == z.size {
+		return 0, err // the checksum or the size is wrong: none of it is trusted
 	}
-	if off >= int64(len(z.buf)) {
-		if z.err != nil {
-			return 0, z.err
+	if off >= have {
+		if err != nil {
+			return 0, err
 		}
 		return 0, io.EOF
 	}
-	n := copy(p, z.buf[off:])
-	if n < len(p) {
-		if z.err != nil && int64(len(z.buf)) < z.size {
-			return n, z.err
+	k := int(min(int64(len(p)), have-off))
+	if bg {
+		// What spill holds up to have is written and stays as it is.
+		if _, e := spill.f.ReadAt(p[:k], off); e != nil {
+			return 0, fmt.Errorf("%s: reading it back from its temporary file: %v", z.where, e)
 		}
-		return n, io.EOF
+	} else {
+		copy(p, z.buf[off:have])
 	}
-	return n, nil
+	if k < len(p) {
+		if err != nil && have < z.size {
+			return k, err
+		}
+		return k, io.EOF
+	}
+	return k, nil
 }
 
 // read inflates into b (opening the member on first use).
@@ -377,12 +401,13 @@ func (z *inflater) read(b []byte) (int, error) {
 	return z.rc.Read(b)
 }
 
-// done records the outcome of a read (under the lock).
+// done records the outcome of a read (under the lock), z.have counting the
+// bytes inflated so far.
 func (z *inflater) done(err error) {
-	if err == io.EOF && int64(len(z.buf)) != z.size {
-		err = fmt.Errorf("inflates to %d bytes but declares %d", len(z.buf), z.size)
+	if err == io.EOF && z.have != z.size {
+		err = fmt.Errorf("inflates to %d bytes but declares %d", z.have, z.size)
 	}
-	if err == nil && int64(len(z.buf)) == z.size && z.rc != nil {
+	if err == nil && z.have == z.size && z.rc != nil {
 		// All the declared bytes are in: read on to the end, where the
 		// zip reader checks the checksum and the size.
 		var one [1]byte
@@ -397,42 +422,100 @@ func (z *inflater) done(err error) {
 			err = e
 		}
 	}
-	if err != nil && err != io.EOF {
+	if err != nil && err != io.EOF && z.err == nil {
 		z.err = fmt.Errorf("%s: %v", z.where, err)
 	}
-	if (z.err != nil || int64(len(z.buf)) == z.size) && z.rc != nil {
+	if (z.err != nil || z.have == z.size) && z.rc != nil {
 		z.rc.Close()
 		z.rc = nil
 	}
 }
 
-// fill inflates the rest of the member into buf's spare capacity, which no
-// reader touches, publishing each chunk under the lock.
+// fill inflates the rest of the member into spill, a chunk at a time,
+// publishing each chunk under the lock once it is written.
 func (z *inflater) fill() {
+	chunk := make([]byte, spillChunk)
 	for {
 		z.mu.Lock()
-		n0 := len(z.buf)
-		stop := z.err != nil || int64(n0) >= z.size
-		z.mu.Unlock()
+		at := z.have
+		stop := z.err != nil || at >= z.size
 		if stop {
-			z.mu.Lock()
 			z.cond.Broadcast()
 			z.mu.Unlock()
 			return
 		}
-		end := min(int64(n0)+(4<<20), z.size)
-		n, err := z.read(z.buf[n0:end])
+		z.mu.Unlock()
+		n, err := z.read(chunk[:min(int64(len(chunk)), z.size-at)])
+		if n > 0 {
+			if _, e := z.spill.f.WriteAt(chunk[:n], at); e != nil {
+				n, err = 0, fmt.Errorf("inflating it into a temporary file: %v", e)
+			}
+		}
 		z.mu.Lock()
-		z.buf = z.buf[:n0+n]
+		z.have = at + int64(n)
 		z.done(err)
 		z.cond.Broadcast()
 		z.mu.Unlock()
 	}
 }
 
+// close stops the inflation and frees its temporary file (the archive is
+// being closed: no read is in flight).
+func (z *inflater) close() {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	if z.err == nil && z.have < z.size {
+		z.err = fmt.Errorf("%s: the archive was closed", z.where)
+	}
+	if z.spill != nil {
+		z.spill.close() // a write of fill's in flight fails, and it stops
+	}
+	if !z.bg && z.rc != nil {
+		z.rc.Close() // fill, when it runs, owns rc and closes it
+		z.rc = nil
+	}
+	if z.cond != nil {
+		z.cond.Broadcast()
+	}
+}
+
+// scratch is a temporary file with no name where the system allows (it
+// is removed as soon as it is made, and freed when closed or when the
+// program ends), or one removed when closed.
+type scratch struct {
+	f    *os.File
+	name string // "" once removed
+}
+
+func newScratch() (*scratch, error) {
+	f, err := os.CreateTemp("", "canopy-inflate-*")
+	if err != nil {
+		return nil, err
+	}
+	s := &scratch{f: f, name: f.Name()}
+	if os.Remove(s.name) == nil {
+		s.name = ""
+	}
+	return s, nil
+}
+
+func (s *scratch) close() {
+	s.f.Close()
+	if s.name != "" {
+		os.Remove(s.name)
+	}
+}
+
 func (c *zipContainer) where(name string) string { return c.path + "!" + name }
 
-func (c *zipContainer) close() error { return c.f.Close() }
+func (c *zipContainer) close() error {
+	c.mu.Lock()
+	for _, z := range c.inflated {
+		z.close()
+	}
+	c.mu.Unlock()
+	return c.f.Close()
+}
 
 // tarContainer reads an uncompressed tar in place: members are contiguous,
 // so an index of data offsets made in one pass serves every read.

@@ -167,7 +167,7 @@ type Views struct {
 // that is not a GeoTIFF (Sentinel-2's JPEG 2000: those tiles are at most
 // 10980² and load whole), a band coarser than the grid (nearest-neighbour
 // resampling is Load's alone), a mask buffer that grows clouds (it reaches
-// across pixels), or a member of a zip (inflated whole into memory).
+// across pixels), or a member of a zip (inflated whole).
 func (s *Scene) Views(roles []string, opt LoadOptions) (*Views, error) {
 	switch opt.Mask {
 	case "", "auto", "none":

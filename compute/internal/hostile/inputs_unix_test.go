@@ -9,7 +9,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,14 +27,16 @@ import (
 const (
 	inputMemory  = 1 << 30
 	inputCPU     = 10 * time.Second // user + system time of the case
+	quickCPU     = time.Second      // user + system time of a refusal that names a limit (Quick)
 	inputKillAt  = 5 * time.Minute  // a case still running then has hung (waiting, not working: the CPU limit bounds work)
 	inputWorkers = 2
 )
 
 // cgroup is a memory cgroup made for one case.
 type cgroup struct {
-	dir  string
-	peak string // the file holding the peak usage
+	dir    string
+	peak   string // the file holding the peak usage
+	events string // the file counting the OOM killer's kills (oom_kill N)
 }
 
 // newCgroup makes a memory cgroup limited to limit bytes beside the
@@ -47,17 +51,17 @@ func newCgroup(name string, limit int64) *cgroup {
 		if len(parts) != 3 {
 			continue
 		}
-		var dir, limitFile, peak string
+		var dir, limitFile, peak, events string
 		switch {
 		case parts[0] == "0" && parts[1] == "":
 			dir = filepath.Join("/sys/fs/cgroup", parts[2])
 			if _, err := os.Stat(filepath.Join(dir, "memory.max")); err != nil {
 				dir = filepath.Join("/sys/fs/cgroup/unified", parts[2])
 			}
-			limitFile, peak = "memory.max", "memory.peak"
+			limitFile, peak, events = "memory.max", "memory.peak", "memory.events"
 		case strings.Contains(","+parts[1]+",", ",memory,"):
 			dir = filepath.Join("/sys/fs/cgroup/memory", parts[2])
-			limitFile, peak = "memory.limit_in_bytes", "memory.max_usage_in_bytes"
+			limitFile, peak, events = "memory.limit_in_bytes", "memory.max_usage_in_bytes", "memory.oom_control"
 		default:
 			continue
 		}
@@ -73,7 +77,7 @@ func newCgroup(name string, limit int64) *cgroup {
 			os.Remove(child)
 			continue
 		}
-		return &cgroup{dir: child, peak: filepath.Join(child, peak)}
+		return &cgroup{dir: child, peak: filepath.Join(child, peak), events: filepath.Join(child, events)}
 	}
 	return nil
 }
@@ -82,6 +86,29 @@ func (c *cgroup) peakBytes() int64 {
 	b, _ := os.ReadFile(c.peak)
 	v, _ := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
 	return v
+}
+
+// oomKills is how many processes the kernel killed in the cgroup for
+// want of memory (-1 when the system does not say).
+func (c *cgroup) oomKills() int {
+	b, err := os.ReadFile(c.events)
+	if err != nil {
+		return -1
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "oom_kill "); ok {
+			n, _ := strconv.Atoi(strings.TrimSpace(v))
+			return n
+		}
+	}
+	return -1
+}
+
+// wrap makes cmd (not started) start in the cgroup: a shell joins it,
+// then becomes the command.
+func (c *cgroup) wrap(cmd *exec.Cmd) {
+	cmd.Args = append([]string{"/bin/sh", "-c", `echo $$ > "$0/cgroup.procs" && exec "$@"`, c.dir, cmd.Path}, cmd.Args[1:]...)
+	cmd.Path = "/bin/sh"
 }
 
 func (c *cgroup) remove() {
@@ -93,6 +120,50 @@ func (c *cgroup) remove() {
 	}
 }
 
+// memUse is the memory one case's process used, as the kernel counts it:
+// its cgroup's peak (anonymous memory and page cache together: at the
+// limit the kernel reclaims the cache, and kills only when it cannot), the
+// kills of the OOM killer in it, and the peak resident size getrusage
+// gives. The last is only a bound where the test forks the child: Linux
+// counts the forking process's resident size against the child until it
+// runs its program.
+type memUse struct {
+	cgroup bool  // measured in a memory cgroup of its own
+	peak   int64 // the cgroup's peak; the resident peak without one
+	rss    int64
+	ooms   int
+}
+
+// measure reads what cmd (run, in cg when cg is not nil) used.
+func measure(cmd *exec.Cmd, cg *cgroup) memUse {
+	var m memUse
+	if ps := cmd.ProcessState; ps != nil {
+		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+			m.rss = int64(ru.Maxrss) * 1024 // kilobytes on Linux
+			if runtime.GOOS == "darwin" {
+				m.rss = int64(ru.Maxrss)
+			}
+		}
+	}
+	m.peak = m.rss
+	if cg != nil {
+		m.cgroup, m.peak, m.ooms = true, cg.peakBytes(), cg.oomKills()
+	}
+	return m
+}
+
+// check fails t when the process went past limit: killed by the kernel at
+// its cgroup's limit or, without a cgroup, resident beyond it.
+func (m memUse) check(t *testing.T, limit int64) {
+	t.Helper()
+	if m.ooms > 0 {
+		t.Errorf("the kernel killed it at the %d MiB memory limit of its cgroup (cgroup peak %d MiB)", limit>>20, m.peak>>20)
+	}
+	if !m.cgroup && m.peak > limit {
+		t.Errorf("used %d MiB of memory (at most %d)", m.peak>>20, limit>>20)
+	}
+}
+
 // inputResult is what the parent saw of one case.
 type inputResult struct {
 	exit     int
@@ -100,8 +171,7 @@ type inputResult struct {
 	stderr   string
 	wall     time.Duration
 	cpu      time.Duration
-	peak     int64
-	cgroup   bool
+	mem      memUse
 	killed   bool
 	left     []string
 }
@@ -142,13 +212,10 @@ func runInput(bin string, c InputCase, out string, id int) inputResult {
 	cg := newCgroup(fmt.Sprintf("canopy-hostile-%d-%d", os.Getpid(), id), inputMemory)
 	ctx, cancel := context.WithTimeout(context.Background(), inputKillAt)
 	defer cancel()
-	var cmd *exec.Cmd
+	cmd := exec.CommandContext(ctx, bin, args...)
 	if cg != nil {
-		// The shell puts itself in the cgroup, then becomes canopy.
-		cmd = exec.CommandContext(ctx, "/bin/sh", append([]string{"-c", `echo $$ > "$0/cgroup.procs" && exec "$@"`, cg.dir, bin}, args...)...)
+		cg.wrap(cmd)
 		defer cg.remove()
-	} else {
-		cmd = exec.CommandContext(ctx, bin, args...)
 	}
 	cmd.Env = append(os.Environ(), "GOMAXPROCS=2", "GOMEMLIMIT=")
 	var stderr strings.Builder
@@ -164,16 +231,8 @@ func runInput(bin string, c InputCase, out string, id int) inputResult {
 			r.signaled = ws.Signal().String()
 		}
 		r.cpu = ps.UserTime() + ps.SystemTime()
-		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
-			r.peak = int64(ru.Maxrss) * 1024
-			if runtime.GOOS == "darwin" {
-				r.peak = int64(ru.Maxrss)
-			}
-		}
 	}
-	if cg != nil {
-		r.peak, r.cgroup = cg.peakBytes(), true
-	}
+	r.mem = measure(cmd, cg)
 	es, _ := os.ReadDir(out)
 	for _, e := range es {
 		r.left = append(r.left, e.Name())
@@ -185,7 +244,8 @@ func runInput(bin string, c InputCase, out string, id int) inputResult {
 // binary, two at a time, each in a process (and a 1 GiB memory cgroup) of
 // its own: no panic, no hang, at most 1 GiB and 10 s of CPU, one line on
 // stderr naming the file, the documented exit status, nothing written.
-// CANOPY_HOSTILE_REPORT=FILE writes each case's measurements there.
+// CANOPY_HOSTILE_REPORT=FILE writes each case's measurements there;
+// CANOPY_HOSTILE_CASES=REGEXP runs only the cases whose names match.
 func TestInputCorpus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the input corpus takes a while (-short)")
@@ -197,6 +257,13 @@ func TestInputCorpus(t *testing.T) {
 		t.Fatal(err)
 	}
 	gen := time.Since(t0)
+	if re := os.Getenv("CANOPY_HOSTILE_CASES"); re != "" {
+		m, err := regexp.Compile(re)
+		if err != nil {
+			t.Fatalf("CANOPY_HOSTILE_CASES: %v", err)
+		}
+		cases = slices.DeleteFunc(cases, func(c InputCase) bool { return !m.MatchString(c.Name) })
+	}
 	bin := buildCanopy(t, dir)
 	results := make([]inputResult, len(cases))
 	sem := make(chan struct{}, inputWorkers)
@@ -222,31 +289,35 @@ func TestInputCorpus(t *testing.T) {
 		defer f.Close()
 		report = bufio.NewWriter(f)
 		defer report.Flush()
-		fmt.Fprintf(report, "case\texit\tcpu_s\twall_s\tpeak_mib\tmeasured_by\tstderr\n")
+		fmt.Fprintf(report, "case\texit\tcpu_s\twall_s\tpeak_mib\tmeasured_by\trss_mib\toom_kills\tstderr\n")
 	}
 	var fat, slow string
-	var fatPeak int64
+	var fatR string
+	var fatPeak, fatRSS int64
 	var slowCPU time.Duration
 	cg := 0
 	for i, c := range cases {
 		r := results[i]
-		if r.peak > fatPeak {
-			fatPeak, fat = r.peak, c.Name
+		if r.mem.peak > fatPeak {
+			fatPeak, fat = r.mem.peak, c.Name
+		}
+		if r.mem.rss > fatRSS {
+			fatRSS, fatR = r.mem.rss, c.Name
 		}
 		if r.cpu > slowCPU {
 			slowCPU, slow = r.cpu, c.Name
 		}
 		by := "rusage"
-		if r.cgroup {
+		if r.mem.cgroup {
 			by, cg = "cgroup", cg+1
 		}
 		if report != nil {
-			fmt.Fprintf(report, "%s\t%d\t%.2f\t%.2f\t%d\t%s\t%.200q\n", c.Name, r.exit, r.cpu.Seconds(), r.wall.Seconds(), r.peak>>20, by, strings.TrimSpace(r.stderr))
+			fmt.Fprintf(report, "%s\t%d\t%.2f\t%.2f\t%d\t%s\t%d\t%d\t%.200q\n", c.Name, r.exit, r.cpu.Seconds(), r.wall.Seconds(), r.mem.peak>>20, by, r.mem.rss>>20, r.mem.ooms, strings.TrimSpace(r.stderr))
 		}
 		t.Run(c.Name, func(t *testing.T) { checkInput(t, c, r) })
 	}
-	t.Logf("%d cases (%d in a 1 GiB memory cgroup): generated in %v, run in %v; most CPU %v (%s), most memory %d MiB (%s)",
-		len(cases), cg, gen.Round(time.Millisecond), (time.Since(t0) - gen).Round(time.Millisecond), slowCPU.Round(time.Millisecond), slow, fatPeak>>20, fat)
+	t.Logf("%d cases (%d in a 1 GiB memory cgroup): generated in %v, run in %v; most CPU %v (%s), highest cgroup peak %d MiB (%s), most resident %d MiB (%s)",
+		len(cases), cg, gen.Round(time.Millisecond), (time.Since(t0) - gen).Round(time.Millisecond), slowCPU.Round(time.Millisecond), slow, fatPeak>>20, fat, fatRSS>>20, fatR)
 }
 
 func checkInput(t *testing.T, c InputCase, r inputResult) {
@@ -254,18 +325,20 @@ func checkInput(t *testing.T, c InputCase, r inputResult) {
 	case r.killed:
 		t.Fatalf("hung: still running after %v", inputKillAt)
 	case r.signaled != "":
-		t.Fatalf("killed by %s (peak %d MiB); stderr:\n%.2000s", r.signaled, r.peak>>20, r.stderr)
+		r.mem.check(t, inputMemory)
+		t.Fatalf("killed by %s (cgroup peak %d MiB, resident %d MiB); stderr:\n%.2000s", r.signaled, r.mem.peak>>20, r.mem.rss>>20, r.stderr)
 	case strings.Contains(r.stderr, "panic") || strings.Contains(r.stderr, "fatal error") || strings.Contains(r.stderr, "goroutine "):
 		t.Fatalf("crashed:\n%.2000s", r.stderr)
 	}
 	if r.cpu > inputCPU {
 		t.Errorf("took %v of CPU (at most %v)", r.cpu.Round(time.Millisecond), inputCPU)
 	}
-	if r.peak > inputMemory {
-		t.Errorf("used %d MiB of memory (at most %d)", r.peak>>20, inputMemory>>20)
-	}
+	r.mem.check(t, inputMemory)
 	if c.Either && r.exit == 0 {
 		return
+	}
+	if c.Quick && r.cpu > quickCPU {
+		t.Errorf("refused after %v of CPU; a refusal that names a limit comes within %v", r.cpu.Round(time.Millisecond), quickCPU)
 	}
 	msg := strings.TrimSuffix(r.stderr, "\n")
 	if r.exit != c.Exit {

@@ -299,8 +299,10 @@ func TestOutputs(t *testing.T) {
 	cases := outCases()
 	t.Logf("%d output cases", len(cases))
 	var rss int64
-	var fat string
-	for _, c := range cases {
+	var fat, slow string
+	var slowCPU time.Duration
+	inCgroup := 0
+	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			var protected []string
@@ -322,6 +324,12 @@ func TestOutputs(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), killAt)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestOutputsChild$", "-test.count=1")
+			// Memory as the kernel enforces it, as for the inputs.
+			cg := newCgroup(fmt.Sprintf("canopy-out-%d-%d", os.Getpid(), i), maxRSS)
+			if cg != nil {
+				defer cg.remove()
+				cg.wrap(cmd)
+			}
 			cmd.Env = append(os.Environ(), "HOSTILE_OUT_CASE="+c.name, "HOSTILE_OUT_DIR="+dir, "GOMAXPROCS=2")
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -329,6 +337,17 @@ func TestOutputs(t *testing.T) {
 			cmd.Run()
 			wall := time.Since(t0)
 			cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+			m := measure(cmd, cg)
+			m.check(t, maxRSS)
+			if m.peak > rss {
+				rss, fat = m.peak, c.name
+			}
+			if m.cgroup {
+				inCgroup++
+			}
+			if cpu > slowCPU {
+				slowCPU, slow = cpu, c.name
+			}
 			switch {
 			case ctx.Err() != nil:
 				t.Fatalf("hung: still running after %v", killAt)
@@ -346,15 +365,6 @@ func TestOutputs(t *testing.T) {
 			}
 			if !got {
 				t.Fatalf("no report (exit %d):\n%.2000s", cmd.ProcessState.ExitCode(), stderr.String())
-			}
-			if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-				r := int64(ru.Maxrss) * 1024
-				if r > maxRSS {
-					t.Errorf("used %d MiB of memory", r>>20)
-				}
-				if r > rss {
-					rss, fat = r, c.name
-				}
 			}
 			if cpu > maxTime {
 				t.Errorf("took %v of CPU time (at most %v; %v of wall time)", cpu.Round(time.Millisecond), maxTime, wall.Round(time.Millisecond))
@@ -388,5 +398,5 @@ func TestOutputs(t *testing.T) {
 			}
 		})
 	}
-	t.Logf("most memory %d MiB (%s)", rss>>20, fat)
+	t.Logf("%d cases (%d in a 1 GiB memory cgroup): most CPU %v (%s), highest peak %d MiB (%s)", len(cases), inCgroup, slowCPU.Round(time.Millisecond), slow, rss>>20, fat)
 }
