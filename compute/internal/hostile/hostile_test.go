@@ -97,7 +97,7 @@ func TestGenerateInputs(t *testing.T) {
 	if len(cases) < 150 {
 		t.Errorf("%d input cases, the corpus needs at least 150 more than the raster corpus", len(cases))
 	}
-	for _, k := range []string{"zip", "tar", "xml", "jp2", "mtl", "stac", "gpkg", "geojson", "list", "path"} {
+	for _, k := range []string{"zip", "tar", "xml", "jp2", "mtl", "stac", "gpkg", "geojson", "list", "session", "path"} {
 		if kinds[k] == 0 {
 			t.Errorf("no %s cases", k)
 		}

@@ -39,6 +39,10 @@ type InputCase struct {
 	Want string
 	// Names is what the line must name (the file, or the archive).
 	Names string
+	// GUI runs the case through the window's binary (canopy gui), with
+	// a display that does not exist: what it tests is refused before any
+	// window opens.
+	GUI bool
 	// Quick says the refusal names a limit: it must come within 1 s of
 	// CPU time, before the work the limit spares is done. A case whose
 	// Want speaks of a limit ("more than", "longer than") is Quick.
@@ -117,7 +121,7 @@ func GenerateInputs(dir string) ([]InputCase, error) {
 	g.red = g.write("bands/red.tif", base().build().bytes())
 	g.nir = g.write("bands/nir.tif", base().build().bytes())
 	g.okStands = g.write("stands/ok.geojson", []byte(standsJSON(`[[[600050,5299600],[600300,5299600],[600300,5299900],[600050,5299600]]]`)))
-	for _, step := range []func(){g.zips, g.s2Zips, g.tars, g.xmls, g.jp2s, g.mtls, g.stacs, g.gpkgs, g.geojsons, g.lists, g.notFiles} {
+	for _, step := range []func(){g.zips, g.s2Zips, g.tars, g.xmls, g.jp2s, g.mtls, g.stacs, g.gpkgs, g.geojsons, g.lists, g.sessions, g.notFiles} {
 		step()
 	}
 	return g.cases, g.err
@@ -742,4 +746,40 @@ func (g *igen) commonSpecials() []special {
 			return p
 		}},
 	}
+}
+
+// sessions adds session files the window is started on (canopy gui
+// --session FILE) that are not sessions: FIFOs, devices, folders, links,
+// files far too large, damaged JSON. Each is read before the window opens
+// and refused in one line naming it, as a failed run (exit 1).
+func (g *igen) sessions() {
+	sess := func(name, p, want string) {
+		g.add(InputCase{Name: "session/" + name, Args: []string{"gui", "--session", p, "--exit-after", "1s"}, Want: want, Names: p, GUI: true})
+	}
+	for _, k := range g.specialPaths() {
+		if p := k.make(".canopy"); p != "" {
+			sess(k.name, p, k.want)
+		}
+	}
+	sess("dev-zero-itself", "/dev/zero", "is a device, not a file")
+	j := func(name, body, want string) {
+		sess(name, g.write("session/"+name+".canopy", []byte(body)), want)
+	}
+	j("over-16MiB", `{"version":1,"expr":"`+strings.Repeat("a", 17<<20)+`"}`, "more than the 16 MiB")
+	sparse := g.path("session/sparse-8GiB.canopy")
+	if f, err := os.Create(sparse); err == nil {
+		f.WriteString(`{"version":1,"expr":"`)
+		g.fail(f.Truncate(8 << 30))
+		f.Close()
+	}
+	sess("sparse-8GiB", sparse, "more than the 16 MiB")
+	j("malformed-json", `{"version": 1, "product": `, "not a Canopy session file")
+	j("not-json", "\x00\x01\x02 binary \xff\xfe", "not a Canopy session file")
+	j("empty", "", "not a Canopy session file")
+	j("nested-100000", `{"version":1,"after":`+strings.Repeat(`{"after":`, 100000)+`null`+strings.Repeat(`}`, 100001), "not a Canopy session file")
+	j("version-9", `{"version":9}`, "version 9")
+	j("no-version", `{"product":"x.tif"}`, "version 0")
+	j("classes-wrong-type", `{"version":1,"classes":"dense"}`, "not a Canopy session file")
+	j("key-1MB-version-2", `{"`+strings.Repeat("k", 1<<20)+`":1,"version":2}`, "version 2")
+	j("utf16", "\xff\xfe{\x00}\x00", "not a Canopy session file")
 }

@@ -120,7 +120,8 @@ func (g *igen) s2Zip(name string, n int, bands ...s2Band) string {
 
 // s2Zips adds products whose band members are inflated from a small zip:
 // a real tile's size (two 10980² bands and the 20 m SCL: 512 MB inflated
-// from 0.5 MB), read by canopy scene and computed by canopy compute, and
+// from 0.5 MB), read by canopy scene and computed by canopy compute
+// (within 1 GiB: its inflated members are not held in memory), and
 // a product whose two bands together would take more memory once
 // inflated than Canopy allows (refused at once, naming the limit and the
 // way round). Each member is inflated once, however often it is read.
@@ -128,7 +129,10 @@ func (g *igen) s2Zips() {
 	const tile = 10980
 	p := g.s2Zip("bands-inflate-512MB", tile, s2Band{"B04", 10, tile, 16}, s2Band{"B08", 10, tile, 16}, s2Band{"SCL", 20, tile / 2, 8})
 	g.add(InputCase{Name: "zip/bands-inflate-512MB-scene", Args: []string{"scene", p}, Either: true, Names: p})
-	g.add(InputCase{Name: "zip/bands-inflate-512MB-compute", Args: []string{"compute", "--scene", p, "--backend", "go", "--tif", "OUT/ndvi.tif"}, Either: true, Names: p})
+	// Without the mask, so that the case stays well inside 10 s of CPU
+	// (NDVI with the SCL mask of a whole tile takes about 8.5 s here): the
+	// two bands alone, held in memory, took compute to 1071 MiB resident.
+	g.add(InputCase{Name: "zip/bands-inflate-512MB-compute", Args: []string{"compute", "--scene", p, "--backend", "go", "--mask", "none", "--tif", "OUT/ndvi.tif"}, Either: true, Names: p})
 	const big = 14500 // 420 MB a band: two are more than the 768 MiB of inflated members
 	p = g.s2Zip("bands-inflate-840MB", big, s2Band{"B04", 10, big, 16}, s2Band{"B08", 10, big, 16})
 	g.add(InputCase{Name: "zip/bands-inflate-840MB-scene", Args: []string{"scene", p}, Want: "unzip the archive", Names: p, Quick: true})
