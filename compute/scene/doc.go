@@ -1,8 +1,8 @@
 // Package scene reads satellite and drone products as their makers ship
 // them: a Sentinel-2 L2A .SAFE folder or .zip, a Landsat Collection 2
 // Level-2 folder or .tar, a Sentinel-2 L2A in ESA's EOPF Zarr format (a
-// .zarr folder or .zip of Zarr v2 with consolidated metadata; eopf.go,
-// its Blosc chunks in blosc.go), a STAC item whose assets are local files
+// .zarr folder or .zip, Zarr v3 or v2 with consolidated metadata;
+// eopf.go, Blosc chunks in blosc.go), a STAC item whose assets are local files
 // or URLs, or a multi-band GeoTIFF orthomosaic. A STAC item or a GeoTIFF may itself
 // be a URL: it and its assets are read by byte ranges over HTTP(S)
 // (compute/remote), Planetary Computer links signed (compute/stac).

@@ -20,14 +20,16 @@ import (
 )
 
 // ESA's EOPF Zarr format of Sentinel-2 L2A (operational from 2026): a
-// Zarr v2 hierarchy with consolidated metadata (.zmetadata at its root),
-// the product's STAC description in the root's attributes
+// Zarr hierarchy, v3 (EOPF CPM 3.0: zarr.json at its root, chunks
+// "c/<row>/<col>" of the bytes codec then zstd) or v2 with consolidated
+// metadata (.zmetadata at its root, Blosc chunks as numcodecs writes them,
+// blosc.go); the product's STAC description in the root's attributes
 // (stac_discovery), the bands under measurements/reflectance/r10m, r20m,
-// r60m (b02 ... b12, b8a), each with its scale_factor, add_offset and
-// proj:* attributes, and the scene classification under
-// conditions/mask/l2a_classification/r20m/scl. Chunks are Blosc (zstd,
-// bit shuffle) as numcodecs writes them (blosc.go). A missing chunk file
-// is all fill value, as Zarr says.
+// r60m (b02 ... b12, b8a), each with its scale_factor and add_offset (and,
+// in v2, proj:* attributes; in v3 the grid is the stac_discovery's
+// proj:code and proj:bbox), and the scene classification under
+// conditions/mask/l2a_classification/r20m/scl. A missing chunk file is
+// all fill value, as Zarr says.
 
 // eopfBands are the roles' arrays: the band's own resolution.
 var eopfBands = map[string]string{
@@ -51,6 +53,7 @@ type zarrArray struct {
 	fill       float64 // the fill value (hasFill), NaN allowed
 	hasFill    bool
 	sep        string
+	v3         bool // chunk keys "c/<row>/<col>"
 }
 
 // zarrMeta is a .zarray.
@@ -77,32 +80,39 @@ type zarrAttrs struct {
 var (
 	eopfTile     = regexp.MustCompile(`_T(\d{2}[A-Z]{3})_`)
 	eopfBaseline = regexp.MustCompile(`_N(\d{2})(\d{2})_`)
+	eopfDatatake = regexp.MustCompile(`_N(\d{2}\.\d{2})$`)
 )
 
-// readEOPF reads an EOPF Zarr product's consolidated metadata at meta.
+// eopfNode is what the reader needs of an array: its metadata and
+// attributes (found false when the product has no such array).
+type eopfNode func(p string) (a *zarrArray, at zarrAttrs, found bool, err error)
+
+// readEOPF reads an EOPF Zarr product whose root metadata is meta: Zarr
+// v2's consolidated .zmetadata, or Zarr v3's zarr.json (its
+// consolidated_metadata when it has one, else each node's zarr.json).
 func (s *Scene) readEOPF(meta string) error {
 	b, err := readSmall(s.c, meta, maxXML)
 	if err != nil {
 		return err
 	}
-	var z struct {
-		Format   int                        `json:"zarr_consolidated_format"`
-		Metadata map[string]json.RawMessage `json:"metadata"`
+	var rootAttrs json.RawMessage
+	var node eopfNode
+	if path.Base(meta) == "zarr.json" {
+		rootAttrs, node, err = s.eopfV3(meta, b)
+	} else {
+		rootAttrs, node, err = s.eopfV2(meta, b)
 	}
-	if err := json.Unmarshal(b, &z); err != nil {
-		return fmt.Errorf("%s: malformed JSON: %v", s.c.where(meta), err)
+	if err != nil {
+		return err
 	}
-	if z.Format != 1 || z.Metadata == nil {
-		return fmt.Errorf("%s: not Zarr v2 consolidated metadata (zarr_consolidated_format 1)", s.c.where(meta))
-	}
-	root := strings.TrimSuffix(meta, ".zmetadata")
 	var top struct {
 		STAC struct {
 			ID         string         `json:"id"`
 			Properties map[string]any `json:"properties"`
 		} `json:"stac_discovery"`
+		Other map[string]any `json:"other_metadata"`
 	}
-	if err := json.Unmarshal(z.Metadata[".zattrs"], &top); err != nil || top.STAC.ID == "" {
+	if err := json.Unmarshal(rootAttrs, &top); err != nil || top.STAC.ID == "" {
 		return fmt.Errorf("%s: no stac_discovery in the root's attributes: not an EOPF product", s.c.where(meta))
 	}
 	prop := func(k string) string {
@@ -115,6 +125,21 @@ func (s *Scene) readEOPF(meta string) error {
 		return ""
 	}
 	id := strings.TrimSuffix(top.STAC.ID, ".SAFE")
+	// The product's grid where its arrays carry none (Zarr v3): the
+	// stac_discovery's proj:code (or proj:epsg) and proj:bbox.
+	epsg := 0
+	if v, err := strconv.Atoi(prop("proj:epsg")); err == nil {
+		epsg = v
+	} else if m := epsgCode.FindStringSubmatch(prop("proj:code")); m != nil {
+		epsg, _ = strconv.Atoi(m[1])
+	}
+	var bbox []float64
+	if l, ok := top.STAC.Properties["proj:bbox"].([]any); ok && len(l) == 4 {
+		for _, v := range l {
+			f, _ := v.(float64)
+			bbox = append(bbox, f)
+		}
+	}
 	switch t := prop("product:type"); {
 	case t == "S02MSIL1C" || strings.Contains(id, "MSIL1C"):
 		return fmt.Errorf("%s: a Sentinel-2 Level-1C product (top-of-atmosphere); Canopy reads Level-2A (surface reflectance)", s.Path)
@@ -132,15 +157,21 @@ func (s *Scene) readEOPF(meta string) error {
 	if v, err := strconv.ParseFloat(prop("eo:cloud_cover"), 64); err == nil {
 		s.CloudShare = v
 	}
-	if m := eopfTile.FindStringSubmatch(id); m != nil {
-		s.Tile = m[1]
+	utm, _ := top.Other["UTM_zone_identification"].(string)
+	if utm == "" {
+		utm, _ = top.Other["utm_zone_identification"].(string) // CPM 3's lower-case keys
+	}
+	for _, x := range []string{id, utm} {
+		if m := eopfTile.FindStringSubmatch(x); m != nil && s.Tile == "" {
+			s.Tile = m[1]
+		}
 	}
 	s.Baseline = prop("eopf:baseline")
-	if s.Baseline == "" {
-		s.Baseline = prop("processing:version")
-	}
 	if m := eopfBaseline.FindStringSubmatch(id); s.Baseline == "" && m != nil {
 		s.Baseline = m[1] + "." + m[2]
+	}
+	if m := eopfDatatake.FindStringSubmatch(prop("eopf:datatake_id")); s.Baseline == "" && m != nil {
+		s.Baseline = m[1] // ESA's new names carry no baseline: the datatake's
 	}
 	baseline, _ := strconv.ParseFloat(s.Baseline, 64)
 
@@ -151,17 +182,17 @@ func (s *Scene) readEOPF(meta string) error {
 	s.zarr = map[string]*zarrArray{}
 	s.zarrFiles = files
 	array := func(p string) (*Source, error) {
-		raw, ok := z.Metadata[p+"/.zarray"]
-		if !ok {
-			return nil, nil
+		a, at, found, err := node(p)
+		if err != nil || !found {
+			return nil, err
 		}
-		a, err := parseZarray(root+p, raw)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %s/.zarray: %v", s.Path, p, err)
-		}
-		var at zarrAttrs
-		if err := json.Unmarshal(z.Metadata[p+"/.zattrs"], &at); err != nil {
-			return nil, fmt.Errorf("%s: %s/.zattrs: %v", s.Path, p, err)
+		if at.EPSG == nil && epsg != 0 && len(at.Transform) == 0 && len(bbox) == 4 {
+			// No grid on the array: the product's extent over its shape.
+			res := (bbox[2] - bbox[0]) / float64(a.cols)
+			if math.Abs((bbox[3]-bbox[1])/float64(a.rows)-res) > 1e-6*res {
+				return nil, fmt.Errorf("%s: %s: proj:bbox %v does not make square pixels of its %dx%d", s.Path, p, bbox, a.cols, a.rows)
+			}
+			at.EPSG, at.Transform = &epsg, []float64{res, 0, bbox[0], 0, -res, bbox[3]}
 		}
 		if at.EPSG == nil || len(at.Transform) < 6 || at.Transform[0] <= 0 || at.Transform[4] != -at.Transform[0] || at.Transform[1] != 0 || at.Transform[3] != 0 {
 			return nil, fmt.Errorf("%s: %s has no north-up proj:epsg and proj:transform", s.Path, p)
@@ -239,6 +270,201 @@ func (s *Scene) readEOPF(meta string) error {
 	return nil
 }
 
+// eopfV2 reads Zarr v2 consolidated metadata: the root's attributes, and
+// the arrays from it.
+func (s *Scene) eopfV2(meta string, b []byte) (json.RawMessage, eopfNode, error) {
+	var z struct {
+		Format   int                        `json:"zarr_consolidated_format"`
+		Metadata map[string]json.RawMessage `json:"metadata"`
+	}
+	if err := json.Unmarshal(b, &z); err != nil {
+		return nil, nil, fmt.Errorf("%s: malformed JSON: %v", s.c.where(meta), err)
+	}
+	if z.Format != 1 || z.Metadata == nil {
+		return nil, nil, fmt.Errorf("%s: not Zarr v2 consolidated metadata (zarr_consolidated_format 1)", s.c.where(meta))
+	}
+	root := strings.TrimSuffix(meta, ".zmetadata")
+	return z.Metadata[".zattrs"], func(p string) (*zarrArray, zarrAttrs, bool, error) {
+		var at zarrAttrs
+		raw, ok := z.Metadata[p+"/.zarray"]
+		if !ok {
+			return nil, at, false, nil
+		}
+		a, err := parseZarray(root+p, raw)
+		if err != nil {
+			return nil, at, true, fmt.Errorf("%s: %s/.zarray: %v", s.Path, p, err)
+		}
+		if err := json.Unmarshal(z.Metadata[p+"/.zattrs"], &at); err != nil {
+			return nil, at, true, fmt.Errorf("%s: %s/.zattrs: %v", s.Path, p, err)
+		}
+		return a, at, true, nil
+	}, nil
+}
+
+// zarr3Node is a Zarr v3 node's metadata (zarr.json).
+type zarr3Node struct {
+	Format     int             `json:"zarr_format"`
+	NodeType   string          `json:"node_type"`
+	Attributes json.RawMessage `json:"attributes"`
+	Shape      []int           `json:"shape"`
+	DataType   json.RawMessage `json:"data_type"`
+	ChunkGrid  struct {
+		Name   string `json:"name"`
+		Config struct {
+			Shape []int `json:"chunk_shape"`
+		} `json:"configuration"`
+	} `json:"chunk_grid"`
+	KeyEncoding struct {
+		Name   string `json:"name"`
+		Config struct {
+			Sep string `json:"separator"`
+		} `json:"configuration"`
+	} `json:"chunk_key_encoding"`
+	Codecs []struct {
+		Name   string `json:"name"`
+		Config struct {
+			Endian string `json:"endian"`
+		} `json:"configuration"`
+	} `json:"codecs"`
+	Fill         json.RawMessage `json:"fill_value"`
+	Consolidated *struct {
+		Metadata map[string]json.RawMessage `json:"metadata"`
+	} `json:"consolidated_metadata"`
+}
+
+// eopfV3 reads a Zarr v3 root zarr.json: its attributes, and the arrays
+// from its consolidated_metadata, else from each array's zarr.json.
+func (s *Scene) eopfV3(meta string, b []byte) (json.RawMessage, eopfNode, error) {
+	var r zarr3Node
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, nil, fmt.Errorf("%s: malformed JSON: %v", s.c.where(meta), err)
+	}
+	if r.Format != 3 || r.NodeType != "group" {
+		return nil, nil, fmt.Errorf("%s: not a Zarr v3 group (zarr_format 3, node_type group)", s.c.where(meta))
+	}
+	root := strings.TrimSuffix(meta, "zarr.json")
+	return r.Attributes, func(p string) (*zarrArray, zarrAttrs, bool, error) {
+		var at zarrAttrs
+		raw, ok := json.RawMessage(nil), false
+		if r.Consolidated != nil {
+			raw, ok = r.Consolidated.Metadata[p]
+		}
+		if !ok {
+			name := root + p + "/zarr.json"
+			if !s.zarrFiles[name] {
+				return nil, at, false, nil
+			}
+			b, err := readSmall(s.c, name, maxXML)
+			if err != nil {
+				return nil, at, true, err
+			}
+			raw = b
+		}
+		a, err := parseZarr3(root+p, raw)
+		if err != nil {
+			return nil, at, true, fmt.Errorf("%s: %s/zarr.json: %v", s.Path, p, err)
+		}
+		var n zarr3Node
+		json.Unmarshal(raw, &n)
+		if len(n.Attributes) > 0 {
+			if err := json.Unmarshal(n.Attributes, &at); err != nil {
+				return nil, at, true, fmt.Errorf("%s: %s/zarr.json attributes: %v", s.Path, p, err)
+			}
+		}
+		return a, at, true, nil
+	}, nil
+}
+
+// parseZarr3 reads a 2-D Zarr v3 array's metadata: a regular chunk grid,
+// the bytes codec then at most one of zstd, gzip or blosc.
+func parseZarr3(p string, raw []byte) (*zarrArray, error) {
+	var n zarr3Node
+	if err := json.Unmarshal(raw, &n); err != nil {
+		return nil, err
+	}
+	a := &zarrArray{path: p, v3: true, sep: "/"}
+	switch {
+	case n.Format != 3 || n.NodeType != "array":
+		return nil, fmt.Errorf("not a Zarr v3 array")
+	case len(n.Shape) != 2 || n.ChunkGrid.Name != "regular" || len(n.ChunkGrid.Config.Shape) != 2:
+		return nil, fmt.Errorf("shape %v, chunk grid %q %v: not a 2-D array of regular chunks", n.Shape, n.ChunkGrid.Name, n.ChunkGrid.Config.Shape)
+	}
+	a.rows, a.cols, a.crows, a.ccols = n.Shape[0], n.Shape[1], n.ChunkGrid.Config.Shape[0], n.ChunkGrid.Config.Shape[1]
+	if a.rows <= 0 || a.cols <= 0 || a.crows <= 0 || a.ccols <= 0 || a.rows > 1<<20 || a.cols > 1<<20 {
+		return nil, fmt.Errorf("shape %v, chunks %v", n.Shape, n.ChunkGrid.Config.Shape)
+	}
+	switch n.KeyEncoding.Name {
+	case "default":
+	case "v2":
+		a.v3, a.sep = false, "." // keys as Zarr v2 writes them
+	default:
+		return nil, fmt.Errorf("chunk_key_encoding %q", n.KeyEncoding.Name)
+	}
+	if sep := n.KeyEncoding.Config.Sep; sep != "" {
+		if sep != "/" && sep != "." {
+			return nil, fmt.Errorf("chunk key separator %q", sep)
+		}
+		a.sep = sep
+	}
+	var dt string
+	if err := json.Unmarshal(n.DataType, &dt); err != nil {
+		return nil, fmt.Errorf("data_type %s: Canopy reads uint8, uint16, int16, uint32, int32 and float32", n.DataType)
+	}
+	t, ok := map[string]compute.DataType{"uint8": compute.U8, "uint16": compute.U16, "int16": compute.I16, "uint32": compute.U32, "int32": compute.I32, "float32": compute.F32}[dt]
+	if !ok {
+		return nil, fmt.Errorf("data_type %q: Canopy reads uint8, uint16, int16, uint32, int32 and float32", dt)
+	}
+	a.dtype = t
+	if a.crows*a.ccols*t.Size() > maxChunk {
+		return nil, fmt.Errorf("chunks of %dx%d are larger than %d MiB", a.ccols, a.crows, maxChunk>>20)
+	}
+	if len(n.Codecs) == 0 || n.Codecs[0].Name != "bytes" || len(n.Codecs) > 2 {
+		var names []string
+		for _, c := range n.Codecs {
+			names = append(names, c.Name)
+		}
+		return nil, fmt.Errorf("codecs %v: Canopy reads bytes, then at most one of zstd, gzip, blosc (no sharding)", names)
+	}
+	a.bigEndian = n.Codecs[0].Config.Endian == "big"
+	if len(n.Codecs) == 2 {
+		switch c := n.Codecs[1].Name; c {
+		case "zstd", "gzip", "blosc":
+			a.compressor = c
+		default:
+			return nil, fmt.Errorf("codec %q: Canopy reads zstd, gzip and blosc", c)
+		}
+	}
+	if err := a.setFill(n.Fill); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// setFill reads a fill value: a number, "NaN", or null (none).
+func (a *zarrArray) setFill(f json.RawMessage) error {
+	switch string(bytes.TrimSpace(f)) {
+	case "", "null":
+	case `"NaN"`:
+		a.fill, a.hasFill = math.NaN(), true
+	default:
+		v, err := strconv.ParseFloat(string(f), 64)
+		if err != nil {
+			return fmt.Errorf("fill_value %s", f)
+		}
+		a.fill, a.hasFill = v, true
+	}
+	return nil
+}
+
+// key is the name of chunk (cy, cx) in the container.
+func (a *zarrArray) key(cy, cx int) string {
+	k := strconv.Itoa(cy) + a.sep + strconv.Itoa(cx)
+	if a.v3 {
+		k = "c" + a.sep + k // Zarr v3's default chunk key encoding
+	}
+	return a.path + "/" + k
+}
+
 // parseZarray reads a 2-D array's .zarray.
 func parseZarray(p string, raw []byte) (*zarrArray, error) {
 	var m zarrMeta
@@ -292,16 +518,8 @@ func parseZarray(p string, raw []byte) (*zarrArray, error) {
 			return nil, fmt.Errorf("compressor %q: Canopy reads blosc, zstd, zlib and gzip", c.ID)
 		}
 	}
-	switch string(bytes.TrimSpace(m.Fill)) {
-	case "", "null":
-	case `"NaN"`:
-		a.fill, a.hasFill = math.NaN(), true
-	default:
-		v, err := strconv.ParseFloat(string(m.Fill), 64)
-		if err != nil {
-			return nil, fmt.Errorf("fill_value %s", m.Fill)
-		}
-		a.fill, a.hasFill = v, true
+	if err := a.setFill(m.Fill); err != nil {
+		return nil, err
 	}
 	return a, nil
 }
@@ -323,7 +541,7 @@ func (s *Scene) readZarr(src *Source, sw image.Rectangle) (compute.Plane, error)
 	}
 	for cy := sw.Min.Y / a.crows; cy*a.crows < sw.Max.Y; cy++ {
 		for cx := sw.Min.X / a.ccols; cx*a.ccols < sw.Max.X; cx++ {
-			name := a.path + "/" + strconv.Itoa(cy) + a.sep + strconv.Itoa(cx)
+			name := a.key(cy, cx)
 			if !s.zarrFiles[name] {
 				continue
 			}

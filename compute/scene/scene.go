@@ -216,17 +216,20 @@ func OpenContext(ctx context.Context, p string) (*Scene, error) {
 		err = fmt.Errorf("%s: a Sentinel-2 Level-1C product (top-of-atmosphere); Canopy reads Level-2A (surface reflectance)", p)
 	case len(find(c, "*_MTL.txt")) > 0 || len(find(c, "*_MTL.json")) > 0 || len(find(c, "*_MTL.xml")) > 0:
 		err = s.readLandsat()
-	case len(find(c, ".zmetadata")) > 0:
+	case len(find(c, ".zmetadata")) > 0 || len(find(c, "zarr.json")) > 0:
+		// An EOPF Zarr product: v2's consolidated .zmetadata, else v3's
+		// zarr.json; the root's (the shortest name).
 		s.Bands = map[string]*Source{}
 		metas := find(c, ".zmetadata")
-		sort.Slice(metas, func(i, j int) bool { return len(metas[i]) < len(metas[j]) }) // the root's
+		if len(metas) == 0 {
+			metas = find(c, "zarr.json")
+		}
+		sort.Slice(metas, func(i, j int) bool { return len(metas[i]) < len(metas[j]) })
 		err = s.readEOPF(metas[0])
-	case len(find(c, "zarr.json")) > 0:
-		err = fmt.Errorf("%s: a Zarr v3 product; Canopy reads EOPF products in Zarr v2 with consolidated metadata (.zmetadata)", p)
 	case len(find(c, "*.SAFE")) > 0 || strings.HasSuffix(strings.TrimSuffix(lower, ".zip"), ".safe") || len(find(c, "MTD_TL.xml")) > 0:
 		err = fmt.Errorf("%s: a Sentinel-2 product without MTD_MSIL2A.xml", p)
 	default:
-		err = fmt.Errorf("%s: no product metadata found (no MTD_MSIL2A.xml, no Landsat *_MTL file, no EOPF .zmetadata)", p)
+		err = fmt.Errorf("%s: no product metadata found (no MTD_MSIL2A.xml, no Landsat *_MTL file, no EOPF .zmetadata or zarr.json)", p)
 	}
 	if err == nil {
 		err = s.finish()
