@@ -2,7 +2,7 @@
 """cupy_peers.py: CuPy's obvious version of the season models, the GPU peer
 of Canopy's cuda and gl season kernels, on the cube bench/season wrote
 (DIR/cube.f32: dates x pixels float32, date-major, NaN missing; DIR/dates.txt
-with the split and the harmonics). bench/season/run runs it in the same
+with the split and the harmonics). bench/season/gpu runs it in the same
 invocation as the Go benchmarks and the CPU peers (peers.py).
 
 With the cube already on the card it times, with CUDA events, median of

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""table.py LOG: the Markdown table of bench/season/run's JSON lines: each
+"""table.py LOG: the Markdown table of bench/season/gpu's JSON lines: each
 peer's pixel series per second per model (median, and the spread of the
 runs where the peer reports it), the ratios cuda/CuPy and gl/cuda."""
 import json

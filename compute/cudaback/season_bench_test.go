@@ -14,7 +14,7 @@ import (
 
 // TestSeasonBench times the season kernels on the GPU when
 // CANOPY_SEASON_DIR names the directory where bench/season wrote its cube
-// (cube.f32, dates.txt: bench/season/run does it): the cube is uploaded
+// (cube.f32, dates.txt: bench/season/gpu does it): the cube is uploaded
 // once as stored (timed several times, beside the pinned host-to-device
 // and device copy ceilings), then each model's kernel alone is timed with
 // CUDA events, REPEAT (10) times after a first run that compiles it. One
@@ -25,7 +25,7 @@ import (
 func TestSeasonBench(t *testing.T) {
 	dir := os.Getenv("CANOPY_SEASON_DIR")
 	if dir == "" {
-		t.Skip("CANOPY_SEASON_DIR is not set (bench/season/run sets it)")
+		t.Skip("CANOPY_SEASON_DIR is not set (bench/season/gpu sets it)")
 	}
 	cube, models, err := seasonbench.Read(dir)
 	if err != nil {

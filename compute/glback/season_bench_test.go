@@ -13,7 +13,7 @@ import (
 )
 
 // TestSeasonBench times the season shaders when CANOPY_SEASON_DIR names
-// the directory where bench/season wrote its cube (bench/season/run does
+// the directory where bench/season wrote its cube (bench/season/gpu does
 // it), as cudaback's TestSeasonBench does: the cube uploaded once, each
 // model's dispatch alone timed (GL_TIMESTAMP, else the wall clock around
 // glFinish) REPEAT (10) times after a first run that compiles the shader.
@@ -22,7 +22,7 @@ import (
 func TestSeasonBench(t *testing.T) {
 	dir := os.Getenv("CANOPY_SEASON_DIR")
 	if dir == "" {
-		t.Skip("CANOPY_SEASON_DIR is not set (bench/season/run sets it)")
+		t.Skip("CANOPY_SEASON_DIR is not set (bench/season/gpu sets it)")
 	}
 	cube, models, err := seasonbench.Read(dir)
 	if err != nil {
