@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 
-	"canopy/compute"
 	"canopy/compute/grid"
 	"canopy/compute/pipeline"
 	"canopy/compute/scene"
@@ -94,54 +93,7 @@ func openMosaic(ctx context.Context, spec Spec, opt Options) (Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	name := rg.Backend
-	if name == "" {
-		name = "c"
-	}
-	be, err := warp.Get(name)
-	if err != nil {
-		return nil, compute.UsageError{Msg: err.Error()}
-	}
-	var inputs [][]*warp.Source
-	for i, s := range srcs {
-		in := s.Input()
-		mask, err := wholeMask(in)
-		if err != nil {
-			return nil, err
-		}
-		planes, err := wholeBands(in)
-		if err != nil {
-			return nil, err
-		}
-		sg := warp.SourceGrid{Width: in.Width, Height: in.Height, Affine: grids[i].Affine(), CRS: grids[i].CRS}
-		var bands []*warp.Source
-		for b, band := range in.Bands {
-			bands = append(bands, &warp.Source{Plane: planes[b], Grid: sg, NoData: band.NoData, HasNoData: band.HasNoData, Mask: mask, Name: paths[i]})
-		}
-		inputs = append(inputs, bands)
-	}
-	targets, _, err := warp.Mosaic(target, inputs, rg.Resampling, warp.MaxError, be)
-	if err != nil {
-		return nil, err
-	}
-	var out []compute.BandInput
-	for b, band := range first.Input().Bands {
-		bi := band.BandInput
-		bi.Plane = targets[b].Plane
-		out = append(out, bi)
-	}
-	m := make([]uint8, target.Width*target.Height)
-	masked := 0
-	for j := range m {
-		for _, t := range targets {
-			if t.Filled[j] == 0 {
-				m[j] = 1
-				masked++
-				break
-			}
-		}
-	}
-	pin, err := pipeline.Memory(out, m)
+	pin, masked, err := warpOnto(target, rg, srcs, grids, paths)
 	if err != nil {
 		return nil, err
 	}

@@ -65,61 +65,76 @@ func regrid(src Source, rg Regrid) (Source, error) {
 	if err != nil {
 		return nil, err
 	}
+	pin, _, err := warpOnto(target, rg, []Source{src}, []grid.Grid{from}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &regridded{Source: src, grid: Grid{Width: target.Width, Height: target.Height, Geo: geoRef}, in: pin}, nil
+}
+
+// warpOnto warps the bands of srcs, laid out as grids, onto target with
+// rg's resampling and backend (regrid's one source, a mosaic's several:
+// each pixel from the first source valid there). It returns the first
+// source's bands with the warped planes and the mask of the pixels where
+// some band has no valid source pixel, and how many those are. names
+// name the sources in messages (nil: each band's own source).
+func warpOnto(target grid.Grid, rg Regrid, srcs []Source, grids []grid.Grid, names []string) (*pipeline.Input, int, error) {
 	name := rg.Backend
 	if name == "" {
 		name = "c"
 	}
 	be, err := warp.Get(name)
 	if err != nil {
-		return nil, compute.UsageError{Msg: err.Error()}
+		return nil, 0, compute.UsageError{Msg: err.Error()}
 	}
-	in := src.Input()
-	mask, err := wholeMask(in)
-	if err != nil {
-		return nil, err
+	var inputs [][]*warp.Source
+	for i, s := range srcs {
+		in := s.Input()
+		mask, err := wholeMask(in)
+		if err != nil {
+			return nil, 0, err
+		}
+		planes, err := wholeBands(in)
+		if err != nil {
+			return nil, 0, err
+		}
+		sg := warp.SourceGrid{Width: in.Width, Height: in.Height, Affine: grids[i].Affine(), CRS: grids[i].CRS}
+		var bands []*warp.Source
+		for b, band := range in.Bands {
+			n := band.Source
+			if names != nil {
+				n = names[i]
+			}
+			bands = append(bands, &warp.Source{Plane: planes[b], Grid: sg, NoData: band.NoData, HasNoData: band.HasNoData, Mask: mask, Name: n})
+		}
+		inputs = append(inputs, bands)
 	}
-	planes, err := wholeBands(in)
+	targets, _, err := warp.Mosaic(target, inputs, rg.Resampling, warp.MaxError, be)
 	if err != nil {
-		return nil, err
-	}
-	plan, err := warp.NewPlan(target, warp.SourceGrid{Width: sg.Width, Height: sg.Height, Affine: from.Affine(), CRS: from.CRS}, rg.Resampling, warp.MaxError)
-	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	var out []compute.BandInput
-	valid := make([]uint8, target.Width*target.Height)
-	for i, b := range in.Bands {
-		s := &warp.Source{Plane: planes[i], Grid: warp.SourceGrid{Width: sg.Width, Height: sg.Height, Affine: from.Affine(), CRS: from.CRS},
-			NoData: b.NoData, HasNoData: b.HasNoData, Mask: mask, Name: b.Source}
-		t, err := warp.NewTarget(plan, b.Plane.Type, b.NoData, b.HasNoData)
-		if err != nil {
-			return nil, err
-		}
-		if err := be.Warp(plan, s, t); err != nil {
-			return nil, fmt.Errorf("%s: %w", b.Source, err)
-		}
-		for j, f := range t.Filled {
-			if i == 0 {
-				valid[j] = f
-			} else {
-				valid[j] &= f
-			}
-		}
-		bi := b.BandInput
-		bi.Plane = t.Plane
+	for b, band := range srcs[0].Input().Bands {
+		bi := band.BandInput
+		bi.Plane = targets[b].Plane
 		out = append(out, bi)
 	}
-	outMask := make([]uint8, len(valid))
-	for j, v := range valid {
-		if v == 0 {
-			outMask[j] = 1
+	m := make([]uint8, target.Width*target.Height)
+	masked := 0
+	for j := range m {
+		for _, t := range targets {
+			if t.Filled[j] == 0 {
+				m[j] = 1
+				masked++
+				break
+			}
 		}
 	}
-	pin, err := pipeline.Memory(out, outMask)
+	pin, err := pipeline.Memory(out, m)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return &regridded{Source: src, grid: Grid{Width: target.Width, Height: target.Height, Geo: geoRef}, in: pin}, nil
+	return pin, masked, nil
 }
 
 // wholeMask returns the input's mask for the whole image (nil when it has
