@@ -29,8 +29,9 @@ type colourPanel struct {
 	Ramp     *widget.Select
 	Stretch  *widget.Select
 	hint     *widget.Label
-	legend   *fyne.Container // the legend column beside the map
-	box      *fyne.Container // the legend itself
+	legend   *fyne.Container   // the legend column beside the map
+	box      *fyne.Container   // the legend itself
+	maskRow  fyne.CanvasObject // the masked pattern's row under it
 	image    *canvas.Image
 
 	ramps    []string      // ramp names offered, in Ramp's order
@@ -86,9 +87,13 @@ func newColourPanel(parent fyne.Window, ramp string, onChange func(ramp, stretch
 	p.image = canvas.NewImageFromImage(nil)
 	p.image.FillMode = canvas.ImageFillContain
 	p.image.ScaleMode = canvas.ImageScaleSmooth
-	// The legend is drawn on white (its "no data" swatch is transparent).
+	// The legend is drawn on white; its "no data" swatch shows the map's
+	// no-data pattern, and a row under it the masked pattern when the map
+	// draws a mask.
 	p.box = container.NewStack(canvas.NewRectangle(color.White), p.image)
-	p.legend = container.NewPadded(container.NewCenter(p.box))
+	p.maskRow = patternRow(maskedSwatch(), maskedText)
+	p.maskRow.Hide()
+	p.legend = container.NewPadded(container.NewCenter(container.NewVBox(p.box, p.maskRow)))
 	p.setIndex(ndviChoice)
 	p.quiet = true
 	p.SetRamp(ramp)
@@ -214,6 +219,7 @@ func (w *Window) recolour(ramp, mode string) {
 // LUT.
 func (w *Window) applyColour(onlyColour bool) {
 	defer w.showHeader()
+	defer w.showMask()
 	if w.applyTwoView(onlyColour) {
 		return // two dates: the view chosen (ui/twodate.go)
 	}
@@ -246,7 +252,7 @@ func (p *colourPanel) showLegend(lut *colormap.LUT) {
 	if c := p.parent.Canvas(); c != nil && c.Scale() > 0 {
 		scale = c.Scale()
 	}
-	img := lut.Legend(float64(scale))
+	img := withNoDataPattern(lut.Legend(float64(scale)))
 	p.image.Image = img
 	p.image.SetMinSize(legendSize(img, scale))
 	p.image.Refresh()

@@ -76,6 +76,11 @@ type contextView struct {
 	area *fyne.Container // the map and its header, laid out again when Note wraps
 	// drawn is the composite on the map now (nil: the index).
 	drawn *composite.Composite
+	// Unmasked shows the composites without the product's mask, so that
+	// the mask can be judged against the clouds it hides (shown in a
+	// composite view of a masked scene); unmasked is its state.
+	Unmasked *widget.Check
+	unmasked bool
 }
 
 func newContextView(w *Window) *contextView {
@@ -90,7 +95,18 @@ func newContextView(w *Window) *contextView {
 	}
 	v.Note.SizeName = theme.SizeNameCaptionText
 	v.Note.Wrapping = fyne.TextWrapWord
-	v.bar = container.NewBorder(nil, nil, container.NewHBox(v.Buttons[0], v.Buttons[1], v.Buttons[2]), nil, v.Note)
+	v.Unmasked = widget.NewCheck("Show under the mask", func(on bool) {
+		if on == v.unmasked {
+			return
+		}
+		v.unmasked = on
+		v.comps = map[viewMode]*composite.Composite{} // made again with the mask, or without
+		if v.mode != viewIndex {
+			w.SetView(v.mode)
+		}
+	})
+	v.Unmasked.Hide()
+	v.bar = container.NewBorder(nil, nil, container.NewHBox(v.Buttons[0], v.Buttons[1], v.Buttons[2], v.Unmasked), nil, v.Note)
 	v.ramp = w.colour.legend.Objects
 	return v
 }
@@ -206,6 +222,7 @@ func (w *Window) SetView(m viewMode) {
 // product's mask) and those the extra bands mark (nodata, saturation).
 func (w *Window) compositeJob(s *shown, m viewMode, have map[string]compute.BandInput) job {
 	spec := viewSpecs[m]
+	unmasked := w.view.unmasked
 	return func(ctx context.Context, progress progressFunc) (func(), error) {
 		var missing []string
 		for _, r := range spec.roles {
@@ -219,6 +236,9 @@ func (w *Window) compositeJob(s *shown, m viewMode, have map[string]compute.Band
 			missing = append(missing, r)
 		}
 		mask := s.set.mask
+		if unmasked {
+			mask = nil // the picture under the mask, to judge it by
+		}
 		if len(missing) > 0 {
 			progress(-1, fmt.Sprintf("%s: reading the %s %s…", spec.label, strings.Join(missing, " and "), bandWord(len(missing))))
 			more, err := s.src.read(ctx, progress, missing)
@@ -231,7 +251,9 @@ func (w *Window) compositeJob(s *shown, m viewMode, have map[string]compute.Band
 			for _, b := range more.bands {
 				have[b.Role] = b
 			}
-			mask = orMasks(mask, more.mask)
+			if !unmasked {
+				mask = orMasks(mask, more.mask)
+			}
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -265,13 +287,22 @@ func (w *Window) compositeJob(s *shown, m viewMode, have map[string]compute.Band
 			v.comps[m] = comp
 			v.mode = m
 			w.showView()
-			line := fmt.Sprintf("%s: %s", spec.label, comp.Describe())
+			line := w.compositeLine(comp)
 			if len(missing) > 0 {
 				line += fmt.Sprintf(" · read the %s %s", strings.Join(missing, " and "), bandWord(len(missing)))
 			}
 			w.setStatus(line, true)
 		}, nil
 	}
+}
+
+// compositeLine is the status line of composite c shown.
+func (w *Window) compositeLine(c *composite.Composite) string {
+	line := c.Title() + ": " + c.Describe()
+	if w.view.unmasked {
+		line += " · shown under the mask (the clouds and shadows it removes are drawn)"
+	}
+	return line
 }
 
 func bandWord(n int) string {
@@ -347,9 +378,10 @@ func (w *Window) showView() {
 		legend.Objects = w.view.ramp
 		w.view.LegendLines = nil
 	} else {
-		w.view.fillLegend(c)
+		w.view.fillLegend(c, w.maskShown() != nil)
 		legend.Objects = []fyne.CanvasObject{w.view.Legend}
 	}
+	w.showMask()
 	legend.Refresh()
 	for _, c := range []*fyne.Container{w.view.side, w.view.area} {
 		if c != nil {
@@ -363,7 +395,7 @@ func (w *Window) showView() {
 // fillLegend shows c's band combination: its title, "R=B04 G=B03 B=B02,
 // 2–98 % stretch", and each channel's band and reflectance range beside a
 // swatch of its colour.
-func (v *contextView) fillLegend(c *composite.Composite) {
+func (v *contextView) fillLegend(c *composite.Composite, masked bool) {
 	head := widget.NewLabelWithStyle(c.Title(), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	combo := widget.NewLabel(c.Describe())
 	combo.Wrapping = fyne.TextWrapWord
@@ -378,6 +410,12 @@ func (v *contextView) fillLegend(c *composite.Composite) {
 		lab.SizeName = theme.SizeNameCaptionText
 		objs = append(objs, container.NewHBox(swatch(composite.ChannelColors[i], 12), lab))
 		v.LegendLines = append(v.LegendLines, l)
+	}
+	objs = append(objs, patternRow(noDataSwatch(), noDataText))
+	v.LegendLines = append(v.LegendLines, noDataText)
+	if masked {
+		objs = append(objs, patternRow(maskedSwatch(), maskedText))
+		v.LegendLines = append(v.LegendLines, maskedText)
 	}
 	v.Legend.Objects = objs
 	v.Legend.Refresh()

@@ -361,6 +361,7 @@ func (w *Window) applyTwoView(onlyColour bool) bool {
 	w.colour.showLegend(lut)
 	w.standsP.table.Refresh()
 	w.showHeader()
+	w.showMask()
 	return true
 }
 
@@ -655,7 +656,7 @@ func (w *Window) viewStatus() {
 		return
 	}
 	if c := w.shownComposite(); c != nil {
-		w.setStatus(c.Title()+": "+c.Describe(), true)
+		w.setStatus(w.compositeLine(c), true)
 		return
 	}
 	if r := w.twoCurrent(); r != nil {

@@ -14,7 +14,6 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/driver/desktop"
-	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
 	"canopy/ui/render/colormap"
@@ -68,6 +67,9 @@ type View struct {
 	// comp, when set, is drawn instead of the index (a natural- or
 	// false-colour view of the same grid).
 	comp *composite.Composite
+	// mask, when set (w×h, non-zero masked), marks the pixels the
+	// product's mask removed: drawn hatched.
+	mask []uint8
 }
 
 // New returns an empty map view.
@@ -353,6 +355,9 @@ func (m *View) generate(w, h int) image.Image {
 	case m.render == nil || !m.render(m.buf, m.lut, m.x0, m.y0, m.zoom):
 		m.lut.RenderView(m.buf, m.ndvi, m.w, m.h, m.x0, m.y0, m.zoom)
 	}
+	if len(m.mask) == m.w*m.h && m.mask != nil {
+		hatchMasked(m.buf, m.mask, m.w, m.h, m.x0, m.y0, m.zoom, m.scale)
+	}
 	if m.overlay != nil {
 		m.overlay(m.buf, m.x0, m.y0, m.zoom)
 	}
@@ -440,22 +445,115 @@ func (m *View) Cursor() desktop.Cursor { return desktop.CrosshairCursor }
 // MinSize is small: the map takes whatever room the window gives it.
 func (m *View) MinSize() fyne.Size { return fyne.NewSize(160, 120) }
 
-// CreateRenderer draws a checkerboard-free neutral background (transparent
-// NaN pixels show it) under the raster.
+// CreateRenderer draws the no-data checkerboard (what transparent
+// pixels, NaN and outside the image, show) under the raster.
 func (m *View) CreateRenderer() fyne.WidgetRenderer {
-	bg := canvas.NewRectangle(Background())
+	bg := canvas.NewRaster(checkerboard)
+	bg.ScaleMode = canvas.ImageScalePixels
 	return &mapRenderer{m: m, bg: bg, objects: []fyne.CanvasObject{bg, m.raster}}
 }
 
-// Background is the colour under the map: what transparent (NaN)
-// pixels show.
-func Background() color.Color {
-	return theme.Color(theme.ColorNameInputBackground)
+// NoDataColors are the two greys of the checkerboard under the map: what
+// a pixel with no value (NaN: nodata, 0/0, not covered by the other date)
+// and the space outside the image show. It differs from every ramp's
+// colours, white ("no change" in the difference) among them.
+var NoDataColors = [2]color.NRGBA{{0x9c, 0x9c, 0x9c, 0xff}, {0xbe, 0xbe, 0xbe, 0xff}}
+
+// MaskedColors are the stripes drawn over the pixels the product's mask
+// removed (clouds, shadows, saturated): dark slate on light grey-blue.
+var MaskedColors = [2]color.NRGBA{{0x3b, 0x44, 0x58, 0xff}, {0xd9, 0xdd, 0xe6, 0xff}}
+
+// The patterns' periods in physical pixels at scale 1.
+const (
+	checkerCell  = 8
+	stripePeriod = 8
+	stripeWidth  = 3
+)
+
+// checkerboard draws the no-data pattern at w×h physical pixels.
+func checkerboard(w, h int) image.Image {
+	img := image.NewNRGBA(image.Rect(0, 0, max(w, 1), max(h, 1)))
+	FillNoData(img)
+	return img
+}
+
+// FillNoData fills img with the no-data checkerboard (a legend's swatch
+// draws it too).
+func FillNoData(img *image.NRGBA) {
+	b := img.Rect
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			c := NoDataColors[((x/checkerCell)+(y/checkerCell))&1]
+			i := img.PixOffset(x, y)
+			img.Pix[i], img.Pix[i+1], img.Pix[i+2], img.Pix[i+3] = c.R, c.G, c.B, c.A
+		}
+	}
+}
+
+// stripe is the masked pattern's colour at physical pixel (x, y).
+func stripe(x, y int, scale float32) color.NRGBA {
+	period := max(1, int(math.Round(float64(stripePeriod*scale))))
+	width := max(1, int(math.Round(float64(stripeWidth*scale))))
+	if (x+y)%period < width {
+		return MaskedColors[0]
+	}
+	return MaskedColors[1]
+}
+
+// FillMasked fills img with the masked pattern (a legend's swatch).
+func FillMasked(img *image.NRGBA) {
+	b := img.Rect
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			c := stripe(x, y, 1)
+			i := img.PixOffset(x, y)
+			img.Pix[i], img.Pix[i+1], img.Pix[i+2], img.Pix[i+3] = c.R, c.G, c.B, c.A
+		}
+	}
+}
+
+// hatchMasked draws the masked pattern over the view pixels whose image
+// pixel the mask marks.
+func hatchMasked(buf *image.NRGBA, mask []uint8, w, h int, x0, y0, zoom float64, scale float32) {
+	if zoom <= 0 {
+		return
+	}
+	b := buf.Rect
+	cols := make([]int, b.Dx())
+	for px := range cols {
+		cols[px] = int(math.Floor(x0 + (float64(px)+0.5)/zoom))
+	}
+	for py := b.Min.Y; py < b.Max.Y; py++ {
+		iy := int(math.Floor(y0 + (float64(py)+0.5)/zoom))
+		if iy < 0 || iy >= h {
+			continue
+		}
+		row := mask[iy*w : (iy+1)*w]
+		for px, ix := range cols {
+			if ix < 0 || ix >= w || row[ix] == 0 {
+				continue
+			}
+			c := stripe(px, py, scale)
+			i := buf.PixOffset(px, py)
+			buf.Pix[i], buf.Pix[i+1], buf.Pix[i+2], buf.Pix[i+3] = c.R, c.G, c.B, c.A
+		}
+	}
+}
+
+// SetMask marks the pixels the product's mask removed (w×h as the data,
+// non-zero masked; nil: none): they are drawn hatched over whatever the
+// view draws there, so that they differ from no data and from outside the
+// image (the checkerboard). It redraws.
+func (m *View) SetMask(mask []uint8) {
+	m.mu.Lock()
+	m.mask = mask
+	m.mu.Unlock()
+	m.raster.Refresh()
 }
 
 type mapRenderer struct {
 	m       *View
-	bg      *canvas.Rectangle
+	bg      *canvas.Raster
 	objects []fyne.CanvasObject
 }
 
@@ -467,8 +565,6 @@ func (r *mapRenderer) MinSize() fyne.Size           { return r.m.MinSize() }
 func (r *mapRenderer) Objects() []fyne.CanvasObject { return r.objects }
 func (r *mapRenderer) Destroy()                     {}
 func (r *mapRenderer) Refresh() {
-	r.bg.FillColor = Background()
-	r.bg.Refresh()
 	r.m.raster.Refresh()
 }
 
@@ -498,6 +594,32 @@ func (m *View) Viewport() (x0, y0, zoom float64, vw, vh int) {
 func (m *View) SetView(zoom, x0, y0 float64) {
 	m.mu.Lock()
 	m.zoom, m.x0, m.y0, m.fitted = zoom, x0, y0, false
+	m.clampLocked()
+	m.mu.Unlock()
+	m.changed()
+}
+
+// Centre returns the zoom and the image point at the view's centre.
+func (m *View) Centre() (zoom, cx, cy float64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	vw, vh := m.viewPixels()
+	if m.zoom <= 0 {
+		return 0, 0, 0
+	}
+	return m.zoom, m.x0 + vw/(2*m.zoom), m.y0 + vh/(2*m.zoom)
+}
+
+// SetCentre sets the zoom and the image point at the view's centre (a
+// session's view, restored in a window of another size).
+func (m *View) SetCentre(zoom, cx, cy float64) {
+	if zoom <= 0 {
+		return
+	}
+	m.mu.Lock()
+	vw, vh := m.viewPixels()
+	m.zoom, m.fitted = zoom, false
+	m.x0, m.y0 = cx-vw/(2*zoom), cy-vh/(2*zoom)
 	m.clampLocked()
 	m.mu.Unlock()
 	m.changed()

@@ -1,0 +1,93 @@
+package ui
+
+import (
+	"image"
+	"image/draw"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"canopy/ui/mapview"
+)
+
+// What the map's patterns mean, as the legend says it.
+const (
+	noDataText = "no data, outside the scene"
+	maskedText = "masked: clouds, shadows (the product's mask)"
+)
+
+// maskShown is the mask the map draws hatched: the product's mask of the
+// scene shown, but for the after date's view (another date's pixels), a
+// composite shown under the mask, and an image read by views (whose mask
+// is not held).
+func (w *Window) maskShown() []uint8 {
+	s := w.shown
+	if s == nil || s.large != nil || s.set == nil || s.masked == 0 {
+		return nil
+	}
+	if w.shownComposite() != nil {
+		if w.view.unmasked {
+			return nil
+		}
+		return s.set.mask
+	}
+	if w.twoCurrent() != nil && w.two.view == ViewAfter {
+		return nil
+	}
+	return s.set.mask
+}
+
+// showMask gives the map the mask to hatch, shows the masked row of the
+// legend when it does, and the "Show under the mask" toggle in the
+// composite views of a masked scene.
+func (w *Window) showMask() {
+	mask := w.maskShown()
+	w.Map.SetMask(mask)
+	if mask != nil && w.shownComposite() == nil {
+		w.colour.maskRow.Show()
+	} else {
+		w.colour.maskRow.Hide()
+	}
+	s, v := w.shown, w.view
+	if s != nil && s.large == nil && s.masked > 0 && v.mode != viewIndex {
+		v.Unmasked.Show()
+	} else {
+		v.Unmasked.Hide()
+	}
+}
+
+// swatchSide is a pattern swatch's side in Fyne units.
+const swatchSide = 14
+
+// patternSwatch is a swatch of a map pattern, drawn by fill.
+func patternSwatch(fill func(*image.NRGBA)) fyne.CanvasObject {
+	img := image.NewNRGBA(image.Rect(0, 0, 2*swatchSide, 2*swatchSide))
+	fill(img)
+	c := canvas.NewImageFromImage(img)
+	c.ScaleMode = canvas.ImageScalePixels
+	c.SetMinSize(fyne.NewSize(swatchSide, swatchSide))
+	return c
+}
+
+func noDataSwatch() fyne.CanvasObject { return patternSwatch(mapview.FillNoData) }
+func maskedSwatch() fyne.CanvasObject { return patternSwatch(mapview.FillMasked) }
+
+// patternRow is a legend row: a pattern's swatch and what it means.
+func patternRow(sw fyne.CanvasObject, text string) *fyne.Container {
+	l := widget.NewLabel(text)
+	l.SizeName = theme.SizeNameCaptionText
+	return container.NewHBox(container.NewCenter(sw), l)
+}
+
+// withNoDataPattern is a legend picture whose "no data" swatch (its
+// transparent pixels) shows the map's no-data pattern, as the map does.
+func withNoDataPattern(p *image.Paletted) image.Image {
+	b := p.Bounds()
+	img := image.NewNRGBA(b)
+	mapview.FillNoData(img)
+	draw.Draw(img, b, p, b.Min, draw.Over)
+	return img
+}
