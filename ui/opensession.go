@@ -97,9 +97,10 @@ func (w *Window) applyOpenedSession(path string, s Session, idx indexChoice, ram
 	w.source.showSession(s)
 	show()
 	if s.Zoom > 0 {
-		w.Map.SetView(s.Zoom, s.X0, s.Y0)
+		w.applySessionView(s)
 	} else {
 		w.Map.Fit()
+		w.applySessionView(s)
 	}
 	_ = w.ShowView(s.View) // the index, or a natural- or false-colour composite (an unknown name: the index)
 	w.setStatus("Opened the session "+filepath.Base(path)+" · "+w.Status.Text, true)

@@ -39,10 +39,19 @@ type Session struct {
 	Ramp    string              `json:"ramp"`
 	Stretch string              `json:"stretch"`
 	// Zoom (screen pixels per image pixel) and X0, Y0 (the image point at
-	// the view's top-left corner); Zoom 0 is fit.
-	Zoom float64 `json:"zoom,omitempty"`
-	X0   float64 `json:"x0"`
-	Y0   float64 `json:"y0"`
+	// the view's top-left corner); Zoom 0 is fit. Centre is the image
+	// point at the view's centre: a session opened in a window of another
+	// size is centred where it was, at the same zoom (X0, Y0 are for the
+	// files written before it).
+	Zoom   float64     `json:"zoom,omitempty"`
+	X0     float64     `json:"x0"`
+	Y0     float64     `json:"y0"`
+	Centre *[2]float64 `json:"centre,omitempty"`
+	// Stands are the stands open (their file, as OpenStands takes it, and
+	// the attribute that names them); Pins the pixels pinned, column and
+	// row.
+	Stands *SessionStands `json:"stands,omitempty"`
+	Pins   [][2]int       `json:"pins,omitempty"`
 	// View is the map's view: "" (the index), "natural-colour" or
 	// "false-colour".
 	View string `json:"view,omitempty"`
@@ -51,6 +60,17 @@ type Session struct {
 	After    *Session `json:"after,omitempty"`
 	DateView string   `json:"date_view,omitempty"`
 }
+
+// SessionStands are the stands of a session: the file (FILE or
+// FILE:LAYER) and the attribute naming them ("" the layer's default,
+// "fid" the feature id).
+type SessionStands struct {
+	Spec string `json:"spec"`
+	ID   string `json:"id,omitempty"`
+}
+
+// sessionFID is how a session names the feature id as the stands' name.
+const sessionFID = "fid"
 
 // Session returns the window's state now.
 func (w *Window) Session() Session {
@@ -78,6 +98,19 @@ func (w *Window) Session() Session {
 		s.Classes = t.Clone()
 	}
 	s.Zoom, s.X0, s.Y0 = w.Map.View()
+	if zoom, cx, cy := w.Map.Centre(); zoom > 0 {
+		s.Centre = &[2]float64{cx, cy}
+	}
+	if p := w.standsP; p.layer != nil && p.spec != "" {
+		st := &SessionStands{Spec: p.spec, ID: p.IDField.Selected}
+		if st.ID == featureID {
+			st.ID = sessionFID
+		}
+		s.Stands = st
+	}
+	for _, r := range w.identify.pins {
+		s.Pins = append(s.Pins, [2]int{r.col, r.row})
+	}
 	if name := w.ViewName(); name != ViewIndex {
 		s.View = name
 	}
@@ -161,11 +194,39 @@ func (w *Window) ApplySession(s Session) {
 		w.colour.quiet = false
 		w.colour.changed()
 	}
-	if s.Zoom > 0 {
-		w.Map.SetView(s.Zoom, s.X0, s.Y0)
-	}
+	w.applySessionView(s)
 	_ = w.ShowView(s.View) // an unknown view (a newer Canopy's) leaves the index
 	w.applyTwoSession(s)
+}
+
+// applySessionView puts the session's view on the map shown (centred
+// where it was, at its zoom, whatever the window's size now), its pins
+// and its stands.
+func (w *Window) applySessionView(s Session) {
+	switch {
+	case s.Zoom > 0 && s.Centre != nil:
+		w.Map.SetCentre(s.Zoom, s.Centre[0], s.Centre[1])
+	case s.Zoom > 0:
+		w.Map.SetView(s.Zoom, s.X0, s.Y0)
+	}
+	if sh := w.shown; sh != nil && len(s.Pins) > 0 {
+		w.identify.clear()
+		for _, p := range s.Pins {
+			if p[0] >= 0 && p[1] >= 0 && p[0] < sh.w && p[1] < sh.h {
+				w.identify.add(w.read(sh, p[0], p[1]))
+			}
+		}
+		w.Map.SetPins(w.identify.points())
+	}
+	if st := s.Stands; st != nil && st.Spec != "" {
+		id := st.ID
+		if id == sessionFID {
+			id = featureID
+		}
+		if err := w.openStands(st.Spec, id); err != nil {
+			w.setStatus(err.Error(), false)
+		}
+	}
 }
 
 // sessionExts are the names a session file takes: .canopy (the

@@ -2,11 +2,17 @@ package ui
 
 import (
 	"encoding/json"
+	"fmt"
+	"image"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
+	"fyne.io/fyne/v2"
+
+	"canopy/compute"
 	"canopy/ui/render/colormap"
 )
 
@@ -112,4 +118,88 @@ func TestSessionSaveName(t *testing.T) {
 	if b, _ := os.ReadFile(full); string(b) != "keep me" {
 		t.Errorf("a file with content was touched: %q", b)
 	}
+}
+
+// TestSessionEverythingOnScreen: a session saved with stands (named by an
+// attribute the user picked), pins, a class table, an index, two dates and
+// a zoomed, panned view opens again, through File › Open session… and
+// through --session (ApplySession), in a window of the other size of the
+// report (1440×900 ↔ 1920×1080): the same stands and names, the same
+// pins, classes, index, date view and difference, at the same zoom and
+// centred on the same image point.
+func TestSessionEverythingOnScreen(t *testing.T) {
+	sizes := []fyne.Size{fyne.NewSize(1440, 900), fyne.NewSize(1920, 1080)}
+	for k, size := range sizes {
+		other := sizes[1-k]
+		w := newTestWindow(t, Options{Size: 96, Index: "savi"})
+		w.Win.Resize(size)
+		_, _, bw, bh := w.Plane()
+		after, _ := afterDate(t, "after.tif", bw, bh, 9, compute.FakeGeoRef())
+		openAfterTyped(w, after)
+		if err := w.SetDateView(ViewDifference); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.OpenStands(writeNamedStands(t, [][4]int{{2, 2, 20, 30}, {30, 35, 60, 60}})); err != nil {
+			t.Fatal(err)
+		}
+		w.Wait()
+		if err := w.SetStandID("code"); err != nil {
+			t.Fatal(err)
+		}
+		w.identify.add(w.read(w.shown, 10, 12))
+		w.identify.add(w.read(w.shown, 70, 40))
+		w.Map.ZoomBy(3)
+		w.Map.PanBy(-120, 60)
+		w.Wait()
+		cx, cy := viewCentre(w)
+		zoom, _, _ := w.Map.View()
+		rows := w.StandRows()
+		diff, _, _ := w.Difference()
+		path := filepath.Join(t.TempDir(), "walk.canopy")
+		if err := w.SaveSession(path); err != nil {
+			t.Fatal(err)
+		}
+		s, err := ReadSession(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Stands == nil || s.Stands.ID != "code" || len(s.Pins) != 2 || s.Centre == nil || s.After == nil || s.Index != "savi" {
+			t.Fatalf("session %+v", s)
+		}
+
+		opened := newTestWindow(t, Options{})
+		opened.Win.Resize(other)
+		opened.OpenSession(path)
+		opened.Wait()
+		started := newTestWindow(t, s.Options(Options{}))
+		started.Win.Resize(other)
+		started.ApplySession(s)
+		started.Wait()
+		for name, w2 := range map[string]*Window{"File › Open session": opened, "--session": started} {
+			at := fmt.Sprintf("saved at %v, %s at %v", size, name, other)
+			if _, idx, _, _ := w2.Plane(); idx != "savi" || w2.DateView() != ViewDifference {
+				t.Errorf("%s: index %s, date view %s", at, idx, w2.DateView())
+			}
+			if got, _, _ := w2.Difference(); !slices.EqualFunc(got, diff, func(a, b float32) bool { return a == b || a != a && b != b }) {
+				t.Errorf("%s: another difference", at)
+			}
+			if got := w2.StandRows(); !slices.EqualFunc(got, rows, slices.Equal[[]string]) || w2.standsP.IDField.Selected != "code" {
+				t.Errorf("%s: stands %v named by %q, saved %v", at, got, w2.standsP.IDField.Selected, rows)
+			}
+			if pins := w2.identify.points(); len(pins) != 2 || pins[0] != image.Pt(10, 12) || pins[1] != image.Pt(70, 40) {
+				t.Errorf("%s: pins %v", at, pins)
+			}
+			z, _, _ := w2.Map.View()
+			x, y := viewCentre(w2)
+			if math.Abs(z-zoom) > 1e-9 || math.Abs(x-cx) > 0.5/z || math.Abs(y-cy) > 0.5/z {
+				t.Errorf("%s: zoom %.3f centred on (%.2f, %.2f), saved %.3f on (%.2f, %.2f)", at, z, x, y, zoom, cx, cy)
+			}
+		}
+	}
+}
+
+// viewCentre is the image point at the centre of the map's view.
+func viewCentre(w *Window) (float64, float64) {
+	_, cx, cy := w.Map.Centre()
+	return cx, cy
 }

@@ -55,6 +55,7 @@ type standsPanel struct {
 	// FID).
 	IDField  *widget.Select
 	layer    *vector.Layer
+	spec     string // the file the stands came from, as OpenStands took it
 	stands   []zonal.Stand
 	ids      []string // the stands' names by the field picked
 	results  []zonal.Result
@@ -321,7 +322,12 @@ func (p *standsPanel) cell(row, col int) string {
 // (vector.Layer.DefaultIDField; the FID when none), which the user can
 // change. What goes wrong is said in the status line and a dialog; an
 // error is returned at once only when the map cannot carry stands.
-func (w *Window) OpenStands(spec string) error {
+func (w *Window) OpenStands(spec string) error { return w.openStands(spec, "") }
+
+// openStands opens the stands of spec named by the attribute id (""
+// the layer's default; featureID the FID; an attribute the layer lacks,
+// the default).
+func (w *Window) openStands(spec, id string) error {
 	s := w.shown
 	if s == nil || s.set == nil || !s.set.geo.Valid() {
 		return errors.New("stands: the map shown has no georeference to place stands on")
@@ -353,6 +359,12 @@ func (w *Window) OpenStands(spec string) error {
 			return nil, err
 		}
 		field := l.DefaultIDField()
+		switch {
+		case id == featureID:
+			field = ""
+		case id != "" && hasField(l, id):
+			field = id
+		}
 		st, err := zonal.StandsFromLayer(l, field)
 		if err != nil {
 			return nil, err
@@ -369,7 +381,7 @@ func (w *Window) OpenStands(spec string) error {
 				gt = g
 			}
 			p := w.standsP
-			p.layer, p.stands, p.gt, p.selected = l, st, gt, -1
+			p.layer, p.stands, p.gt, p.selected, p.spec = l, st, gt, -1, spec
 			p.results, p.change = nil, nil
 			p.setFields(l, field)
 			p.ids = make([]string, len(st))
@@ -915,4 +927,10 @@ func (w *Window) showStandsTab() {
 			w.tabs.SelectIndex(i)
 		}
 	}
+}
+
+// hasField reports whether the layer has an attribute named name.
+func hasField(l *vector.Layer, name string) bool {
+	_, ok := l.Field(name)
+	return ok
 }
