@@ -43,4 +43,8 @@
 // slice: it includes staging copies and every synchronisation. Setup
 // (driver, context, the kernel's JIT, device and staging allocations, registration
 // of the caller's buffers) is reported apart and is not in Total.
+//
+// The package also registers compute/warp's "cuda" backend (WarpBackend,
+// warp.go): the warp as a generated gather kernel (warp_ptx.go) over the
+// source band as stored, equal to the float64 reference bit for bit.
 package cudaback
