@@ -34,6 +34,16 @@
 //   - Bands as stored: integer bands (sensor counts) are uploaded as they
 //     are and converted on the GPU, halving a uint16 band's upload.
 //
+// # Season models
+//
+// The backend runs compute/season's per-pixel models over a stack of dates
+// (season.Runner: RunSeries), one PTX kernel generated per plan with the
+// dates' design, roles and dates as immediates (season_ptx.go, its
+// normal matrix from compute/season/normal's sums), one thread a pixel.
+// OpenCube keeps a block of the stack on the card, uploaded once as
+// stored; its Run and Compute run any model of the same dates (another
+// model, threshold, history or monitoring start) without uploading again.
+//
 // Every phase is timed with CUDA events. In sequential mode upload, kernel
 // and download are consecutive intervals. In overlapped mode they overlap:
 // upload is the span from the first chunk's upload start to the last one's

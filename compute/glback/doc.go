@@ -69,6 +69,14 @@
 // back, Probe reads one pixel of each plane, Download a whole plane
 // (resident.go; docs/GL.md).
 //
+// # Season models
+//
+// RunSeries (season.Runner) runs compute/season's per-pixel models over a
+// stack of dates in a compute shader generated per plan (season_glsl.go,
+// the algorithm of cudaback's kernels, the dates' tables in a uniform
+// buffer), one invocation a pixel; OpenCube keeps a block on the card and
+// runs any model of its dates without uploading again.
+//
 // # Display selection
 //
 // The context comes from native/egl: a hardware EGL device first (the
