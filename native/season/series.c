@@ -3,6 +3,7 @@
 #include "series.h"
 
 #include <math.h>
+#include <string.h>
 
 #define NAN32 ((float)NAN)
 
@@ -135,55 +136,11 @@ static void composite(const canopy_series_job *j, size_t px, float *y) {
 	}
 }
 
-static void pixel(const canopy_series_job *j, size_t px) {
-	float y[CANOPY_SERIES_MAX_DATES], e[CANOPY_SERIES_MAX_DATES];
-	int when[CANOPY_SERIES_MAX_DATES]; /* the date of each residual */
-	float a[CANOPY_SERIES_MAX_COEF * CANOPY_SERIES_MAX_COEF], beta[CANOPY_SERIES_MAX_COEF];
-	size_t P = (size_t)j->pixels;
-	int T = j->dates, k = j->coefs, nout = j->kind == CANOPY_COMPOSITE ? 3 : j->kind == CANOPY_HARMONIC ? 2 + k : 4;
-	for (int i = 0; i < nout; i++) j->out[i][px] = NAN32;
-	if (j->kind == CANOPY_COMPOSITE) {
-		composite(j, px, y);
-		return;
-	}
-	for (int i = 0; i < k * k; i++) a[i] = 0;
-	for (int i = 0; i < k; i++) beta[i] = 0;
-	int n = 0, nm = 0;
-	for (int t = 0; t < T; t++) {
-		float v = j->values[(size_t)t * P + px];
-		if (v != v) continue;
-		if (j->role[t] == 2) {
-			nm++;
-			continue;
-		}
-		if (j->role[t] != 1) continue;
-		n++;
-		const float *x = j->x + (size_t)t * k;
-		for (int r = 0; r < k; r++) {
-			float xr = x[r];
-			for (int q = 0; q <= r; q++) a[r * k + q] += xr * x[q];
-			beta[r] += xr * v;
-		}
-	}
-	if (j->kind == CANOPY_HARMONIC)
-		j->out[1][px] = (float)n;
-	else
-		j->out[3][px] = (float)(n + nm);
-	if (n < k || !cholesky32(a, k)) return;
-	chol_solve32(a, beta, k);
-	float rss = 0;
-	int ne = 0;
-	for (int t = 0; t < T; t++) {
-		float v = j->values[(size_t)t * P + px];
-		if (v != v || j->role[t] == 0) continue;
-		const float *x = j->x + (size_t)t * k;
-		float f = 0;
-		for (int q = 0; q < k; q++) f += x[q] * beta[q];
-		float r = v - f;
-		when[ne] = t;
-		e[ne++] = r;
-		if (j->role[t] == 1) rss += r * r;
-	}
+/* tail writes a fitted pixel's outputs from its residuals e (the n valid
+ * history dates then the nm valid monitoring dates, in date order; when[i]
+ * the date of e[i]), the history's RSS and the coefficients beta. */
+static void tail(const canopy_series_job *j, size_t px, int n, int nm, float *e, const int *when, float rss, const float *beta) {
+	int k = j->coefs;
 	if (j->kind == CANOPY_HARMONIC) {
 		j->out[0][px] = (float)sqrt((double)(rss / (float)n));
 		for (int q = 0; q < k; q++) j->out[2 + q][px] = beta[q];
@@ -235,6 +192,102 @@ static void pixel(const canopy_series_job *j, size_t px) {
 	j->out[2][px] = (float)an / (float)(nm - start);
 }
 
+static int nouts(const canopy_series_job *j) {
+	return j->kind == CANOPY_COMPOSITE ? 3 : j->kind == CANOPY_HARMONIC ? 2 + j->coefs : 4;
+}
+
+/* pixel runs the model over one pixel's series. */
+static void pixel(const canopy_series_job *j, size_t px) {
+	float y[CANOPY_SERIES_MAX_DATES], e[CANOPY_SERIES_MAX_DATES];
+	int when[CANOPY_SERIES_MAX_DATES]; /* the date of each residual */
+	float a[CANOPY_SERIES_MAX_COEF * CANOPY_SERIES_MAX_COEF], beta[CANOPY_SERIES_MAX_COEF];
+	size_t P = (size_t)j->pixels;
+	int T = j->dates, k = j->coefs, nout = nouts(j);
+	for (int i = 0; i < nout; i++) j->out[i][px] = NAN32;
+	if (j->kind == CANOPY_COMPOSITE) {
+		composite(j, px, y);
+		return;
+	}
+	for (int i = 0; i < k * k; i++) a[i] = 0;
+	for (int i = 0; i < k; i++) beta[i] = 0;
+	int n = 0, nm = 0;
+	for (int t = 0; t < T; t++) {
+		float v = j->values[(size_t)t * P + px];
+		if (v != v) continue;
+		if (j->role[t] == 2) {
+			nm++;
+			continue;
+		}
+		if (j->role[t] != 1) continue;
+		n++;
+		const float *x = j->x + (size_t)t * k;
+		for (int r = 0; r < k; r++) {
+			float xr = x[r];
+			for (int q = 0; q <= r; q++) a[r * k + q] += xr * x[q];
+			beta[r] += xr * v;
+		}
+	}
+	if (j->kind == CANOPY_HARMONIC)
+		j->out[1][px] = (float)n;
+	else
+		j->out[3][px] = (float)(n + nm);
+	if (n < k || !cholesky32(a, k)) return;
+	chol_solve32(a, beta, k);
+	float rss = 0;
+	int ne = 0;
+	for (int t = 0; t < T; t++) {
+		float v = j->values[(size_t)t * P + px];
+		if (v != v || j->role[t] == 0) continue;
+		const float *x = j->x + (size_t)t * k;
+		float f = 0;
+		for (int q = 0; q < k; q++) f += x[q] * beta[q];
+		float r = v - f;
+		when[ne] = t;
+		e[ne++] = r;
+		if (j->role[t] == 1) rss += r * r;
+	}
+	tail(j, px, n, nm, e, when, rss, beta);
+}
+
+/* The fit of LANES pixels at once, one SIMD lane each: the same operations
+ * in the same order as pixel's for every lane (a masked lane adds 0), so
+ * that the results are bit for bit pixel's. series_lanes.h is compiled
+ * twice on x86-64: for AVX2 and for the baseline. */
+#define LANES 8
+typedef float v8 __attribute__((vector_size(32)));
+typedef int vi8 __attribute__((vector_size(32)));
+#define LANES_FN lanes_base
+#define LANES_ATTR
+#include "series_lanes.h"
+#undef LANES_FN
+#undef LANES_ATTR
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define LANES_FN lanes_avx2
+#define LANES_ATTR __attribute__((target("avx2")))
+#include "series_lanes.h"
+#undef LANES_FN
+#undef LANES_ATTR
+#define HAVE_AVX2 1
+#endif
+
 void canopy_series_pixels(const canopy_series_job *j, size_t lo, size_t hi) {
-	for (size_t px = lo; px < hi; px++) pixel(j, px);
+	size_t px = lo;
+	if (j->kind != CANOPY_COMPOSITE) {
+#ifdef HAVE_AVX2
+		int avx2 = __builtin_cpu_supports("avx2");
+#else
+		int avx2 = 0;
+#endif
+		for (; px + LANES <= hi; px += LANES) {
+#ifdef HAVE_AVX2
+			if (avx2) {
+				lanes_avx2(j, px);
+				continue;
+			}
+#endif
+			(void)avx2;
+			lanes_base(j, px);
+		}
+	}
+	for (; px < hi; px++) pixel(j, px);
 }
