@@ -2,10 +2,15 @@ package ui
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"image"
 	"math"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,29 +21,59 @@ import (
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/widget"
 
+	"canopy/compute"
 	"canopy/compute/geo"
+	"canopy/compute/outfile"
 	"canopy/compute/remote"
 	"canopy/compute/stac"
+	"canopy/compute/vector"
 	"canopy/ui/render/composite"
 )
 
-// archiveState is File › Search the archive…'s: the scenes the last
-// search found and the list that shows them.
+// archiveState is File › Search the archive…'s: the search form, the
+// scenes the last search found and the list that shows them.
 type archiveState struct {
+	form  archiveForm
 	items []stac.Item
 	list  *widget.List
-	open  *widget.Button
-	dlg   dialog.Dialog
-	// api is the search endpoint of the last search (for messages).
-	api string
+	// open opens the selected scene; openMany the scenes checked, as
+	// one mosaic.
+	open, openMany *widget.Button
+	checked        map[int]bool
+	selected       int
+	dlg            dialog.Dialog
+	// api is the search endpoint of the last search (for messages);
+	// offline says the list is a saved one (the archive could not be
+	// reached).
+	api     string
+	offline bool
 	// thumbs are the scenes' pictures by list row, drawn from their
 	// COGs' overviews; client and signer read them.
 	thumbs map[int]image.Image
 	client *remote.Client
 	signer *stac.PCSigner
 }
+
+// archiveForm is the search dialog's fields (tests drive them).
+type archiveForm struct {
+	api      *widget.Select
+	coll     *widget.SelectEntry
+	areaFrom *widget.RadioGroup
+	area     *widget.Entry
+	from, to *widget.Entry
+	cloud    *widget.Entry
+	search   *widget.Button
+	dlg      dialog.Dialog
+}
+
+// The area's sources in the dialog.
+const (
+	areaView   = "The map view"
+	areaStands = "The stands' extent"
+)
 
 // thumbSide is a thumbnail's side in pixels; maxThumbs bounds how many
 // scenes of a search get one.
@@ -54,48 +89,88 @@ var archiveAPIs = []struct{ label, url string }{
 }
 
 // searchDialog is File › Search the archive…: the area (the part of the
-// map on screen, in degrees, or typed), the collection, the season and
-// the highest cloud share; the search runs off the event goroutine with
-// progress and Cancel, and the scenes found are listed to open.
+// map on screen, or the loaded stands' extent, in degrees; or typed), the
+// collection, the season and the highest cloud share; the search runs off
+// the event goroutine with progress and Cancel, and the scenes found are
+// listed to open.
 func (w *Window) searchDialog() {
+	f := &w.archive.form
 	labels := make([]string, len(archiveAPIs))
 	for i, a := range archiveAPIs {
 		labels[i] = a.label
 	}
-	api := widget.NewSelect(labels, nil)
-	api.SetSelectedIndex(0)
-	coll := widget.NewSelectEntry([]string{"sentinel-2-l2a", "landsat-c2-l2"})
-	coll.SetText("sentinel-2-l2a")
-	area := widget.NewEntry()
-	area.SetPlaceHolder("west,south,east,north in degrees")
-	area.SetText(w.viewBBox())
-	now := time.Now().UTC()
-	from, to := widget.NewEntry(), widget.NewEntry()
-	from.SetText(now.AddDate(0, -6, 0).Format("2006-01-02"))
-	to.SetText(now.Format("2006-01-02"))
-	cloud := widget.NewEntry()
-	cloud.SetText("30")
-	items := []*widget.FormItem{
-		widget.NewFormItem("Archive", api),
-		widget.NewFormItem("Collection", coll),
-		widget.NewFormItem("Area", area),
-		widget.NewFormItem("From", from),
-		widget.NewFormItem("To", to),
-		widget.NewFormItem("Cloud at most (%)", cloud),
-	}
-	d := dialog.NewForm("Search the archive", "Search", "Cancel", items, func(ok bool) {
-		if !ok {
+	f.api = widget.NewSelect(labels, nil)
+	f.api.SetSelectedIndex(0)
+	f.coll = widget.NewSelectEntry([]string{"sentinel-2-l2a", "landsat-c2-l2"})
+	f.coll.SetText("sentinel-2-l2a")
+	f.area = widget.NewEntry()
+	f.area.SetPlaceHolder("west,south,east,north in degrees")
+	f.areaFrom = widget.NewRadioGroup([]string{areaView, areaStands}, func(choice string) {
+		var bb string
+		var err error
+		switch choice {
+		case areaView:
+			if bb = w.viewBBox(); bb == "" {
+				err = errors.New("the map shows nothing with a known place on Earth: type the area")
+			}
+		case areaStands:
+			bb, err = w.standsBBox()
+		default:
 			return
 		}
-		q, err := archiveQuery(archiveAPIs[max(0, api.SelectedIndex())].url, coll.Text, area.Text, from.Text, to.Text, cloud.Text)
+		if err != nil {
+			w.setStatus(err.Error(), false)
+			return
+		}
+		f.area.SetText(bb)
+	})
+	f.areaFrom.Horizontal = true
+	if w.viewBBox() != "" {
+		f.areaFrom.SetSelected(areaView)
+	}
+	now := time.Now().UTC()
+	f.from, f.to = widget.NewEntry(), widget.NewEntry()
+	f.from.SetText(now.AddDate(0, -6, 0).Format("2006-01-02"))
+	f.to.SetText(now.Format("2006-01-02"))
+	f.cloud = widget.NewEntry()
+	f.cloud.SetText("30")
+	form := widget.NewForm(
+		widget.NewFormItem("Archive", f.api),
+		widget.NewFormItem("Collection", f.coll),
+		widget.NewFormItem("Area from", f.areaFrom),
+		widget.NewFormItem("Area", f.area),
+		widget.NewFormItem("From", f.from),
+		widget.NewFormItem("To", f.to),
+		widget.NewFormItem("Cloud at most (%)", f.cloud),
+	)
+	f.search = widget.NewButton("Search", func() {
+		q, err := archiveQuery(archiveAPIs[max(0, f.api.SelectedIndex())].url, f.coll.Text, f.area.Text, f.from.Text, f.to.Text, f.cloud.Text)
 		if err != nil {
 			dialog.ShowError(err, w.Win)
 			return
 		}
+		f.dlg.Hide()
 		w.searchArchive(q)
-	}, w.Win)
-	d.Resize(fyne.NewSize(560, 420))
-	d.Show()
+	})
+	f.search.Importance = widget.HighImportance
+	cancel := widget.NewButton("Cancel", func() { f.dlg.Hide() })
+	f.dlg = dialog.NewCustomWithoutButtons("Search the archive", container.NewBorder(nil, container.NewHBox(layout.NewSpacer(), cancel, f.search), nil, nil, form), w.Win)
+	f.dlg.Resize(fyne.NewSize(600, 440))
+	f.dlg.Show()
+}
+
+// standsBBox is the loaded stands' extent in degrees (west,south,east,
+// north).
+func (w *Window) standsBBox() (string, error) {
+	p := w.standsP
+	if p == nil || p.layer == nil || len(p.stands) == 0 {
+		return "", errors.New("no stands are open: open them first (Stands), or take the map view")
+	}
+	b, err := vector.ExtentLatLon(p.layer)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%.5f,%.5f,%.5f,%.5f", b[0], b[1], b[2], b[3]), nil
 }
 
 // archiveQuery checks the dialog's fields.
@@ -132,17 +207,59 @@ func archiveQuery(api, coll, area, from, to, cloud string) (stac.Query, error) {
 	return q, nil
 }
 
-// searchArchive runs q on the bridge and lists the scenes found.
+// archiveDir is the folder of the window's saved searches and items
+// (beside compute/remote's cache: CANOPY_CACHE_DIR or the user's cache
+// folder), "" when the cache is off.
+func archiveDir() string {
+	c := remote.DefaultCache()
+	if c == nil {
+		return ""
+	}
+	return filepath.Join(filepath.Dir(c.Dir()), "archive")
+}
+
+// savedSearch is the file a search's result is kept in: by its endpoint
+// and body.
+func savedSearch(q stac.Query) string {
+	dir := archiveDir()
+	body, err := q.Body()
+	if dir == "" || err != nil {
+		return ""
+	}
+	b, _ := json.Marshal(body)
+	h := sha256.Sum256([]byte(stac.SearchURL(q.API) + "\n" + string(b)))
+	return filepath.Join(dir, "searches", hex.EncodeToString(h[:12])+".json")
+}
+
+// searchArchive runs q on the bridge and lists the scenes found. The
+// result is kept (archiveDir); when the archive cannot be answered, the
+// result kept of the same search is listed, and said to be.
 func (w *Window) searchArchive(q stac.Query) {
 	w.bridge.start("Searching "+stac.SearchURL(q.API), func(ctx context.Context, progress progressFunc) (func(), error) {
+		api := stac.SearchURL(q.API)
 		items, err := (&stac.Client{}).Search(ctx, q)
+		kept := savedSearch(q)
+		offline := ""
 		if err != nil {
-			return nil, err
+			if ctx.Err() != nil || kept == "" {
+				return nil, err
+			}
+			r, rerr := stac.ReadResult(kept)
+			if rerr != nil {
+				return nil, err
+			}
+			st, _ := os.Stat(kept)
+			items, offline = r.Items, fmt.Sprintf(" (the archive did not answer: %v; the result of this search kept %s)", err, st.ModTime().UTC().Format("2006-01-02 15:04 UTC"))
+		} else if kept != "" {
+			if b, err := stac.MarshalResult(items, stac.SearchInfo{API: api, Collections: q.Collections, BBox: q.BBox, Datetime: q.Datetime,
+				Searched: time.Now().UTC().Format(time.RFC3339)}); err == nil && os.MkdirAll(filepath.Dir(kept), 0o755) == nil {
+				_ = compute.WriteFileAtomic(kept, func(o *outfile.Writer) error { _, err := o.Write(b); return err })
+			}
 		}
 		return func() {
-			w.archive.items, w.archive.api = items, stac.SearchURL(q.API)
+			w.archive.items, w.archive.api, w.archive.offline = items, api, offline != ""
 			w.showArchive()
-			w.setStatus(fmt.Sprintf("%d scene%s found in %s", len(items), map[bool]string{true: "", false: "s"}[len(items) == 1], w.archive.api), true)
+			w.setStatus(fmt.Sprintf("%d scene%s found in %s%s", len(items), map[bool]string{true: "", false: "s"}[len(items) == 1], api, offline), offline == "")
 		}, nil
 	})
 }
@@ -156,45 +273,80 @@ func archiveRow(it stac.Item) string {
 	return fmt.Sprintf("%s   %s   %s   %s", it.Date.Format("2006-01-02 15:04"), c, it.Platform, it.ID)
 }
 
-// showArchive shows the scenes of the last search; Open opens the one
-// selected as a product (its STAC item, read over the network).
+// showArchive shows the scenes of the last search. Open opens the one
+// selected as a product: its STAC item as the search found it (kept in
+// archiveDir, so that it opens again without the network for what the
+// cache holds; its own link when the cache is off), its files read over
+// the network. The scenes checked open together as one mosaic (each pixel
+// from the first scene of the list valid there): a stack of dates is not
+// in the window yet.
 func (w *Window) showArchive() {
 	a := &w.archive
-	selected := -1
+	a.selected = -1
+	a.checked = map[int]bool{}
 	a.open = widget.NewButton("Open", nil)
 	a.open.Disable()
+	a.openMany = widget.NewButton("Open the checked as one mosaic", nil)
+	a.openMany.Disable()
 	a.thumbs = map[int]image.Image{}
 	a.list = widget.NewList(func() int { return len(a.items) },
 		func() fyne.CanvasObject {
 			img := canvas.NewImageFromImage(nil)
 			img.FillMode = canvas.ImageFillContain
 			img.SetMinSize(fyne.NewSize(thumbSide, thumbSide))
-			return container.NewHBox(img, widget.NewLabel("2024-06-03 10:16   cloud 99.9%   sentinel-2b   S2B_32TQM_20240603_0_L2A"))
+			return container.NewHBox(widget.NewCheck("", nil), img, widget.NewLabel("2024-06-03 10:16   cloud 99.9%   sentinel-2b   S2B_32TQM_20240603_0_L2A"))
 		},
 		func(i widget.ListItemID, o fyne.CanvasObject) {
 			row := o.(*fyne.Container)
-			img := row.Objects[0].(*canvas.Image)
+			check := row.Objects[0].(*widget.Check)
+			check.OnChanged = nil // a reused row: set, not a change
+			check.SetChecked(a.checked[i])
+			check.OnChanged = func(on bool) { a.setChecked(i, on) }
+			img := row.Objects[1].(*canvas.Image)
 			img.Image = a.thumbs[i]
 			img.Refresh()
-			row.Objects[1].(*widget.Label).SetText(archiveRow(a.items[i]))
+			row.Objects[2].(*widget.Label).SetText(archiveRow(a.items[i]))
 		})
-	a.list.OnSelected = func(i widget.ListItemID) { selected = i; a.open.Enable() }
+	a.list.OnSelected = func(i widget.ListItemID) { a.selected = i; a.open.Enable() }
 	a.open.OnTapped = func() {
-		if selected < 0 || selected >= len(a.items) {
+		if a.selected < 0 || a.selected >= len(a.items) {
 			return
 		}
-		href := selfHref(a.items[selected])
-		if href == "" {
-			dialog.ShowError(fmt.Errorf("%s: the archive gives the scene no link of its own to open", a.items[selected].ID), w.Win)
+		p, err := a.itemPath(a.items[a.selected])
+		if err != nil {
+			dialog.ShowError(err, w.Win)
 			return
 		}
-		if a.dlg != nil {
-			a.dlg.Hide()
-		}
-		w.openProduct(href)
+		a.dlg.Hide()
+		w.openProduct(p)
 	}
-	head := widget.NewLabel(fmt.Sprintf("%d scene%s from %s", len(a.items), map[bool]string{true: "", false: "s"}[len(a.items) == 1], a.api))
-	body := container.NewBorder(head, a.open, nil, nil, a.list)
+	a.openMany.OnTapped = func() {
+		var paths []string
+		for i := range a.items {
+			if !a.checked[i] {
+				continue
+			}
+			p, err := a.itemPath(a.items[i])
+			if err != nil {
+				dialog.ShowError(err, w.Win)
+				return
+			}
+			paths = append(paths, p)
+		}
+		if len(paths) < 2 {
+			return
+		}
+		a.dlg.Hide()
+		w.openMosaic(paths)
+	}
+	text := fmt.Sprintf("%d scene%s from %s", len(a.items), map[bool]string{true: "", false: "s"}[len(a.items) == 1], a.api)
+	if a.offline {
+		text += " — kept from an earlier search: the archive did not answer"
+	}
+	head := widget.NewLabel(text)
+	note := widget.NewLabel("Check several to open them as one mosaic (each pixel from the first of them valid there); a stack of dates is not in the window yet.")
+	note.Wrapping = fyne.TextWrapWord
+	body := container.NewBorder(head, container.NewVBox(note, container.NewHBox(a.open, a.openMany)), nil, nil, a.list)
 	if a.dlg != nil {
 		a.dlg.Hide()
 	}
@@ -202,6 +354,32 @@ func (w *Window) showArchive() {
 	a.dlg.Resize(fyne.NewSize(820, 560))
 	a.dlg.Show()
 	w.drawThumbnails()
+}
+
+// setChecked checks or unchecks row i; two or more enable openMany.
+func (a *archiveState) setChecked(i int, on bool) {
+	if on {
+		a.checked[i] = true
+	} else {
+		delete(a.checked, i)
+	}
+	if len(a.checked) >= 2 {
+		a.openMany.Enable()
+	} else {
+		a.openMany.Disable()
+	}
+}
+
+// itemPath is what opens a scene of the list: its item kept in
+// archiveDir (stac.SaveItem), or its own link when the cache is off.
+func (a *archiveState) itemPath(it stac.Item) (string, error) {
+	if dir := archiveDir(); dir != "" {
+		return stac.SaveItem(filepath.Join(dir, "items"), it)
+	}
+	if h := it.Href(); h != "" {
+		return h, nil
+	}
+	return "", fmt.Errorf("%s: the archive gives the scene no link of its own to open", it.ID)
 }
 
 // drawThumbnails draws the listed scenes' pictures as a job (progress,
@@ -264,16 +442,6 @@ func (w *Window) drawThumbnails() {
 			}
 		}, nil
 	})
-}
-
-// selfHref is the URL of a STAC item itself (its "self" link).
-func selfHref(it stac.Item) string {
-	for _, l := range it.Links {
-		if l.Rel == "self" && (strings.HasPrefix(l.Href, "https://") || strings.HasPrefix(l.Href, "http://")) {
-			return l.Href
-		}
-	}
-	return ""
 }
 
 // viewBBox is the part of the map on screen in degrees (west,south,east,

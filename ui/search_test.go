@@ -8,11 +8,15 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
+	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
 
 	"canopy/compute"
 	"canopy/compute/geotiff"
@@ -22,14 +26,17 @@ import (
 // in degrees, lists the scenes a STAC API finds (on the loopback), and
 // opens the one chosen over HTTP, its assets read by byte ranges.
 func TestSearchArchive(t *testing.T) {
-	t.Setenv("CANOPY_CACHE_DIR", "off")
+	// The cache (ranges read, searches and items kept) in a folder of the
+	// test's: what makes the window work offline.
+	t.Setenv("CANOPY_CACHE_DIR", t.TempDir())
 	w := newTestWindow(t, Options{})
-	w.searchDialog() // builds and shows the form without a search
+	w.searchDialog()
+	f := &w.archive.form
 
-	// The area on screen, in degrees.
-	bb := strings.Split(w.viewBBox(), ",")
-	if len(bb) != 4 {
-		t.Fatalf("the view's area %q", w.viewBBox())
+	// The area: the map view, in degrees, by default.
+	bb := strings.Split(f.area.Text, ",")
+	if f.areaFrom.Selected != areaView || f.area.Text != w.viewBBox() || len(bb) != 4 {
+		t.Fatalf("the area %q from %q; the view's %q", f.area.Text, f.areaFrom.Selected, w.viewBBox())
 	}
 	var v [4]float64
 	for i, s := range bb {
@@ -37,6 +44,30 @@ func TestSearchArchive(t *testing.T) {
 	}
 	if !(v[0] < v[2] && v[1] < v[3] && v[0] >= -180 && v[2] <= 180 && v[1] >= -90 && v[3] <= 90) {
 		t.Fatalf("the view's area %v is not west,south,east,north", v)
+	}
+	// The stands' extent: none open yet, said so; then the stands'.
+	f.areaFrom.SetSelected(areaStands)
+	if f.area.Text != w.viewBBox() || !strings.Contains(w.Status.Text, "no stands are open") {
+		t.Fatalf("stands chosen with none open: area %q, status %q", f.area.Text, w.Status.Text)
+	}
+	if err := w.OpenStands(writeStands(t, [][4]int{{2, 2, 20, 30}, {30, 35, 60, 60}})); err != nil {
+		t.Fatal(err)
+	}
+	w.Wait()
+	f.areaFrom.SetSelected(areaView)
+	f.areaFrom.SetSelected(areaStands)
+	var s4 [4]float64
+	for i, s := range strings.Split(f.area.Text, ",") {
+		s4[i], _ = strconv.ParseFloat(s, 64)
+	}
+	// Inside the view (the fake scene's grid), and smaller: pixels 2 to 60
+	// of its 10 m grid.
+	if !(s4[0] > v[0] && s4[1] > v[1] && s4[2] < v[2] && s4[3] < v[3] && s4[0] < s4[2] && s4[1] < s4[3]) {
+		t.Fatalf("the stands' extent %v (%q) against the view's %v", s4, f.area.Text, v)
+	}
+	f.areaFrom.SetSelected(areaView)
+	if f.area.Text != w.viewBBox() {
+		t.Fatalf("back to the view: %q", f.area.Text)
 	}
 
 	// Two single-band GeoTIFFs and two items over them, behind a search.
@@ -80,8 +111,14 @@ func TestSearchArchive(t *testing.T) {
 					"raster:bands": []map[string]any{{"scale": 0.0001, "offset": 0, "nodata": 0}}}}}
 	}
 	var posted map[string]any
+	var hangMu sync.Mutex
+	var hanging func(r *http.Request)
+	hangFor := func() func(r *http.Request) { hangMu.Lock(); defer hangMu.Unlock(); return hanging }
+	setHang := func(f func(r *http.Request)) { hangMu.Lock(); hanging = f; hangMu.Unlock() }
 	srv = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		switch {
+		case r.URL.Path == "/v1/search" && hangFor() != nil:
+			hangFor()(r)
 		case r.URL.Path == "/v1/search":
 			b, _ := io.ReadAll(r.Body)
 			json.Unmarshal(b, &posted)
@@ -93,18 +130,27 @@ func TestSearchArchive(t *testing.T) {
 			http.FileServer(http.Dir(dir)).ServeHTTP(rw, r)
 		}
 	}))
-	defer srv.Close()
+	t.Cleanup(srv.Close)
 
-	q, err := archiveQuery(srv.URL+"/v1", "sentinel-2-l2a", w.viewBBox(), "2024-05-01", "2024-09-30", "30")
-	if err != nil {
-		t.Fatal(err)
+	// The loopback archive in the dialog's list.
+	saved := archiveAPIs
+	archiveAPIs = append(slices.Clone(archiveAPIs), struct{ label, url string }{"Loopback", srv.URL + "/v1"})
+	t.Cleanup(func() { archiveAPIs = saved })
+	search := func() {
+		t.Helper()
+		w.searchDialog()
+		f.api.SetSelected("Loopback")
+		f.from.SetText("2024-05-01")
+		f.to.SetText("2024-09-30")
+		test.Tap(f.search)
+		w.Wait()
 	}
-	w.searchArchive(q)
-	w.Wait()
-	if len(w.archive.items) != 2 || w.archive.list == nil || !strings.Contains(w.Status.Text, "2 scenes found") {
+	search()
+	if len(w.archive.items) != 2 || w.archive.list == nil || !strings.Contains(w.Status.Text, "2 scenes found") || w.archive.offline {
 		t.Fatalf("%d scenes listed; status %q", len(w.archive.items), w.Status.Text)
 	}
-	if posted["datetime"] != "2024-05-01T00:00:00Z/2024-09-30T23:59:59Z" || fmt.Sprint(posted["bbox"]) != fmt.Sprint([]any{v[0], v[1], v[2], v[3]}) {
+	if posted["datetime"] != "2024-05-01T00:00:00Z/2024-09-30T23:59:59Z" || fmt.Sprint(posted["bbox"]) != fmt.Sprint([]any{v[0], v[1], v[2], v[3]}) ||
+		fmt.Sprint(posted["query"]) != "map[eo:cloud_cover:map[lte:30]]" {
 		t.Fatalf("posted %v", posted)
 	}
 	if row := archiveRow(w.archive.items[0]); row != "2024-06-03 10:16   cloud  4.5%   sentinel-2b   A" {
@@ -117,8 +163,8 @@ func TestSearchArchive(t *testing.T) {
 	if b := w.archive.thumbs[1].Bounds(); b.Dx() != 200 || b.Dy() != 150 {
 		t.Fatalf("thumbnail %v", b)
 	}
-	if !w.archive.open.Disabled() {
-		t.Fatal("Open is enabled with nothing selected")
+	if !w.archive.open.Disabled() || !w.archive.openMany.Disabled() {
+		t.Fatal("Open is enabled with nothing selected or checked")
 	}
 	w.archive.list.Select(1)
 	test.Tap(w.archive.open)
@@ -132,6 +178,66 @@ func TestSearchArchive(t *testing.T) {
 		t.Fatalf("ndvi[0] = %v, want %v", got, want)
 	}
 
+	// Both checked (the rows' own check boxes): one mosaic of the two.
+	search()
+	checks := rowChecks(t, w)
+	if len(checks) != 2 {
+		t.Fatalf("%d check boxes in the list", len(checks))
+	}
+	// A check box is tapped on its box, in the middle of the row's height.
+	tapBox := func(c *widget.Check) { test.TapAt(c, fyne.NewPos(4, c.Size().Height/2)) }
+	tapBox(checks[0])
+	if !w.archive.openMany.Disabled() {
+		t.Fatal("one scene checked opens a mosaic")
+	}
+	tapBox(checks[1])
+	if w.archive.openMany.Disabled() {
+		t.Fatalf("two scenes checked: no mosaic to open (checked %v, boxes %v %v)", w.archive.checked, checks[0].Checked, checks[1].Checked)
+	}
+	test.Tap(w.archive.openMany)
+	w.Wait()
+	if ndvi, wd, ht := ndviOf(w); ndvi == nil || wd != 40 || ht != 30 || !strings.Contains(w.SceneLabel.Text, "mosaic of 2 products") {
+		t.Fatalf("the mosaic: %d×%d, scene %q, status %q", wd, ht, w.SceneLabel.Text, w.Status.Text)
+	}
+
+	// Cancel stops a search that hangs: the server sees its request end.
+	hang, gone := make(chan struct{}), make(chan struct{})
+	setHang(func(r *http.Request) {
+		io.ReadAll(r.Body) // the server notices a closed connection once the body is read
+		close(hang)
+		<-r.Context().Done()
+		close(gone)
+	})
+	w.searchDialog()
+	f.api.SetSelected("Loopback")
+	test.Tap(f.search)
+	<-hang
+	test.Tap(w.Cancel)
+	<-gone
+	w.Wait()
+	setHang(nil)
+	if len(w.archive.items) != 2 {
+		t.Fatalf("a cancelled search changed the list: %d scenes", len(w.archive.items))
+	}
+
+	// Offline: the archive gone, the same search lists the scenes kept,
+	// says so, draws their thumbnails from the cache and opens a scene
+	// from what the cache holds.
+	srv.Close()
+	search()
+	if len(w.archive.items) != 2 || !w.archive.offline || !strings.Contains(w.Status.Text, "the archive did not answer") {
+		t.Fatalf("offline: %d scenes; status %q", len(w.archive.items), w.Status.Text)
+	}
+	if len(w.archive.thumbs) != 2 {
+		t.Fatalf("offline: %d thumbnails", len(w.archive.thumbs))
+	}
+	w.archive.list.Select(0)
+	test.Tap(w.archive.open)
+	w.Wait()
+	if ndvi, wd, _ := ndviOf(w); ndvi == nil || wd != 40 || !strings.Contains(w.SceneLabel.Text, "A") {
+		t.Fatalf("offline, A: scene %q, status %q", w.SceneLabel.Text, w.Status.Text)
+	}
+
 	// The dialog's fields are checked before anything is sent.
 	for _, bad := range [][6]string{
 		{srv.URL, "", "1,2,3,4", "2024-05-01", "2024-06-01", "30"},
@@ -143,4 +249,17 @@ func TestSearchArchive(t *testing.T) {
 			t.Errorf("%v accepted", bad)
 		}
 	}
+}
+
+// rowChecks are the check boxes of the archive list's rows, as laid out
+// in the dialog.
+func rowChecks(t *testing.T, w *Window) []*widget.Check {
+	t.Helper()
+	var out []*widget.Check
+	for _, o := range test.LaidOutObjects(w.archive.list) {
+		if c, ok := o.(*widget.Check); ok {
+			out = append(out, c)
+		}
+	}
+	return out
 }

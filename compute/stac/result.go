@@ -1,13 +1,20 @@
 package stac
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
+
+	"canopy/compute"
+	"canopy/compute/outfile"
 )
 
 // maxResultBytes bounds a saved search result file.
@@ -136,4 +143,61 @@ func MarshalResult(items []Item, info SearchInfo) ([]byte, error) {
 		return nil, err
 	}
 	return append(b, '\n'), nil
+}
+
+// SaveItem writes the item's JSON into dir (made when missing) as a STAC
+// item file that compute/scene opens without the network for its
+// metadata: the item as the API sent it, its relative asset links made
+// absolute against its own URL. The file is named by the item's ID and a
+// hash of its URL; an existing one is replaced. It returns the path.
+func SaveItem(dir string, it Item) (string, error) {
+	var doc map[string]any
+	if err := json.Unmarshal(it.Raw, &doc); err != nil {
+		return "", fmt.Errorf("item %s: %v", clip(it.ID), err)
+	}
+	self := it.Href()
+	var base *url.URL
+	if self != "" {
+		base, _ = url.Parse(self)
+	}
+	if assets, ok := doc["assets"].(map[string]any); ok {
+		for k, v := range assets {
+			a, ok := v.(map[string]any)
+			if !ok {
+				continue
+			}
+			h, _ := a["href"].(string)
+			if h == "" || strings.Contains(h, "://") || strings.HasPrefix(h, "/") {
+				continue
+			}
+			if base == nil {
+				return "", fmt.Errorf("item %s: asset %s's link %q is relative and the item has no link of its own", clip(it.ID), k, clip(h))
+			}
+			ref, err := url.Parse(h)
+			if err != nil {
+				return "", fmt.Errorf("item %s: asset %s: %v", clip(it.ID), k, err)
+			}
+			a["href"] = base.ResolveReference(ref).String()
+		}
+	}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	h := sha256.Sum256([]byte(it.Collection + "\n" + it.ID + "\n" + self))
+	safe := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' {
+			return r
+		}
+		return '_'
+	}, it.ID)
+	if len(safe) > 100 {
+		safe = safe[:100]
+	}
+	p := filepath.Join(dir, safe+"-"+hex.EncodeToString(h[:4])+".json")
+	err = compute.WriteFileAtomic(p, func(w *outfile.Writer) error { _, err := w.Write(b); return err })
+	return p, err
 }

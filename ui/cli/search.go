@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/paulmach/orb"
-
 	"canopy/compute"
 	"canopy/compute/outfile"
 	"canopy/compute/stac"
@@ -174,27 +172,5 @@ func standsBBox(spec string) ([]float64, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := vector.Reproject(l, "EPSG:4326"); err != nil {
-		return nil, err
-	}
-	var bound orb.Bound
-	first := true
-	for _, f := range l.Features {
-		if f.Geom == nil {
-			continue
-		}
-		b := f.Geom.Bound()
-		if b.IsEmpty() && b.Min == (orb.Point{}) {
-			continue
-		}
-		if first {
-			bound, first = b, false
-		} else {
-			bound = bound.Union(b)
-		}
-	}
-	if first {
-		return nil, fmt.Errorf("%s: the stands have no geometry: their extent is unknown", path)
-	}
-	return []float64{bound.Min[0], bound.Min[1], bound.Max[0], bound.Max[1]}, nil
+	return vector.ExtentLatLon(l)
 }
