@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"canopy/compute"
 	"canopy/compute/geotiff"
@@ -20,14 +21,18 @@ import (
 // seasonReport is what `canopy composite --json` and `canopy monitor
 // --json` print.
 type seasonReport struct {
-	Model    string   `json:"model"`
-	Index    string   `json:"index"`
-	Backend  string   `json:"backend"`
-	Width    int      `json:"width"`
-	Height   int      `json:"height"`
-	Dates    int      `json:"dates"`
-	Bands    []string `json:"bands"`
-	KernelMS float64  `json:"kernel_ms"`
+	Model   string   `json:"model"`
+	Index   string   `json:"index"`
+	Backend string   `json:"backend"`
+	Width   int      `json:"width"`
+	Height  int      `json:"height"`
+	Dates   int      `json:"dates"`
+	Bands   []string `json:"bands"`
+	// LoadMS is the stack's (decoding every date and computing its
+	// index), KernelMS the model's on the backend, WriteMS the COG's.
+	LoadMS   float64 `json:"load_ms"`
+	KernelMS float64 `json:"kernel_ms"`
+	WriteMS  float64 `json:"write_ms"`
 	// Pixels is the grid's; Valued those with a value (a composite) or a
 	// valid observation (a monitor).
 	Pixels int    `json:"pixels"`
@@ -127,6 +132,7 @@ func runSeason(o *openedStack, m season.Model, set *outfile.Set, tif string, rep
 		return err
 	}
 	valued := 0
+	var write time.Duration
 	_, tm, err := stack.Run(context.Background(), st, o.backend, m, func(y0, rows int, planes [][]float32) error {
 		// A composite's pixels with a value; a monitor's with a valid
 		// observation.
@@ -146,16 +152,21 @@ func runSeason(o *openedStack, m season.Model, set *outfile.Set, tif string, rep
 		if keep != nil {
 			keep(y0, rows, planes)
 		}
+		t0 := time.Now()
+		defer func() { write += time.Since(t0) }()
 		return cog.WriteRows(y0, rows, planes)
 	})
 	if err != nil {
 		cog.Abort()
 		return err
 	}
+	t0 := time.Now()
 	if err := cog.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", tif, err)
 	}
+	write += time.Since(t0)
 	rep.Backend, rep.Width, rep.Height, rep.Dates, rep.Bands = o.backend.Name(), st.Grid.Width, st.Grid.Height, len(st.Dates), names
+	rep.LoadMS, rep.WriteMS = ms(o.load), ms(write)
 	rep.KernelMS, rep.Pixels, rep.Valued, rep.Tif = ms(tm.Kernel), st.Grid.Width*st.Grid.Height, valued, tif
 	return nil
 }

@@ -36,6 +36,9 @@ type openedStack struct {
 	st      *stack.Stack
 	sel     selection
 	backend compute.Backend
+	// load is how long the stack took: each date's files decoded, its
+	// index computed, kept.
+	load time.Duration
 }
 
 func (o *openedStack) close() {
@@ -97,6 +100,7 @@ func (f *stackFlags) open(paths []string, inputs *[]string) (*openedStack, error
 		}
 		mode = ""
 	}
+	t0 := time.Now()
 	st, err := stack.Build(ctx, dates, stack.Options{Assign: bandMap, AssignFlag: "--bands", Mask: f.pf.mask, MaskBuffer: f.pf.buffer,
 		Scale: sel.scale, Regrid: rg, Backend: b, Mode: mode, Name: sel.names[0], Expr: sel.exprs[0], Raw: sel.raw})
 	if err != nil {
@@ -104,7 +108,7 @@ func (f *stackFlags) open(paths []string, inputs *[]string) (*openedStack, error
 		return nil, err
 	}
 	*inputs = append(*inputs, st.Files...)
-	return &openedStack{st: st, sel: sel, backend: b}, nil
+	return &openedStack{st: st, sel: sel, backend: b, load: time.Since(t0)}, nil
 }
 
 // stackReport is what `canopy stack --json` prints.

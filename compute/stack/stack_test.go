@@ -1,0 +1,143 @@
+package stack
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"canopy/compute"
+	"canopy/compute/geotiff"
+	_ "canopy/compute/goback"
+	"canopy/compute/index"
+	"canopy/compute/season"
+)
+
+func TestFileNameDate(t *testing.T) {
+	for name, want := range map[string]string{
+		"S2B_MSIL2A_20240612T103629_N0510_R008_T32UNE_20240612T134015.zip": "2024-06-12",
+		"ndvi_2023-08-15.tif":                      "2023-08-15",
+		"/a/2019/b_20190101.tif":                   "2019-01-01",
+		"LC08_L2SP_196024_20230815_20230822_02_T1": "2023-08-15",
+	} {
+		d, ok := FileNameDate(name)
+		if !ok || d.Format("2006-01-02") != want {
+			t.Errorf("%s: %v %v, want %s", name, d, ok, want)
+		}
+	}
+	for _, name := range []string{"band4.tif", "x_20241301.tif", "123456789.tif", "a_2024-02-30x.tif"} {
+		if d, ok := FileNameDate(name); ok {
+			t.Errorf("%s: took %v", name, d)
+		}
+	}
+}
+
+func TestReadListAndGroup(t *testing.T) {
+	dir := t.TempDir()
+	list := filepath.Join(dir, "l.csv")
+	os.WriteFile(list, []byte("# a list\nb.tif,2024-06-02\n\n/abs/a.tif , 2024-06-01\nc.tif,20240602\n"), 0o644)
+	es, err := ReadList(list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := Group(es)
+	if len(ds) != 2 || ds[0].ISO != "2024-06-01" || ds[1].ISO != "2024-06-02" {
+		t.Fatalf("%+v", ds)
+	}
+	if !slices.Equal(ds[1].Paths, []string{filepath.Join(dir, "b.tif"), filepath.Join(dir, "c.tif")}) || ds[0].Paths[0] != "/abs/a.tif" {
+		t.Errorf("paths %v %v", ds[0].Paths, ds[1].Paths)
+	}
+	if want := season.DecimalYear(time.Date(2024, 6, 2, 0, 0, 0, 0, time.UTC)); ds[1].Decimal != want {
+		t.Errorf("decimal %v, want %v", ds[1].Decimal, want)
+	}
+	for _, bad := range []string{"a.tif\n", "a.tif,yesterday\n", ",2024-01-01\n", "\n# nothing\n"} {
+		os.WriteFile(list, []byte(bad), 0o644)
+		if _, err := ReadList(list); err == nil {
+			t.Errorf("%q was taken", bad)
+		}
+	}
+}
+
+// TestSpill builds one stack in memory and one past a budget of one byte
+// (a temporary file) and checks that a model gives the same planes, and
+// that the file is gone after Close.
+func TestSpill(t *testing.T) {
+	dir := t.TempDir()
+	var entries []Entry
+	d0 := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	w, h := 13, 11
+	for i := range 20 {
+		d := d0.AddDate(0, 0, 20*i)
+		red, nir := make([]uint16, w*h), make([]uint16, w*h)
+		for k := range red {
+			red[k] = uint16(400 + 3*k + 7*i)
+			nir[k] = uint16(2500 + 11*k - 13*i + int(400*math.Cos(float64(i))))
+		}
+		red[(i*5)%len(red)] = 0
+		p := filepath.Join(dir, "d_"+d.Format("20060102")+".tif")
+		g := &compute.GeoRef{PixelScale: []float64{10, 10, 0}, Tiepoints: []float64{0, 0, 0, 600000, 5300000, 0},
+			GeoKeyDirectory: []uint16{1, 1, 0, 3, 1024, 0, 1, 1, 1025, 0, 1, 1, 3072, 0, 1, 32632}}
+		if err := geotiff.WriteBands(p, w, h, [][]uint16{red, nir}, g, geotiff.WriteOptions{NoData: "0", Descriptions: []string{"red", "nir"}}); err != nil {
+			t.Fatal(err)
+		}
+		e, err := DateOf(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries = append(entries, e)
+	}
+	b, err := compute.New(compute.NameGo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	_, ex, err := index.Resolve("ndvi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	var planes [2][][]float32
+	for k, budget := range []int64{0, 1} {
+		st, err := Build(context.Background(), Group(entries), Options{Backend: b, Name: "ndvi", Expr: ex, Budget: budget, TempDir: tmp})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.InMemory() != (budget == 0) {
+			t.Fatalf("budget %d: in memory %v", budget, st.InMemory())
+		}
+		planes[k] = make([][]float32, 4)
+		m := season.DefaultMosum(season.Period{From: 2020, To: 2020.7}, season.Period{From: 2020.7, To: math.Inf(1)})
+		m.Harmonics = 1
+		if _, _, err := Run(context.Background(), st, b, m, func(y0, rows int, out [][]float32) error {
+			for i, o := range out {
+				planes[k][i] = append(planes[k][i], o...)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if left, _ := os.ReadDir(tmp); len(left) != 0 {
+			t.Errorf("left in the temporary folder: %v", left)
+		}
+	}
+	for i := range planes[0] {
+		if len(planes[0][i]) != w*h {
+			t.Fatalf("plane %d has %d values", i, len(planes[0][i]))
+		}
+		for p := range planes[0][i] {
+			a, c := planes[0][i][p], planes[1][i][p]
+			if a != c && !(a != a && c != c) {
+				t.Fatalf("plane %d pixel %d: %v in memory, %v from the file", i, p, a, c)
+			}
+		}
+	}
+	if cnt := planes[0][3][0]; cnt < 15 {
+		t.Errorf("count %v: the stack's values did not come through", cnt)
+	}
+}
