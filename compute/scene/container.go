@@ -56,7 +56,7 @@ func readSmall(c container, name string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	if n > limit {
-		return nil, fmt.Errorf("%s: %d bytes is more than the %d a metadata file may have", c.where(name), n, limit)
+		return nil, fmt.Errorf("%s: %d bytes is more than the %d a metadata file may have (a product's largest, MTD_TL.xml, is about 1 MB)", c.where(name), n, limit)
 	}
 	b := make([]byte, n)
 	if _, err := r.ReadAt(b, 0); err != nil && !(errors.Is(err, io.EOF) && n == 0) {
@@ -109,7 +109,7 @@ func openDir(root string) (*dirContainer, error) {
 			return err
 		}
 		if len(d.files) >= maxMembers {
-			return fmt.Errorf("more than %d files", maxMembers)
+			return fmt.Errorf("more than %d files, the most Canopy reads (a product has a few hundred)", maxMembers)
 		}
 		if e.Type().IsRegular() {
 			rel, err := filepath.Rel(root, p)
@@ -235,7 +235,7 @@ func openZip(p string) (*zipContainer, error) {
 	c := &zipContainer{path: p, f: f, z: z, m: map[string]*zip.File{}}
 	if len(z.File) > maxMembers {
 		f.Close()
-		return nil, fmt.Errorf("%s: more than %d members", p, maxMembers)
+		return nil, fmt.Errorf("%s: more than %d members, the most Canopy reads (a product has a few hundred)", p, maxMembers)
 	}
 	for _, zf := range z.File {
 		if !safeName(zf.Name) {
@@ -574,7 +574,7 @@ func openTar(p string) (*tarContainer, error) {
 		}
 		if len(c.list) >= maxMembers {
 			f.Close()
-			return nil, fmt.Errorf("%s: more than %d members", p, maxMembers)
+			return nil, fmt.Errorf("%s: more than %d members, the most Canopy reads (a product has a few hundred)", p, maxMembers)
 		}
 		if !safeName(h.Name) {
 			f.Close()

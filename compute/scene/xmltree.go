@@ -50,8 +50,11 @@ func parseXML(b []byte, where string) (*node, error) {
 			}
 		case xml.StartElement:
 			count++
-			if count > maxNodes || len(stack) > 256 {
-				return nil, fmt.Errorf("%s: XML too large or too deeply nested: refused", where)
+			if count > maxNodes {
+				return nil, fmt.Errorf("%s: more than %d XML elements, the most Canopy reads from a metadata file (a product's largest, MTD_TL.xml, has tens of thousands): refused", where, maxNodes)
+			}
+			if len(stack) > 256 {
+				return nil, fmt.Errorf("%s: XML elements nested more than 256 deep, the most Canopy reads (a product's metadata nests about ten): refused", where)
 			}
 			n := &node{name: t.Name.Local, depth: len(stack)}
 			if len(t.Attr) > 0 {

@@ -57,7 +57,7 @@ func checkHeader(r io.ReaderAt, size int64, jp2 bool) error {
 	tx0, ty0 := int64(be.Uint32(h[32:])), int64(be.Uint32(h[36:]))
 	comps := int64(be.Uint16(h[40:]))
 	if comps > MaxComponents {
-		return fmt.Errorf("%d components, more than the %d Canopy reads from a JPEG 2000 band file", comps, MaxComponents)
+		return fmt.Errorf("%d components, more than the %d Canopy reads from a JPEG 2000 band file (a Sentinel-2 band has one)", comps, MaxComponents)
 	}
 	if tw == 0 || th == 0 || x1 <= x0 || y1 <= y0 || tx0 > x0 || ty0 > y0 {
 		return nil // OpenJPEG refuses these itself, cheaply
@@ -120,7 +120,7 @@ func checkJP2Header(r io.ReaderAt, start, end int64) error {
 		l := int64(binary.BigEndian.Uint32(b[0:]))
 		if string(b[4:8]) == "ihdr" && n >= 18 {
 			if nc := binary.BigEndian.Uint16(b[16:]); nc > MaxComponents {
-				return fmt.Errorf("%d components, more than the %d Canopy reads from a JPEG 2000 band file", nc, MaxComponents)
+				return fmt.Errorf("%d components, more than the %d Canopy reads from a JPEG 2000 band file (a Sentinel-2 band has one)", nc, MaxComponents)
 			}
 			return nil
 		}
