@@ -666,6 +666,18 @@ func (g *igen) lists() {
 		g.add(InputCase{Name: "list/" + name, Args: []string{"batch", "--out", "OUT", "--list", p}, Want: want, Names: p, Either: want == ""})
 	}
 	l("line-2MB", strings.Repeat("x", 2<<20)+"\n", "token too long")
+	// canopy stack's list of path,date lines.
+	sl := func(name, body, want string) {
+		p := g.write("list/stack-"+name+".csv", []byte(body))
+		g.add(InputCase{Name: "list/stack-" + name, Args: []string{"stack", "--list", p}, Want: want, Names: p})
+	}
+	sl("line-2MB", strings.Repeat("x", 2<<20)+",2020-01-01\n", "")
+	sl("lines-1M", strings.Repeat("a.tif,2020-01-01\n", 1<<20), "more than")
+	sl("no-comma", "a.tif 2020-01-01\n", "want path,date")
+	sl("bad-date", "a.tif,2020-13-45\n", "want path,date")
+	sl("binary", string(bytes.Repeat([]byte{0, 0xff, ',', '\n'}, 1<<16)), "")
+	g.add(InputCase{Name: "list/stack-path-dev-zero", Args: []string{"stack", "--list", g.write("list/stack-dev-zero.csv", []byte("/dev/zero,2020-01-01\n/dev/zero,2020-02-01\n"))}, Want: "not a product", Names: "/dev/zero"})
+	g.add(InputCase{Name: "list/stack-path-dot-dot", Args: []string{"stack", "--list", g.write("list/stack-dot-dot.csv", []byte("../../../../../../../etc/passwd,2020-01-01\n"+g.red+",2020-02-01\n"))}, Want: "", Names: "passwd"})
 }
 
 // notFiles adds what is not a regular file (a FIFO, a device, a folder, a
@@ -696,6 +708,8 @@ func (g *igen) notFiles() {
 				return []string{"zonal", "--red", g.red, "--nir", g.nir, "--stands", p, "--csv", "OUT/zonal.csv"}
 			}},
 			{"batch-list", ".txt", func(p string) []string { return []string{"batch", "--out", "OUT", "--list", p} }},
+			{"stack-list", ".csv", func(p string) []string { return []string{"stack", "--list", p} }},
+			{"stack-product", ".zip", func(p string) []string { return []string{"stack", p} }},
 		} {
 			p := k.make(place.ext)
 			if p == "" {
