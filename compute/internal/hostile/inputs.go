@@ -105,13 +105,13 @@ func (g *igen) compute(name, p, want string) {
 
 // stands adds `canopy zonal` over the valid bands with stands p.
 func (g *igen) stands(name, p, want string) {
-	g.add(InputCase{Name: name, Args: []string{"zonal", "--red", g.red, "--nir", g.nir, "--stands", p, "--csv", "OUT/zonal.csv"}, Want: want, Names: p})
+	g.add(InputCase{Name: name, Args: []string{"zonal", "--raw", "--red", g.red, "--nir", g.nir, "--stands", p, "--csv", "OUT/zonal.csv"}, Want: want, Names: p})
 }
 
 // standsEither adds zonal over stands that may be summarised (a stand
 // outside the raster, or with no geometry, is a warning, not a failure).
 func (g *igen) standsEither(name, p string) {
-	g.add(InputCase{Name: name, Args: []string{"zonal", "--red", g.red, "--nir", g.nir, "--stands", p, "--csv", "OUT/zonal.csv"}, Either: true, Names: p})
+	g.add(InputCase{Name: name, Args: []string{"zonal", "--raw", "--red", g.red, "--nir", g.nir, "--stands", p, "--csv", "OUT/zonal.csv"}, Either: true, Names: p})
 }
 
 // GenerateInputs writes the command-line corpus into dir (an empty
@@ -606,7 +606,7 @@ func (g *igen) gpkgs() {
 	ok := g.gpkg("truncated-src", table, `INSERT INTO stands VALUES (1, `+gpBlob(polyWKB(sq, 4))+`, 'a')`)
 	b, _ := os.ReadFile(ok)
 	g.stands("gpkg/truncated", g.write("gpkg/truncated.gpkg", b[:len(b)/3]), "")
-	g.add(InputCase{Name: "gpkg/layer-name-64KB", Args: []string{"zonal", "--red", g.red, "--nir", g.nir, "--stands", ok + ":" + strings.Repeat("l", 65000), "--csv", "OUT/zonal.csv"}, Want: "no layer", Names: ok})
+	g.add(InputCase{Name: "gpkg/layer-name-64KB", Args: []string{"zonal", "--raw", "--red", g.red, "--nir", g.nir, "--stands", ok + ":" + strings.Repeat("l", 65000), "--csv", "OUT/zonal.csv"}, Want: "no layer", Names: ok})
 }
 
 func (g *igen) geojsons() {
@@ -645,7 +645,7 @@ func (g *igen) geojsons() {
 		fmt.Fprintf(&b, `{"type":"Feature","properties":{"n":%d},"geometry":{"type":"Polygon","coordinates":[[[%d,%d],[%d,%d],[%d,%d],[%d,%d]]]}}`, i, x, y, x+8, y, x+8, y+8, x, y)
 	}
 	b.WriteString("]}")
-	g.add(InputCase{Name: "geojson/features-200000", Args: []string{"zonal", "--red", g.red, "--nir", g.nir, "--stands", g.write("geojson/features-200000.geojson", []byte(b.String())), "--csv", "OUT/zonal.csv"}, Either: true})
+	g.add(InputCase{Name: "geojson/features-200000", Args: []string{"zonal", "--raw", "--red", g.red, "--nir", g.nir, "--stands", g.write("geojson/features-200000.geojson", []byte(b.String())), "--csv", "OUT/zonal.csv"}, Either: true})
 	b.Reset()
 	b.WriteString(`{"type":"FeatureCollection","crs":{"type":"name","properties":{"name":"EPSG:32633"}},"features":[{"type":"Feature","properties":{},"geometry":{"type":"Polygon","coordinates":[[`)
 	n := 2000000
@@ -657,7 +657,7 @@ func (g *igen) geojsons() {
 		fmt.Fprintf(&b, "[%.3f,%.3f]", 600320+200*math.Cos(a), 5299760+200*math.Sin(a))
 	}
 	b.WriteString("]]}}]}")
-	g.add(InputCase{Name: "geojson/vertices-2000000", Args: []string{"zonal", "--red", g.red, "--nir", g.nir, "--stands", g.write("geojson/vertices-2000000.geojson", []byte(b.String())), "--csv", "OUT/zonal.csv"}, Either: true})
+	g.add(InputCase{Name: "geojson/vertices-2000000", Args: []string{"zonal", "--raw", "--red", g.red, "--nir", g.nir, "--stands", g.write("geojson/vertices-2000000.geojson", []byte(b.String())), "--csv", "OUT/zonal.csv"}, Either: true})
 }
 
 func (g *igen) lists() {
@@ -702,10 +702,10 @@ func (g *igen) notFiles() {
 				return []string{"compute", "--red", p, "--nir", g.nir, "--backend", "go", "--tif", "OUT/ndvi.tif"}
 			}},
 			{"stands-gpkg", ".gpkg", func(p string) []string {
-				return []string{"zonal", "--red", g.red, "--nir", g.nir, "--stands", p, "--csv", "OUT/zonal.csv"}
+				return []string{"zonal", "--raw", "--red", g.red, "--nir", g.nir, "--stands", p, "--csv", "OUT/zonal.csv"}
 			}},
 			{"stands-geojson", ".geojson", func(p string) []string {
-				return []string{"zonal", "--red", g.red, "--nir", g.nir, "--stands", p, "--csv", "OUT/zonal.csv"}
+				return []string{"zonal", "--raw", "--red", g.red, "--nir", g.nir, "--stands", p, "--csv", "OUT/zonal.csv"}
 			}},
 			{"batch-list", ".txt", func(p string) []string { return []string{"batch", "--out", "OUT", "--list", p} }},
 			{"stack-list", ".csv", func(p string) []string { return []string{"stack", "--list", p} }},
