@@ -141,12 +141,18 @@ func computeLarge(progress progressFunc, src bandSource, idx indexChoice, run *r
 		return nil, nil, err
 	}
 	im := lg.im
-	// Integer bands of plain files are digital numbers; a product's have
-	// its radiometry.
-	set := &bandSet{key: "large " + src.key(), bands: im.Bands, geo: im.Geo, w: im.Width, h: im.Height, raw: src.kind == srcFiles}
+	// One rule with the rest (source.Radiometry): integer bands with no
+	// scale or offset are digital numbers, a file's or a product's.
+	set := &bandSet{key: "large " + src.key(), bands: im.Bands, geo: im.Geo, w: im.Width, h: im.Height, raw: len(im.Bands) > 0}
 	for _, b := range im.Bands {
-		if b.Plane.Type == compute.F32 {
+		if b.Plane.Type == compute.F32 || !b.Radiometry.IsIdentity() {
 			set.raw = false
+		}
+	}
+	if set.raw && !src.rawOK {
+		if err := source.CheckValues(source.DigitalNumbers, []string{idx.title()}, []*index.Expr{idx.expr}, false); err != nil {
+			lg.close()
+			return nil, nil, err
 		}
 	}
 	s := &shown{src: src, set: set, idx: idx, w: im.Width, h: im.Height, label: src.describe(im.Width, im.Height),

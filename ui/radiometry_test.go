@@ -98,3 +98,22 @@ func TestGUIScaleAndRaw(t *testing.T) {
 		t.Errorf("NDVI of the scaled bands at 0: %v, want %v", plane[0], want)
 	}
 }
+
+// TestLargeDigitalNumbersRefused: the large-image path (read by views)
+// keeps the rule: SAVI on digital numbers is refused, and runs with --raw.
+func TestLargeDigitalNumbersRefused(t *testing.T) {
+	defer func(b int64) { largeBytes = b }(largeBytes)
+	largeBytes = 100 // the 16 x 8 pair is larger
+	bands := dnPair(t)
+	w := newTestWindow(t, Options{Bands: bands, Index: "savi"})
+	if w.shown != nil && w.shown.large != nil {
+		t.Fatalf("SAVI of digital numbers shown by views (status %q)", w.Status.Text)
+	}
+	if !strings.Contains(w.Status.Text+dialogText(w), "needs reflectance") {
+		t.Errorf("status %q, dialog %q", w.Status.Text, dialogText(w))
+	}
+	w = newTestWindow(t, Options{Bands: bands, Index: "savi", Raw: true})
+	if w.shown == nil || w.shown.large == nil || !w.shown.set.raw {
+		t.Fatalf("SAVI with --raw not shown by views as digital numbers (status %q)", w.Status.Text)
+	}
+}
