@@ -12,13 +12,13 @@ import (
 
 // The per-pixel season shaders: one compute shader per plan, the same
 // algorithm as the cuda backend's kernels (compute/cudaback/season_ptx.go).
-// What depends only on the dates is in constant arrays (the design
-// matrix, the dates of each role, the sums the normal matrix is made of),
-// the loops over the dates have constant bounds, and NVIDIA's compiler is
-// asked to unroll them all, so that on a GPU the constants become
-// immediates as in the PTX; llvmpipe keeps the loops. One invocation is
-// one pixel of the block's part, reading its series down the date-major
-// cube.
+// What depends only on the dates (the design matrix, the dates of each
+// role, the sums the normal matrix is made of) is a table in a uniform
+// buffer, the loops over the dates have constant bounds, and for up to
+// seasonUnrollDates dates NVIDIA's compiler is asked to unroll them all,
+// so that on a GPU the table's reads become constant-bank operands as the
+// PTX's immediates are; llvmpipe keeps the loops. One invocation is one
+// pixel of the block's part, reading its series down the date-major cube.
 
 // seasonLocal is the season shaders' work-group size.
 const seasonLocal = 256
@@ -38,7 +38,13 @@ func glslFloat(v float32) string {
 type seasonTable struct {
 	vals []float32
 	decl strings.Builder
+	// unroll asks NVIDIA's compiler to unroll every loop: for up to
+	// seasonUnrollDates dates (beyond, its compile time grows past seconds).
+	unroll bool
 }
+
+// seasonUnrollDates is the most dates whose loops are unrolled.
+const seasonUnrollDates = 128
 
 // array appends a named array and declares its accessor NAME(i).
 func (tb *seasonTable) array(name string, vs []float32) {
@@ -64,7 +70,7 @@ const seasonUniformMax = 16 << 10
 func genSeasonGLSL(p *season.Plan) (string, []float32) {
 	m := p.Model
 	var s strings.Builder
-	tb := &seasonTable{}
+	tb := &seasonTable{unroll: len(p.Dates) <= seasonUnrollDates}
 	w := func(format string, a ...any) { fmt.Fprintf(&s, format+"\n", a...) }
 	w("const float NAN = uintBitsToFloat(0x7fc00000u);")
 	w("bool valid(float y) { return (floatBitsToUint(y) & 0x7fffffffu) <= 0x7f800000u; }")
@@ -100,7 +106,15 @@ func genSeasonGLSL(p *season.Plan) (string, []float32) {
 	}
 	float h; uint lo;
 	if (median) { lo = (n - 1u) / 2u; h = float(lo) + (((n - 1u) & 1u) == 1u ? 0.5 : 0.0); }
-	else { h = float(n - 1u) * q / 100.0; lo = min(uint(h), n - 1u); }
+	else {
+		// (n-1)*q/100 correctly rounded, as season's float32 (a driver's
+		// division may be 2 ulp off): the quotient corrected by its
+		// residual.
+		precise float p = float(n - 1u) * q;
+		precise float h0 = p / 100.0;
+		h = fma(fma(-h0, 100.0, p), 0.01, h0);
+		lo = min(uint(h), n - 1u);
+	}
 	float r = e[from + lo];
 	if (lo >= n - 1u) return r;
 	return r + (h - float(lo)) * (e[from + lo + 1u] - r);
@@ -285,7 +299,10 @@ func (tb *seasonTable) finish(body string) (string, []float32) {
 		tb.vals = append(tb.vals, 0)
 	}
 	var h strings.Builder
-	h.WriteString("#version 430\n#pragma optionNV(unroll all)\n")
+	h.WriteString("#version 430\n")
+	if tb.unroll {
+		h.WriteString("#pragma optionNV(unroll all)\n")
+	}
 	fmt.Fprintf(&h, "layout(local_size_x = %d) in;\n", seasonLocal)
 	h.WriteString("layout(std430, binding = 0) readonly buffer Cube { float cube[]; };\n")
 	h.WriteString("layout(std430, binding = 1) writeonly buffer Outs { float outs[]; };\n")
