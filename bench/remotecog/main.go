@@ -33,6 +33,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -56,7 +57,17 @@ func main() {
 	runs := flag.Int("runs", 3, "runs of each pass (medians reported)")
 	parallel := flag.Int("parallel", 0, "Canopy's bound on requests in flight (0: compute/remote's default)")
 	serve := flag.String("serve", "", "(internal) serve the COGs of this folder")
+	profile := flag.String("cpuprofile", "", "write a CPU profile of the readers (not the server) to this file")
 	flag.Parse()
+	if *profile != "" && *serve == "" {
+		f, err := os.Create(*profile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "remotecog:", err)
+			os.Exit(1)
+		}
+		pprof.StartCPUProfile(f)
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
 	if *serve != "" {
 		if err := serveDir(*serve, *delay); err != nil {
 			fmt.Fprintln(os.Stderr, "remotecog server:", err)
