@@ -28,7 +28,8 @@ var bloscCodecs = []string{"blosclz", "lz4", "snappy", "zlib", "zstd"}
 
 // zstdDec is one decoder shared by every chunk (DecodeAll is safe for
 // concurrent use).
-var zstdDec, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(1<<30))
+// Its memory is bounded by the largest chunk a product may have.
+var zstdDec, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(maxChunk+1<<20))
 
 // unblosc decodes a Blosc buffer whose decoded size must be want bytes.
 func unblosc(b []byte, want int) ([]byte, error) {

@@ -106,3 +106,20 @@ func TestBloscAgainstGDAL(t *testing.T) {
 		}
 	}
 }
+
+// FuzzUnblosc: any bytes give a chunk of the size asked or an error,
+// never a panic.
+func FuzzUnblosc(f *testing.F) {
+	f.Add([]byte{2, 1, 0x21, 2, 64, 0, 0, 0, 64, 0, 0, 0, 16, 0, 0, 0}, 64)
+	f.Add(append([]byte{2, 1, 0x83, 2, 8, 0, 0, 0, 8, 0, 0, 0, 40, 0, 0, 0, 20, 0, 0, 0, 4, 0, 0, 0}, make([]byte, 16)...), 8)
+	f.Add(append([]byte{2, 1, 0x86, 2, 16, 0, 0, 0, 8, 0, 0, 0, 40, 0, 0, 0, 24, 0, 0, 0, 32, 0, 0, 0}, make([]byte, 16)...), 16)
+	f.Fuzz(func(t *testing.T, b []byte, want int) {
+		if want < 0 || want > 1<<16 {
+			return
+		}
+		out, err := unblosc(b, want)
+		if err == nil && len(out) != want {
+			t.Fatalf("%d bytes, want %d", len(out), want)
+		}
+	})
+}
