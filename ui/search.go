@@ -237,7 +237,14 @@ func savedSearch(q stac.Query) string {
 func (w *Window) searchArchive(q stac.Query) {
 	w.bridge.start("Searching "+stac.SearchURL(q.API), func(ctx context.Context, progress progressFunc) (func(), error) {
 		api := stac.SearchURL(q.API)
-		items, err := (&stac.Client{}).Search(ctx, q)
+		sc := &stac.Client{Progress: func(pages, items, matched int) {
+			if matched > 0 {
+				progress(min(1, float64(items)/float64(min(matched, q.MaxItems))), fmt.Sprintf("%d of %d scenes", items, matched))
+			} else {
+				progress(0, fmt.Sprintf("%d scenes, page %d", items, pages))
+			}
+		}}
+		items, err := sc.Search(ctx, q)
 		kept := savedSearch(q)
 		offline := ""
 		if err != nil {

@@ -287,10 +287,14 @@ type counter struct {
 	requests, bytes atomic.Int64
 }
 
-// forbidden is a 401 or 403 answer.
-type forbidden struct{ status string }
+// forbidden is a 401 or 403 answer; bucket names a requester-pays S3
+// bucket the request went to.
+type forbidden struct{ status, bucket string }
 
 func (f forbidden) Error() string {
+	if f.bucket != "" {
+		return "the server refuses access (" + f.status + "): s3://" + f.bucket + " is a requester-pays bucket, read with AWS credentials that bill the reader, which Canopy does not send; the Planetary Computer serves the same scenes (canopy search --api planetary-computer)"
+	}
 	return "the server refuses access (" + f.status + "): the link may need signing, or its signature expired"
 }
 
@@ -393,7 +397,7 @@ func (c *Client) once(ctx context.Context, u string, off, n int64, known *answer
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
 		return answer{}, retryAfter{resp.Status, retry.After(resp.Header.Get("Retry-After"))}
 	case sc == http.StatusUnauthorized || sc == http.StatusForbidden:
-		return answer{}, permanent{forbidden{resp.Status}}
+		return answer{}, permanent{forbidden{resp.Status, requesterPaysBucket(req.URL)}}
 	case sc == http.StatusNotFound || sc == http.StatusGone:
 		return answer{}, permanent{fmt.Errorf("not found (%s)", resp.Status)}
 	default:

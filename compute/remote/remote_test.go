@@ -755,3 +755,36 @@ func TestOffline(t *testing.T) {
 	_, err = New(opt).Open(context.Background(), strings.Replace(u, "/o.tif", "/p.tif", 1), nil)
 	oneLine(t, err, "connection refused")
 }
+
+// rtFunc is an http.RoundTripper of a function.
+type rtFunc func(*http.Request) (*http.Response, error)
+
+func (f rtFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestRequesterPays: Earth Search's Landsat assets are s3:// links into a
+// requester-pays bucket; the 403 their HTTPS URL gets says why, in one
+// line, and where the same scenes are; another bucket's 403 does not.
+func TestRequesterPays(t *testing.T) {
+	var seen []string
+	c := New(Options{Transport: rtFunc(func(r *http.Request) (*http.Response, error) {
+		seen = append(seen, r.URL.String())
+		return &http.Response{StatusCode: 403, Status: "403 Forbidden", Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+	})})
+	for href, want := range map[string]string{
+		"s3://usgs-landsat/collection02/level-2/standard/oli-tirs/2023/033/032/LC08_L2SP_033032_20231008_20231017_02_T1/LC08_L2SP_033032_20231008_20231017_02_T1_SR_B4.TIF": "s3://usgs-landsat is a requester-pays bucket",
+		"s3://sentinel-s2-l2a/tiles/13/T/DE/2023/10/8/0/B04.jp2":                                   "s3://sentinel-s2-l2a is a requester-pays bucket",
+		"s3://sentinel-cogs/sentinel-s2-l2a-cogs/13/T/DE/2023/10/S2A_13TDE_20231008_0_L2A/B04.tif": "the link may need signing",
+	} {
+		u, err := HTTPURL(href)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.Open(context.Background(), u, nil)
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v; want one line saying %q", href, err, want)
+		}
+	}
+	if len(seen) != 3 {
+		t.Fatalf("%d requests for 3 refused files (a 403 is not retried)", len(seen))
+	}
+}

@@ -21,6 +21,32 @@ var s3Regions = map[string]string{
 	"esa-worldcover":       "eu-central-1",
 }
 
+// requesterPays are the public buckets of s3Regions that bill the reader:
+// an unsigned request is refused (Earth Search's Landsat assets and its
+// Sentinel-2 JPEG 2000 twins point there).
+var requesterPays = map[string]bool{
+	"usgs-landsat":    true,
+	"sentinel-s2-l2a": true,
+	"sentinel-s2-l1c": true,
+}
+
+// requesterPaysBucket is the bucket of an S3 HTTPS URL (virtual-hosted or
+// path style) when it is one of requesterPays, else "".
+func requesterPaysBucket(u *url.URL) string {
+	h := strings.ToLower(u.Hostname())
+	if !strings.HasSuffix(h, ".amazonaws.com") {
+		return ""
+	}
+	b, _, _ := strings.Cut(h, ".s3.")
+	if b == h || strings.HasPrefix(h, "s3.") {
+		b, _, _ = strings.Cut(strings.TrimPrefix(u.Path, "/"), "/")
+	}
+	if requesterPays[b] {
+		return b
+	}
+	return ""
+}
+
 // HTTPURL returns the HTTP(S) URL of a remote href: http and https as
 // they are, s3://BUCKET/KEY as the bucket's HTTPS endpoint (the region of
 // the archives' public buckets is known; others take $AWS_REGION or

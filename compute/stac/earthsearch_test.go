@@ -3,6 +3,7 @@ package stac
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"net/http"
 	"os"
@@ -26,7 +27,10 @@ import (
 // storage:requester_pays; s3:// hrefs become the buckets' HTTPS URLs.
 func TestEarthSearchTwoCollections(t *testing.T) {
 	r := loadCassette(t, "test_multiple_collections.yaml")
-	c := &Client{HTTP: &http.Client{Transport: r}}
+	var progress []string
+	c := &Client{HTTP: &http.Client{Transport: r}, Progress: func(pages, items, matched int) {
+		progress = append(progress, fmt.Sprint(pages, items, matched))
+	}}
 	items, err := c.Search(context.Background(), Query{API: EarthSearch, Collections: []string{"sentinel-2-l2a", "landsat-c2-l2"},
 		Intersects: json.RawMessage(`{"type": "Point", "coordinates": [-105.1019, 40.1672]}`), Datetime: "2023-10-08", MaxCloud: -1})
 	if err != nil {
@@ -34,6 +38,10 @@ func TestEarthSearchTwoCollections(t *testing.T) {
 	}
 	if r.next != 2 || c.Requests != 2 {
 		t.Fatalf("%d of the cassette's 2 requests made (%d sent)", r.next, c.Requests)
+	}
+	// Progress after each page, with the server's numberMatched.
+	if fmt.Sprint(progress) != "[1 2 2 2 2 2]" {
+		t.Fatalf("progress %v", progress)
 	}
 	if len(items) != 2 {
 		t.Fatalf("items %v", ids(items))
@@ -90,7 +98,8 @@ func TestEarthSearchTwoCollections(t *testing.T) {
 // Collection 1 items is read.
 func TestEarthSearchPaging(t *testing.T) {
 	r := loadCassette(t, "TestCLISearch.test_filter[inprocess].yaml")
-	c := &Client{HTTP: &http.Client{Transport: r}}
+	var matched []int
+	c := &Client{HTTP: &http.Client{Transport: r}, Progress: func(_, _, m int) { matched = append(matched, m) }}
 	items, err := c.Search(context.Background(), Query{API: EarthSearch, MaxCloud: -1, MaxItems: 20,
 		Filter: json.RawMessage(`{"op": "lte", "args": [{"property": "eo:cloud_cover"}, 40]}`)})
 	if err != nil {
@@ -102,6 +111,9 @@ func TestEarthSearchPaging(t *testing.T) {
 	if len(items) != 20 || items[0].ID != "S1A_IW_GRDH_1SSH_20250731T135702_20250731T135722_060328_077F7E" || items[10].ID != "S2B_24MVV_20250731_0_L2A" ||
 		items[19].ID != "S2B_24MUA_20250731_0_L2A" {
 		t.Fatalf("items %v", ids(items))
+	}
+	if fmt.Sprint(matched) != "[115912757 115912758]" {
+		t.Fatalf("matched %v", matched)
 	}
 	if s1 := items[0]; s1.Collection != "sentinel-1-grd" || !math.IsNaN(s1.Cloud) {
 		t.Fatalf("Sentinel-1 item %+v", s1)

@@ -168,6 +168,10 @@ type Client struct {
 	MaxRetryAfter time.Duration
 	// Requests counts the requests sent (for tests and the benchmark).
 	Requests int
+	// Progress, when set, is called after each page with the pages read,
+	// the items kept so far and the items the server says the search
+	// matches (-1 when it does not say).
+	Progress func(pages, items, matched int)
 }
 
 func (c *Client) http() *http.Client {
@@ -290,6 +294,12 @@ type page struct {
 	Type     string            `json:"type"`
 	Features []json.RawMessage `json:"features"`
 	Links    []link            `json:"links"`
+	// NumberMatched (OGC API Features) or the context extension's
+	// matched: the search's items on every page, when the server says.
+	NumberMatched *int `json:"numberMatched"`
+	Context       struct {
+		Matched *int `json:"matched"`
+	} `json:"context"`
 }
 
 // Search runs q and returns its items in the server's order, every page
@@ -336,6 +346,18 @@ func (c *Client) Search(ctx context.Context, q Query) ([]Item, error) {
 		if err != nil {
 			return nil, err
 		}
+		report := func() {
+			if c.Progress == nil {
+				return
+			}
+			matched := -1
+			if p.NumberMatched != nil {
+				matched = *p.NumberMatched
+			} else if p.Context.Matched != nil {
+				matched = *p.Context.Matched
+			}
+			c.Progress(pages+1, len(items), matched)
+		}
 		for _, raw := range p.Features {
 			it, err := parseItem(raw)
 			if err != nil {
@@ -346,9 +368,11 @@ func (c *Client) Search(ctx context.Context, q Query) ([]Item, error) {
 			}
 			items = append(items, it)
 			if len(items) >= maxItems {
+				report()
 				return items, nil
 			}
 		}
+		report()
 		var next *link
 		for i := range p.Links {
 			if p.Links[i].Rel == "next" {
