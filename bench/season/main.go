@@ -28,6 +28,7 @@ import (
 
 	"canopy/compute"
 	_ "canopy/compute/backends"
+	"canopy/compute/geotiff"
 	"canopy/compute/par"
 	"canopy/compute/season"
 	"canopy/compute/season/seasontest"
@@ -58,7 +59,13 @@ func main() {
 	backends := flag.String("backends", "go-parallel,c", "Canopy's backends to time")
 	models := flag.String("models", "harmonic,median,mosum", "models to time")
 	out := flag.String("out", "", "write the cube (cube.f32, date-major float32), its dates (dates.txt) and each model's first output plane from the first backend (MODEL.f32) here for peers.py")
+	cogs := flag.String("cogs", "", "instead: write a stack of -dates two-band (red, nir) uint16 COGs of -side² pixels here, named s_YYYYMMDD.tif, for the end-to-end run of canopy monitor")
+	side := flag.Int("side", 2048, "with -cogs: the side in pixels")
 	flag.Parse()
+	if *cogs != "" {
+		must(writeCOGs(*cogs, *side, *dates, *gap))
+		return
+	}
 
 	from, to := 2020.0, 2020.0+float64(*dates)/36
 	split := from + 0.75*(to-from)
@@ -153,6 +160,52 @@ func sampleErr(j *season.Job) float64 {
 		worst = max(worst, math.Abs(g-w)/seasontest.Tolerance(sj, r, px))
 	}
 	return worst
+}
+
+// writeCOGs writes the end-to-end stack: n dates about every 10 days from
+// 2020-01-01, red and NIR as Sentinel-2 stores them (reflectance × 10000,
+// 0 nodata) with NDVI on a seasonal curve per pixel, a clear-cut in a
+// corner from the last sixth, clouds as nodata over a share gap of each
+// date's rows.
+func writeCOGs(dir string, side, n int, gap float64) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	geo := &compute.GeoRef{PixelScale: []float64{10, 10, 0}, Tiepoints: []float64{0, 0, 0, 600000, 5300000, 0},
+		GeoKeyDirectory: []uint16{1, 1, 0, 3, 1024, 0, 1, 1, 1025, 0, 1, 1, 3072, 0, 1, 32632}}
+	d0 := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	red, nir := make([]uint16, side*side), make([]uint16, side*side)
+	for i := range n {
+		d := d0.AddDate(0, 0, 10*i)
+		ph := season.DecimalYear(d)
+		cloud0 := int(float64(side) * math.Mod(0.37*float64(i), 1))
+		cloud1 := cloud0 + int(gap*float64(side))
+		par.For(side, func(y int) {
+			for x := range side {
+				k := y*side + x
+				z := uint64(k)<<16 | uint64(i) // splitmix64: uniform, independent between dates
+				z += 0x9e3779b97f4a7c15
+				z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+				z = (z ^ z>>27) * 0x94d049bb133111eb
+				z ^= z >> 31
+				noise := float64(z>>11)/(1<<53) - 0.5
+				ndvi := 0.5 + 0.25*math.Cos(2*math.Pi*(ph-0.5-0.1*float64(x%7)/7)) + 0.04*noise
+				if i >= 5*n/6 && x < side/4 && y < side/4 {
+					ndvi -= 0.4
+				}
+				r := 300 + float64((x*7+y*3)%400)
+				red[k], nir[k] = uint16(r), uint16(r*(1+ndvi)/(1-ndvi))
+				if (y >= cloud0 && y < cloud1) || (cloud1 > side && y < cloud1-side) {
+					red[k], nir[k] = 0, 0
+				}
+			}
+		})
+		p := filepath.Join(dir, "s_"+d.Format("20060102")+".tif")
+		if err := geotiff.WriteBands(p, side, side, [][]uint16{red, nir}, geo, geotiff.WriteOptions{NoData: "0", Descriptions: []string{"red", "nir"}, TileSize: 512}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func writeF32(path string, v []float32) error {
