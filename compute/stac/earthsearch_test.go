@@ -161,6 +161,20 @@ func TestReadResult(t *testing.T) {
 		res.Items[1].Href() != "https://earth-search.aws.element84.com/v1/collections/sentinel-2-l2a/items/S2A_13TDE_20231008_0_L2A" {
 		t.Fatalf("result %+v", res)
 	}
+	// As a stack's sources: the items kept as local item files, dated.
+	src, err := ResultSources(saved, filepath.Join(dir, "items"))
+	if err != nil || len(src) != 2 || src[0].ID != "LC08_L2SP_033032_20231008_02_T1" || !src[1].Date.Equal(res.Items[1].Date) ||
+		filepath.Dir(src[0].Path) != filepath.Join(dir, "items") {
+		t.Fatalf("sources %+v, %v", src, err)
+	}
+	var kept map[string]any
+	if b, err := os.ReadFile(src[1].Path); err != nil || json.Unmarshal(b, &kept) != nil || kept["id"] != "S2A_13TDE_20231008_0_L2A" ||
+		kept["assets"].(map[string]any)["red"].(map[string]any)["href"] != "https://sentinel-cogs.s3.us-west-2.amazonaws.com/sentinel-s2-l2a-cogs/13/T/DE/2023/10/S2A_13TDE_20231008_0_L2A/B04.tif" {
+		t.Fatalf("kept item %s: %v", src[1].Path, err)
+	}
+	if src, err := ResultSources(saved, ""); err != nil || src[1].Path != res.Items[1].Href() {
+		t.Fatalf("sources by link %+v, %v", src, err)
+	}
 	// Raw is the item as the API sent it.
 	if !json.Valid(res.Items[1].Raw) || !strings.Contains(string(res.Items[1].Raw), `"s2:processing_baseline":"05.09"`) {
 		t.Fatalf("raw item %.200s", res.Items[1].Raw)

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"canopy/compute"
 	"canopy/compute/outfile"
@@ -200,4 +201,42 @@ func SaveItem(dir string, it Item) (string, error) {
 	p := filepath.Join(dir, safe+"-"+hex.EncodeToString(h[:4])+".json")
 	err = compute.WriteFileAtomic(p, func(w *outfile.Writer) error { _, err := w.Write(b); return err })
 	return p, err
+}
+
+// Source is one date of a stack made from a saved search: a path that
+// compute/scene opens (and compute/source, compute/stack) and the
+// item's acquisition time.
+type Source struct {
+	Path string
+	// Date is the acquisition time (UTC); ID and Cloud (percent, NaN
+	// when the item has none) are the item's.
+	Date  time.Time
+	ID    string
+	Cloud float64
+}
+
+// ResultSources reads the saved search at path (ReadResult) as a stack's
+// sources, in acquisition order: each item written into dir as a local
+// STAC item file (SaveItem: its metadata read without the network, its
+// assets over it), or, with dir "", named by its own link (its metadata
+// fetched again). A file that is not a saved search is ErrNotResult
+// (wrapped).
+func ResultSources(path, dir string) ([]Source, error) {
+	r, err := ReadResult(path)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Source, 0, len(r.Items))
+	for _, it := range r.Items {
+		s := Source{Date: it.Date, ID: it.ID, Cloud: it.Cloud}
+		if dir != "" {
+			if s.Path, err = SaveItem(dir, it); err != nil {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
+		} else if s.Path = it.Href(); s.Path == "" {
+			return nil, fmt.Errorf("%s: item %s has no link of its own to open it by", path, clip(it.ID))
+		}
+		out = append(out, s)
+	}
+	return out, nil
 }
