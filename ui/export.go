@@ -10,7 +10,6 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/dialog"
-	"fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
@@ -152,30 +151,6 @@ func (w *Window) exportJob(what, path string, write func(string) error) {
 		}
 		return func() { w.setStatus(fmt.Sprintf("Exported %s to %s", what, path), true) }, nil
 	})
-}
-
-// saveDialog asks where to save, suggesting name, and calls save with the
-// path chosen.
-func (w *Window) saveDialog(title, name string, exts []string, save func(path string)) {
-	d := dialog.NewFileSave(func(wc fyne.URIWriteCloser, err error) {
-		if err != nil {
-			w.showError(err) // the dialog could not create the file
-			return
-		}
-		if wc == nil {
-			return
-		}
-		path := wc.URI().Path()
-		wc.Close() // the engine writes to a temporary file and renames it
-		save(savePath(path, exts))
-	}, w.Win)
-	d.SetTitleText(title)
-	d.SetFileName(name)
-	if len(exts) > 0 {
-		d.SetFilter(storage.NewExtensionFileFilter(exts))
-	}
-	d.Resize(fyne.NewSize(900, 600))
-	d.Show()
 }
 
 // savePath is where a save dialog's file goes: the name chosen when its

@@ -247,6 +247,6 @@ func (w *Window) openSessionDialog() {
 	}, w.Win)
 	d.SetFilter(storage.NewExtensionFileFilter([]string{".canopy", ".json", ".CANOPY", ".JSON"}))
 	d.SetTitleText("Open a session (.canopy or .json saved by File › Save session)")
-	d.Resize(fyne.NewSize(900, 600))
+	d.Resize(fileDialogSize(w.Win))
 	d.Show()
 }

@@ -187,7 +187,7 @@ func (p *sourcePanel) pickFolder() {
 		}
 	}, p.parent)
 	d.SetTitleText("Open a product folder (.SAFE, Landsat)")
-	d.Resize(fyne.NewSize(900, 600))
+	d.Resize(fileDialogSize(p.parent))
 	d.Show()
 }
 
@@ -207,7 +207,7 @@ func (p *sourcePanel) pickFile() {
 	}, p.parent)
 	d.SetFilter(storage.NewExtensionFileFilter([]string{".zip", ".tar", ".gz", ".tgz", ".json", ".tif", ".tiff", ".xml", ".ZIP", ".TAR", ".TIF", ".TIFF"}))
 	d.SetTitleText("Open a product (.zip, .tar, STAC item .json, GeoTIFF)")
-	d.Resize(fyne.NewSize(900, 600))
+	d.Resize(fileDialogSize(p.parent))
 	d.Show()
 }
 

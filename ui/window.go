@@ -213,6 +213,8 @@ type Window struct {
 	archive       archiveState // File › Search the archive… (ui/search.go)
 	printer       *printPanel  // the last File › Print layout… (ui/print.go)
 	pngForm       *pngForm     // the last File › Export map as PNG…
+	saveForm      *saveForm    // the last save asked for
+	sidebar       *container.Scroll
 }
 
 // newWindow builds the main window on app and starts the first job: find
@@ -316,7 +318,7 @@ func (w *Window) build() {
 	mapArea := container.NewBorder(container.NewVBox(mapHeader, w.view.bar, w.two.bar), nil, nil, nil, w.mapStack())
 	w.view.area = mapArea
 
-	sidebar := container.NewVScroll(container.NewVBox(
+	sidebarScroll := container.NewVScroll(container.NewVBox(
 		w.index.card,
 		w.source.card,
 		w.bands.card,
@@ -325,6 +327,8 @@ func (w *Window) build() {
 		w.two.card,
 		w.standsP.card,
 	))
+	w.sidebar = sidebarScroll
+	sidebar := container.NewStack(sidebarScroll, newWheelLayer(sidebarScroll))
 	// Beside the map: its legend, then the statistics (histogram, numbers,
 	// classes), so that the colours of the three are read side by side.
 	w.identify = newIdentifyPanel(w.exportPinsDialog)
