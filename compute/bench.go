@@ -112,6 +112,10 @@ type BenchOptions struct {
 	// HostCeiling is the host copy bandwidth in GB/s measured in this run;
 	// BenchJob measures it when zero.
 	HostCeiling float64
+	// Progress, when set, is told how far BenchJob is, in steps of
+	// Repeat + 2: the warm-up, each timed sample, then the ceiling and
+	// the verification (done == total when all is done).
+	Progress func(done, total int)
 }
 
 // BenchJob times b on an index job: one untimed warm-up (which also does
@@ -128,7 +132,13 @@ func BenchJob(b Backend, j *Job, opt BenchOptions) BenchResult {
 		res.Error = info.Reason
 		return res
 	}
-	timeRuns(&res, func() (Timings, error) { return RunJob(b, j) })
+	steps := res.Repeat + 2
+	step := func(done int) {
+		if opt.Progress != nil {
+			opt.Progress(done, steps)
+		}
+	}
+	timeRuns(&res, func() (Timings, error) { return RunJob(b, j) }, step)
 	if res.Error != "" {
 		return res
 	}
@@ -144,13 +154,18 @@ func BenchJob(b Backend, j *Job, opt BenchOptions) BenchResult {
 			res.Error = rep.String()
 		}
 	}
+	step(steps)
 	return res
 }
 
 // timeRuns is the timing protocol of BenchJob: one warm-up run
 // (its setup counted), more untimed runs for MinWarmup, then Repeat timed
-// samples, each the mean of enough runs to last MinSample.
-func timeRuns(res *BenchResult, run func() (Timings, error)) {
+// samples, each the mean of enough runs to last MinSample; step (nil: none)
+// is told 1 after the warm-up and 1+k after the k-th sample.
+func timeRuns(res *BenchResult, run func() (Timings, error), step func(done int)) {
+	if step == nil {
+		step = func(int) {}
+	}
 	// Warm-up: first-call costs (page faults on out, JIT, caches) stay out.
 	w, err := run()
 	if err != nil {
@@ -175,6 +190,7 @@ func timeRuns(res *BenchResult, run func() (Timings, error)) {
 		batch = int(min(MinSample/w.Total+1, 1000))
 	}
 	res.Batch = batch
+	step(1)
 	// A garbage collection cycle started by the scene's or the ceiling's
 	// allocations would take a core away in the middle of the timed runs.
 	runtime.GC()
@@ -191,6 +207,7 @@ func timeRuns(res *BenchResult, run func() (Timings, error)) {
 		}
 		d := time.Duration(batch)
 		up, k, down, tot = append(up, sum.Upload/d), append(k, sum.Kernel/d), append(down, sum.Download/d), append(tot, sum.Total/d)
+		step(1 + len(tot))
 	}
 	res.Upload, res.Kernel, res.Download, res.Total = phaseOf(up), phaseOf(k), phaseOf(down), phaseOf(tot)
 	res.UploadMS, res.KernelMS, res.DownloadMS, res.TotalMS = res.Upload.Median, res.Kernel.Median, res.Download.Median, res.Total.Median

@@ -48,6 +48,9 @@ type bridge struct {
 	// loop, when set, replaces Fyne's event goroutine (tests): results
 	// are queued and run by wait on the goroutine that calls it.
 	loop *eventLoop
+	// everyProgress, when set, shows every progress update (tests);
+	// otherwise no more than ~20 a second are.
+	everyProgress bool
 }
 
 // do runs f on the event goroutine without waiting.
@@ -170,7 +173,7 @@ func (b *bridge) protect(ctx context.Context, gen uint64, j job) (apply func(), 
 	progress := func(frac float64, msg string) {
 		// Throttle: the event goroutine needs no more than ~20 updates a second.
 		now := time.Now()
-		if now.Sub(last) < 50*time.Millisecond && frac >= 0 && frac < 1 {
+		if !b.everyProgress && now.Sub(last) < 50*time.Millisecond && frac >= 0 && frac < 1 {
 			return
 		}
 		last = now

@@ -473,8 +473,12 @@ func (w *Window) compareAllRuns(s *shown, runs []runSpec, repeat int) {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			progress(float64(i)/float64(len(runs)), fmt.Sprintf("Compare all: %s on %s, %d×%d (%d of %d)…", s.idx.title(), r.label(), j.Width, j.Height, i+1, len(runs)))
-			results = append(results, r.bench(j, repeat))
+			// Per backend and per run: the share of the whole, and what
+			// the backend does now, so that a 10980² comparison moves.
+			head := fmt.Sprintf("Compare all: %s on %s, %d×%d (backend %d of %d)", s.idx.title(), r.label(), j.Width, j.Height, i+1, len(runs))
+			results = append(results, r.bench(j, repeat, func(frac float64, what string) {
+				progress((float64(i)+frac)/float64(len(runs)), head+", "+what+"…")
+			}))
 		}
 		if j.Pixels() >= bigImage {
 			// GPU backends keep device buffers (host memory on a software
@@ -551,8 +555,10 @@ func (w *Window) sizeSweep() {
 				if err := ctx.Err(); err != nil {
 					return nil, err
 				}
-				progress(done/weights, fmt.Sprintf("Size sweep: %s at %d×%d…", r.label(), n, n))
-				results = append(results, r.bench(j, rep))
+				head := fmt.Sprintf("Size sweep: %s at %d×%d", r.label(), n, n)
+				results = append(results, r.bench(j, rep, func(frac float64, what string) {
+					progress((done+frac*float64(n)*float64(n))/weights, head+", "+what+"…")
+				}))
 				done += float64(n) * float64(n)
 			}
 		}
@@ -620,8 +626,11 @@ func (w *Window) indexSweep() {
 				if err := ctx.Err(); err != nil {
 					return nil, err
 				}
-				progress(float64(ci*len(runs)+ri)/float64(total), fmt.Sprintf("Indices per upload: %d on %s…", k, r.label()))
-				results = append(results, r.bench(j, repeat))
+				head := fmt.Sprintf("Indices per upload: %d on %s", k, r.label())
+				at := ci*len(runs) + ri
+				results = append(results, r.bench(j, repeat, func(frac float64, what string) {
+					progress((float64(at)+frac)/float64(total), head+", "+what+"…")
+				}))
 			}
 		}
 		for _, r := range runs {

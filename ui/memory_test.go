@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -124,5 +126,47 @@ func TestCancelIsQuick(t *testing.T) {
 	w.Wait()
 	if after, _, _ := ndviOf(w); &after[0] != &before[0] {
 		t.Error("a cancelled compute replaced the map")
+	}
+}
+
+// TestCompareAllProgress: Compare all's progress line moves per backend
+// and per run: each backend's warm-up, timed runs and verification in
+// turn, the share growing from 0 to 1, and the time left once it can be
+// told.
+func TestCompareAllProgress(t *testing.T) {
+	w := newTestWindow(t, Options{Repeat: 3})
+	w.bridge.everyProgress = true
+	show := w.bridge.onProgress
+	var fracs []float64
+	var msgs, labels []string
+	w.bridge.onProgress = func(frac float64, msg string) {
+		w.jobStart = time.Now().Add(-20 * time.Second) // as if it had run that long
+		show(frac, msg)
+		fracs, msgs, labels = append(fracs, frac), append(msgs, msg), append(labels, w.ProgressLabel.Text)
+	}
+	test.Tap(w.CompareAll)
+	w.Wait()
+	runs := len(benchPlan(w.backs.available()))
+	if runs < 2 {
+		t.Fatalf("%d runs planned", runs)
+	}
+	for i := 1; i <= runs; i++ {
+		for _, what := range []string{"warming up", "timed run 1 of 3", "timed run 3 of 3", "checking against the float64 truth"} {
+			want := fmt.Sprintf("(backend %d of %d), %s…", i, runs, what)
+			if !slices.ContainsFunc(msgs, func(m string) bool { return strings.HasSuffix(m, want) }) {
+				t.Errorf("no progress %q in %q", want, msgs)
+			}
+		}
+	}
+	for k := 1; k < len(fracs); k++ {
+		if fracs[k] < fracs[k-1] {
+			t.Fatalf("the share went back from %.3f to %.3f (%q)", fracs[k-1], fracs[k], msgs[k])
+		}
+	}
+	mid := slices.IndexFunc(msgs, func(m string) bool {
+		return strings.Contains(m, fmt.Sprintf("(backend %d of %d), timed run 1", runs/2+1, runs))
+	})
+	if mid < 0 || !strings.Contains(labels[mid], " %") || !strings.Contains(labels[mid], "left") {
+		t.Errorf("mid-way the progress line says %q, want the share and the time left", labels[max(mid, 0)])
 	}
 }

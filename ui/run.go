@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 
@@ -79,9 +80,28 @@ func onePhase(v float64) compute.Phase { return compute.Phase{Median: v, Min: v,
 // bench times j on the backend in the mode as the command line's bench
 // does: compute.BenchJob (warm-up and setup apart, repeat timed runs,
 // every output verified).
-func (r runSpec) bench(j *compute.Job, repeat int) compute.BenchResult {
+// bench times r on j (compute.BenchJob), telling step how far it is
+// (nil: no one): a share of the run in [0, 1] and what it does now.
+func (r runSpec) bench(j *compute.Job, repeat int, step func(frac float64, what string)) compute.BenchResult {
 	j.Mode = r.mode
-	return compute.BenchJob(r.b, j, compute.BenchOptions{Repeat: repeat, HostCeiling: r.hostCeiling()})
+	opt := compute.BenchOptions{Repeat: repeat, HostCeiling: r.hostCeiling()}
+	if step != nil {
+		step(0, "warming up")
+		opt.Progress = func(done, total int) { step(float64(done)/float64(total), benchStep(done, total)) }
+	}
+	return compute.BenchJob(r.b, j, opt)
+}
+
+// benchStep says what compute.BenchJob does after done of its total
+// steps (the warm-up, the timed runs, the verification).
+func benchStep(done, total int) string {
+	switch {
+	case done >= total:
+		return "verified"
+	case done == total-1:
+		return "checking against the float64 truth"
+	}
+	return fmt.Sprintf("timed run %d of %d", done, total-2)
 }
 
 func ms64[T ~int64](d T) float64 { return float64(d) / 1e6 }
