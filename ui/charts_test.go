@@ -5,6 +5,7 @@ import (
 	"image"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"fyne.io/fyne/v2"
@@ -174,4 +175,23 @@ func findButton(t *testing.T, o fyne.CanvasObject, text string) *widget.Button {
 	}
 	t.Fatalf("no button %q", text)
 	return nil
+}
+
+// TestCeilingAbove100Explained: a kernel faster than its ceiling (the
+// bands in cache) reads "in cache" in the table, with the reason under
+// it, not "170%".
+func TestCeilingAbove100Explained(t *testing.T) {
+	w := newTestWindow(t, Options{})
+	rs := w.Results()
+	rs[0].KernelPct = 170
+	w.charts.showTimings(rs)
+	text := labelsText(w.charts.table)
+	if strings.Contains(text, "170%") || !strings.Contains(text, "in cache") || !strings.Contains(text, "fit in the processor's cache") {
+		t.Errorf("the table says:\n%s", text)
+	}
+	rs[0].KernelPct = 64
+	w.charts.showTimings(rs)
+	if text := labelsText(w.charts.table); !strings.Contains(text, "64%") || strings.Contains(text, "in cache") {
+		t.Errorf("below the ceiling the table says:\n%s", text)
+	}
 }

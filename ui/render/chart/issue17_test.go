@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
 	"canopy/compute"
@@ -227,4 +229,28 @@ func itoa(n int) string {
 		return string(rune('0' + n))
 	}
 	return itoa(n/10) + string(rune('0'+n%10))
+}
+
+// TestTimingsSetupLabelsInside: the set-up panel's labels stay inside
+// the picture whatever the longest set-up (a GPU's shader compile dwarfs
+// the CPUs').
+func TestTimingsSetupLabelsInside(t *testing.T) {
+	rs := benchAt(4096)
+	for i := range rs {
+		rs[i].SetupMS = 0.2
+		rs[i].Total = compute.Phase{Median: rs[i].TotalMS, Min: 0.8 * rs[i].TotalMS, Max: 1.6 * rs[i].TotalMS}
+	}
+	rs[len(rs)-1].SetupMS = 900
+	const w = 1100
+	texts := svgTexts(t, w, 520, func(dc draw.Canvas) error { return drawTimings(dc, rs) })
+	face := plot.New().X.Tick.Label
+	face.Font.Size = vg.Points(9)
+	for _, tx := range texts {
+		if tx.S == "900 ms" {
+			// Inside the panel: clear of the picture's edge by a margin.
+			if end := tx.X + float64(face.Width(tx.S)); end > float64(pixelsToPoints(w)-vg.Points(8)) {
+				t.Errorf("the set-up label %q ends at %.0f pt, at the edge of the %.0f pt chart", tx.S, end, float64(pixelsToPoints(w)))
+			}
+		}
+	}
 }

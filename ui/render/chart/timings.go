@@ -198,9 +198,14 @@ func valueLabels(xs []float64, texts []string) (*plotter.Labels, error) {
 		l.TextStyle[i].Font.Size = vg.Points(9)
 		l.TextStyle[i].Font.Variant = "Sans"
 	}
-	l.Offset = vg.Point{X: vg.Points(4)}
+	l.Offset = vg.Point{X: labelGap}
 	return l, nil
 }
+
+// labelGap is the room between the end of a row (its bar, or its
+// whisker's cap) and its value label: the cap's line never touches the
+// text.
+const labelGap = vg.Length(9)
 
 func drawTimings(dc draw.Canvas, results []compute.BenchResult) error {
 	if len(results) == 0 {
@@ -330,7 +335,7 @@ func drawTimings(dc draw.Canvas, results []compute.BenchResult) error {
 		for _, line := range strings.Split(texts[i], "\n") {
 			lw = max(lw, labelSty.Width(line))
 		}
-		frac := float64((lw + vg.Points(8)) / dataW)
+		frac := float64((lw + labelGap + vg.Points(4)) / dataW)
 		xMax = max(xMax, ends[i]/math.Max(0.3, 1-frac))
 	}
 	if xMax > 0 {
@@ -360,6 +365,17 @@ func drawTimings(dc draw.Canvas, results []compute.BenchResult) error {
 		return err
 	}
 	q.Add(sb, sl)
+	// The set-up labels inside their panel: its axis long enough for the
+	// longest label beside the longest bar.
+	setupW := (setupC.Max.X - setupC.Min.X) * 0.85
+	qMax := 0.0
+	for i, v := range setup {
+		frac := float64((labelSty.Width(setupTexts[i]) + labelGap + vg.Points(4)) / setupW)
+		qMax = max(qMax, v/math.Max(0.2, 1-frac))
+	}
+	if qMax > 0 {
+		q.X.Max = qMax
+	}
 
 	p.Draw(mainC)
 	q.Draw(setupC)
