@@ -458,7 +458,8 @@ func (w *Window) compareAll() {
 		return
 	}
 	repeat := w.opts.Repeat
-	w.checkMemoryWithin("Compare all", compareMemory(s.set.bands, runs), compareBudget, func() { w.compareAllRuns(s, runs, repeat) })
+	w.compareNeed = compareMemory(s.set.bands, runs)
+	w.checkMemoryWithin("Compare all", w.compareNeed, compareBudget, func() { w.compareAllRuns(s, runs, repeat) })
 }
 
 func (w *Window) compareAllRuns(s *shown, runs []runSpec, repeat int) {

@@ -358,8 +358,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "canopy gui: %s\n", usererr.Clip(firstLine(why)))
 		}
 		if w != nil && w.shown != nil {
-			// For smoke tests: which backend made the first map.
+			// For smoke tests: which backend made the first map, and what
+			// Compare all was estimated to need beyond the bands loaded.
 			fmt.Fprintf(stdout, "computed on %s\n", w.shown.backend)
+			if f.opts.Compare && w.compareNeed > 0 {
+				fmt.Fprintf(stdout, "compare memory estimate %d\n", w.compareNeed)
+			}
 		}
 		// Let the window paint the map before saying so.
 		time.AfterFunc(400*time.Millisecond, func() {

@@ -35,7 +35,10 @@ func freeMemory() (uint64, bool) {
 // compareMemory estimates the memory Compare all takes beyond the bands
 // already loaded: the job's index plane and the verifier's, and for the
 // GPU backends (whose drivers may keep host copies, as a software
-// renderer does) a copy of the bands and two of the plane while one runs.
+// renderer does) a copy of the bands and two of the plane while one runs,
+// and the two buffers of the device copy that measures the ceiling
+// (compute.BenchJob: a third of the job's bytes, at most 1 GiB each).
+// scripts/gui-smoke measures the real peak against it at 4096².
 func compareMemory(bands []compute.BandInput, runs []runSpec) uint64 {
 	if len(bands) == 0 {
 		return 0
@@ -48,7 +51,7 @@ func compareMemory(bands []compute.BandInput, runs []runSpec) uint64 {
 	need := 2 * 4 * px
 	for _, r := range runs {
 		if r.info.GPU {
-			need += in + 2*4*px
+			need += in + 2*4*px + 2*min((in+4*px)/3, 1<<30)
 			break // GPU backends are closed after their runs: one at a time
 		}
 	}

@@ -199,8 +199,10 @@ type Window struct {
 	two      *twoDates                      // the two-date mode (ui/twodate.go)
 	tables   map[string]colormap.ClassTable // the user's class tables, by index
 	freeMem  func() (uint64, bool)
-	// memoryWarning is the last warning about memory shown.
+	// memoryWarning is the last warning about memory shown; compareNeed
+	// the memory the last Compare all was estimated to need.
 	memoryWarning string
+	compareNeed   uint64
 	jobStart      time.Time // when the running job began (time left)
 	jobMsg        string    // the running job's last message
 	crs           crsInfo   // the CRS of what is shown
