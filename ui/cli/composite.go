@@ -39,6 +39,7 @@ type seasonReport struct {
 	Valued int    `json:"valued_pixels"`
 	Alerts int    `json:"alert_pixels,omitempty"`
 	Tif    string `json:"tif,omitempty"`
+	PNG    string `json:"png,omitempty"`
 	CSV    string `json:"csv,omitempty"`
 	GPKG   string `json:"gpkg,omitempty"`
 }

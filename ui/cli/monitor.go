@@ -16,6 +16,7 @@ import (
 	"canopy/compute/source"
 	"canopy/compute/vector"
 	"canopy/compute/zonal"
+	"canopy/ui/render/colormap"
 )
 
 // standAlert is one stand's alerts.
@@ -51,6 +52,8 @@ func cmdMonitor(args []string, stdout, stderr io.Writer) error {
 	tif := fs.String("tif", "", "output COG: break date (decimal year), magnitude, confidence, valid observations")
 	csvOut := fs.String("csv", "", "with --stands: alerts per stand as CSV (id, first alert date, hectares alerted, share)")
 	gpkgOut := fs.String("gpkg", "", "with --stands: the stands with their alerts as a GeoPackage")
+	png := fs.String("png", "", "write a map of the alert dates as PNG (viridis from the monitoring's first date to its last; no alert transparent)")
+	legend := fs.Bool("legend", false, "draw the legend beside the PNG map")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	paths, err := parseInterspersed(fs, args, stdout)
 	if err != nil {
@@ -116,7 +119,12 @@ func cmdMonitor(args []string, stdout, stderr io.Writer) error {
 	defer set.Abort()
 	// Every output is placed before any is written: a refused one stops
 	// the run at once.
-	var csvW, gpkgW *outfile.Writer
+	var csvW, gpkgW, pngW *outfile.Writer
+	if *png != "" {
+		if pngW, err = set.Create(*png); err != nil {
+			return err
+		}
+	}
 	if *csvOut != "" {
 		if csvW, err = set.Create(*csvOut); err != nil {
 			return err
@@ -129,7 +137,7 @@ func cmdMonitor(args []string, stdout, stderr io.Writer) error {
 	}
 	g := o.st.Grid
 	var brk, cnt []float32
-	if *stands != "" {
+	if *stands != "" || *png != "" {
 		brk, cnt = make([]float32, g.Width*g.Height), make([]float32, g.Width*g.Height)
 	}
 	alerts := 0
@@ -148,6 +156,12 @@ func cmdMonitor(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	rep.Alerts = alerts
+	if pngW != nil {
+		if err := alertMap(pngW, *png, brk, g, o.st.Decimals(), mon, *legend); err != nil {
+			return err
+		}
+		rep.PNG = *png
+	}
 	var per []standAlert
 	if *stands != "" {
 		if per, err = alertsByStand(*stands, *idField, brk, cnt, g, stderr); err != nil {
@@ -179,10 +193,32 @@ func cmdMonitor(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stdout, "  stand %-12s first alert %s, %.2f ha alerted (%.1f%%)\n", s.ID, season.ISODate(s.First), s.AlertedHa, 100*share(s.AlertedHa, s.AreaHa))
 		}
 	}
-	for _, p := range []string{rep.Tif, rep.CSV, rep.GPKG} {
+	for _, p := range []string{rep.Tif, rep.PNG, rep.CSV, rep.GPKG} {
 		if p != "" {
 			fmt.Fprintf(stdout, "wrote %s\n", p)
 		}
+	}
+	return nil
+}
+
+// alertMap draws the alert dates: viridis over the monitoring period's
+// dates of the stack, transparent where there is no alert.
+func alertMap(w *outfile.Writer, path string, brk []float32, g source.Grid, dates []float64, mon season.Period, legend bool) error {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, d := range dates {
+		if mon.Has(d) {
+			lo, hi = min(lo, d), max(hi, d)
+		}
+	}
+	if !(hi > lo) {
+		lo, hi = mon.From, mon.From+1
+	}
+	opt := colormap.PNGOptions{Ramp: colormap.RampViridis, Stretch: colormap.Stretch{Lo: lo, Hi: hi}, Legend: legend, Heading: "alert date (decimal year)"}
+	if legend {
+		opt.Title = "alerts from " + season.ISODate(lo)
+	}
+	if err := colormap.EncodePNG(w, brk, g.Width, g.Height, opt); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
 }

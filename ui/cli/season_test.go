@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	stdpng "image/png"
 	"math"
 	"os"
 	"os/exec"
@@ -175,13 +176,14 @@ func TestMonitorFindsTheCut(t *testing.T) {
 	cut := time.Date(2022, 3, 10, 0, 0, 0, 0, time.UTC)
 	paths, dates := seasonStack(t, dir, 12, 8, 92, cut) // 2019 to early 2023
 	_, _, stands := zonalFixture(t, dir, 2, 8)
-	tif, csvOut, gpkg := filepath.Join(dir, "alerts.tif"), filepath.Join(dir, "alerts.csv"), filepath.Join(dir, "alerts.gpkg")
+	tif, csvOut, gpkg, png := filepath.Join(dir, "alerts.tif"), filepath.Join(dir, "alerts.csv"), filepath.Join(dir, "alerts.gpkg"), filepath.Join(dir, "alerts.png")
 	for _, backend := range []string{"go", "c"} {
 		os.Remove(tif)
 		os.Remove(csvOut)
 		os.Remove(gpkg)
+		os.Remove(png)
 		args := append([]string{"monitor", "--index", "ndvi", "--history", "2019-01-01/2021-12-31", "--monitor", "2022-01-01/", "--harmonics", "2",
-			"--backend", backend, "--stands", stands, "--csv", csvOut, "--gpkg", gpkg, "--tif", tif, "--json"}, paths...)
+			"--backend", backend, "--stands", stands, "--csv", csvOut, "--gpkg", gpkg, "--png", png, "--tif", tif, "--json"}, paths...)
 		code, out, e := run(t, args...)
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", backend, code, e)
@@ -227,8 +229,26 @@ func TestMonitorFindsTheCut(t *testing.T) {
 		if err != nil || len(rows) != 3 || strings.Join(rows[0], ",") != "id,first_alert,first_alert_year,alerted_ha,area_ha,monitored_ha,share" {
 			t.Fatalf("%s: csv %v %v", backend, rows, err)
 		}
-		if _, err := os.Stat(gpkg); err != nil {
-			t.Error(err)
+		for _, p := range []string{gpkg, png} {
+			if _, err := os.Stat(p); err != nil {
+				t.Error(err)
+			}
+		}
+		// The map: transparent outside the cut, coloured in it.
+		f, err = os.Open(png)
+		if err != nil {
+			t.Fatal(err)
+		}
+		im, err := stdpng.Decode(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, _, a := im.At(1, 1).RGBA(); a == 0 {
+			t.Errorf("%s: the map is transparent in the cut", backend)
+		}
+		if _, _, _, a := im.At(10, 6).RGBA(); a != 0 {
+			t.Errorf("%s: the map is not transparent outside the cut", backend)
 		}
 	}
 }

@@ -66,7 +66,7 @@ var writers = map[string]map[string]writerRun{
 		paths, _ := seasonStack(t, dir, 6, 4, 8, time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
 		return append([]string{"composite", "--period", "2019/2019", "--backend", "go"}, paths...), paths
 	}, ".tif"),
-	"monitor": slotsOf([]string{"--tif", "--csv", "--gpkg"}, func(t *testing.T, dir string) ([]string, []string) {
+	"monitor": slotsOf([]string{"--tif", "--png", "--csv", "--gpkg"}, func(t *testing.T, dir string) ([]string, []string) {
 		paths, _ := seasonStack(t, dir, 40, 30, 40, time.Date(2020, 6, 1, 0, 0, 0, 0, time.UTC))
 		_, _, stands := zonalFixture(t, dir, 2, 8)
 		return append([]string{"monitor", "--history", "2019/2019", "--monitor", "2020/", "--harmonics", "1", "--stands", stands, "--backend", "go"}, paths...), append(paths, stands)
