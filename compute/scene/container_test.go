@@ -73,6 +73,11 @@ func TestInflater(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	// The member past its first MiB is in the temporary file, not memory.
+	if z := r.(*inflater); !z.bg || z.spill == nil || cap(z.buf) > 2<<20 || z.have != int64(len(data)) {
+		t.Fatalf("after reading the whole member: background %v, spill %v, %d bytes in memory, %d inflated", z.bg, z.spill != nil, cap(z.buf), z.have)
+	}
+	band := r
 	r, _, err = c.open("a/short.jp2")
 	if err != nil {
 		t.Fatal(err)
@@ -80,5 +85,16 @@ func TestInflater(t *testing.T) {
 	_, err = r.ReadAt(make([]byte, 5<<20), 0)
 	if err == nil || !strings.Contains(err.Error(), "a/short.jp2") {
 		t.Fatalf("short member: %v", err)
+	}
+	// Closing the archive frees the temporary files: reads fail after it.
+	sp := band.(*inflater).spill
+	c.close()
+	if _, err := band.ReadAt(make([]byte, 10), 5<<20); err == nil {
+		t.Error("a read after the archive was closed succeeded")
+	}
+	if sp.name != "" {
+		if _, err := os.Stat(sp.name); err == nil {
+			t.Errorf("the temporary file %s is left after close", sp.name)
+		}
 	}
 }
