@@ -717,6 +717,25 @@ func (g *igen) notFiles() {
 			}
 			g.add(InputCase{Name: "path/" + k.name + "-as-" + place.name, Args: place.args(p), Want: k.want, Names: p})
 		}
+		// A STAC asset's href, and a band file a Landsat MTL names inside
+		// its folder, that are not files.
+		if p := k.make(".tif"); p != "" {
+			it := g.write("stac/href-"+k.name+"/item.json", []byte(`{"type":"Feature","assets":{"red":{"href":"`+filepath.ToSlash(p)+`","eo:bands":[{"common_name":"red"}]}}}`))
+			g.add(InputCase{Name: "path/" + k.name + "-as-stac-href", Args: []string{"compute", "--scene", it, "--backend", "go", "--tif", "OUT/ndvi.tif"}, Want: k.want, Names: p})
+		}
+		if k.name == "fifo" || k.name == "folder" || k.name == "dev-zero" {
+			band := g.landsatID + "_SR_B4.TIF"
+			dir := g.landsat("band-"+k.name, band, "")
+			if p := k.make(".TIF"); p != "" {
+				g.fail(os.Remove(filepath.Join(dir, band)))
+				g.fail(os.Rename(p, filepath.Join(dir, band)))
+				want := k.want
+				if k.name == "dev-zero" {
+					want = "" // a link out of the product: refused as such first
+				}
+				g.add(InputCase{Name: "path/" + k.name + "-as-mtl-band", Args: []string{"compute", "--scene", dir, "--backend", "go", "--tif", "OUT/ndvi.tif"}, Want: want, Names: band})
+			}
+		}
 		// An existing batch.jsonl, read to skip what is done, that is not
 		// a regular file (a missing one is a fresh start: not a case).
 		if k.name == "missing" || k.name == "dangling-symlink" {
