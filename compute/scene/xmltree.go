@@ -9,8 +9,10 @@ import (
 	"strings"
 )
 
-// maxNodes bounds the elements of one metadata file.
-const maxNodes = 1 << 20
+// maxNodes bounds the elements of one metadata file: MTD_TL.xml, the
+// largest a product holds, has tens of thousands (a million took a second
+// of CPU to reach).
+const maxNodes = 1 << 18
 
 // node is an XML element: local name, attributes, text and children.
 type node struct {

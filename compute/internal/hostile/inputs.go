@@ -364,8 +364,8 @@ func (g *igen) xmls() {
 	head := `<?xml version="1.0" encoding="UTF-8"?>`
 	x("billion-laughs", []byte(head+`<!DOCTYPE l [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;"><!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;"><!ENTITY d "&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;"><!ENTITY e "&d;&d;&d;&d;&d;&d;&d;&d;&d;&d;"><!ENTITY f "&e;&e;&e;&e;&e;&e;&e;&e;&e;&e;"><!ENTITY g "&f;&f;&f;&f;&f;&f;&f;&f;&f;&f;"><!ENTITY h "&g;&g;&g;&g;&g;&g;&g;&g;&g;&g;"><!ENTITY i "&h;&h;&h;&h;&h;&h;&h;&h;&h;&h;">]><l>&i;</l>`), "")
 	x("external-entity", []byte(head+`<!DOCTYPE l [<!ENTITY x SYSTEM "file:///etc/passwd">]><l>&x;</l>`), "")
-	x("nested-1M", []byte(strings.Repeat("<a>", 1<<20)+strings.Repeat("</a>", 1<<20)), "")
-	x("elements-1M", []byte("<a>"+strings.Repeat("<b/>", 1<<20)+"</a>"), "")
+	x("nested-1M", []byte(strings.Repeat("<a>", 1<<20)+strings.Repeat("</a>", 1<<20)), "nested more than 256 deep")
+	x("elements-1M", []byte("<a>"+strings.Repeat("<b/>", 1<<20)+"</a>"), "XML elements, the most")
 	x("name-1MB", []byte("<"+strings.Repeat("n", 1<<20)+"/>"), "")
 	x("attribute-1MB", []byte(`<a b="`+strings.Repeat("v", 1<<20)+`"/>`), "")
 	x("text-15MB", []byte("<a>"+strings.Repeat("t", 15<<20)+"</a>"), "")
