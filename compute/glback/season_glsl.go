@@ -107,12 +107,11 @@ func genSeasonGLSL(p *season.Plan) (string, []float32) {
 	float h; uint lo;
 	if (median) { lo = (n - 1u) / 2u; h = float(lo) + (((n - 1u) & 1u) == 1u ? 0.5 : 0.0); }
 	else {
-		// (n-1)*q/100 correctly rounded, as season's float32 (a driver's
-		// division may be 2 ulp off): the quotient corrected by its
-		// residual.
+		// (n-1)*q/100 correctly rounded, as season's float32: a
+		// driver's float division may be 2 ulp off (NVIDIA's is), so
+		// the quotient is taken in double and rounded once to float.
 		precise float p = float(n - 1u) * q;
-		precise float h0 = p / 100.0;
-		h = fma(fma(-h0, 100.0, p), 0.01, h0);
+		h = float(double(p) / 100.0lf);
 		lo = min(uint(h), n - 1u);
 	}
 	float r = e[from + lo];
