@@ -1,8 +1,8 @@
 // Package stack opens a stack of dates of one place on one grid, for the
 // per-pixel models of compute/season: each date's products (several of a
-// day mosaicked, compute/source), its date (the product's metadata or STAC
-// item, a GeoTIFF's ACQUISITIONDATE or TIFF DateTime, a date in the file
-// name, or a `path,date` list), its index computed through the one road
+// day mosaicked, compute/source; a saved search's items), its date (the
+// product's metadata or STAC item, a GeoTIFF's ACQUISITIONDATE or TIFF
+// DateTime, a date in the file name, or a `path,date` list), its index computed through the one road
 // (source.Open, source.Run, verified) with the date's mask as missing
 // values, kept date-major in memory or, past a budget, in a temporary file;
 // then the models run over blocks of rows, all dates of a block together
@@ -30,6 +30,7 @@ import (
 	"canopy/compute/scene"
 	"canopy/compute/season"
 	"canopy/compute/source"
+	"canopy/compute/stac"
 )
 
 // Entry is one product or file of a stack and its date.
@@ -436,4 +437,38 @@ func (s *store) close() error {
 	s.f.Close()
 	s.f = nil
 	return os.Remove(name)
+}
+
+// SavedSearch reads a saved search (`canopy search --out`, any STAC
+// ItemCollection) as entries of a stack: one per item, dated by the item,
+// each item saved as a STAC item file in dir (compute/stac's SaveItem) that
+// compute/scene opens. ok is false, with no error, when the file is not an
+// ItemCollection (a single STAC item, a product): the caller dates it as
+// any other path.
+func SavedSearch(path, dir string) (entries []Entry, ok bool, err error) {
+	if !strings.EqualFold(filepath.Ext(path), ".json") {
+		return nil, false, nil
+	}
+	r, err := stac.ReadResult(path)
+	if errors.Is(err, stac.ErrNotResult) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	if len(r.Items) == 0 {
+		return nil, true, fmt.Errorf("%s: the saved search has no item", path)
+	}
+	for _, it := range r.Items {
+		p, err := stac.SaveItem(dir, it)
+		if err != nil {
+			return nil, true, fmt.Errorf("%s: %w", path, err)
+		}
+		sensor := it.Platform
+		if sensor == "" {
+			sensor = it.Collection
+		}
+		entries = append(entries, Entry{Path: p, Time: it.Date.UTC(), How: "STAC item", Sensor: sensor})
+	}
+	return entries, true, nil
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -139,5 +140,37 @@ func TestSpill(t *testing.T) {
 	}
 	if cnt := planes[0][3][0]; cnt < 15 {
 		t.Errorf("count %v: the stack's values did not come through", cnt)
+	}
+}
+
+func TestSavedSearch(t *testing.T) {
+	dir := t.TempDir()
+	item := func(id, date string) string {
+		return `{"type":"Feature","stac_version":"1.0.0","id":"` + id + `","collection":"sentinel-2-l2a",` +
+			`"properties":{"datetime":"` + date + `","platform":"sentinel-2b"},"geometry":null,` +
+			`"links":[{"rel":"self","href":"https://example.com/items/` + id + `"}],` +
+			`"assets":{"red":{"href":"B04.tif"}}}`
+	}
+	p := filepath.Join(dir, "r.json")
+	os.WriteFile(p, []byte(`{"type":"FeatureCollection","features":[`+item("b", "2024-06-12T10:36:29Z")+`,`+item("a", "2024-05-02T10:36:29Z")+`]}`), 0o644)
+	es, ok, err := SavedSearch(p, filepath.Join(dir, "items"))
+	if err != nil || !ok || len(es) != 2 {
+		t.Fatalf("%v %v %v", es, ok, err)
+	}
+	if es[0].Time.Format("2006-01-02") != "2024-05-02" || es[1].Time.Format("2006-01-02") != "2024-06-12" || es[0].Sensor != "sentinel-2b" {
+		t.Errorf("entries %+v", es)
+	}
+	b, err := os.ReadFile(es[1].Path)
+	if err != nil || !strings.Contains(string(b), "https://example.com/items/B04.tif") {
+		t.Errorf("the saved item %s: %s %v", es[1].Path, b, err)
+	}
+	// A single item is not a saved search: dated as any path.
+	one := filepath.Join(dir, "one.json")
+	os.WriteFile(one, []byte(item("c", "2024-07-01T00:00:00Z")), 0o644)
+	if _, ok, err := SavedSearch(one, dir); ok || err != nil {
+		t.Errorf("a single item: %v %v", ok, err)
+	}
+	if _, ok, _ := SavedSearch(filepath.Join(dir, "x.tif"), dir); ok {
+		t.Error("a GeoTIFF taken for a search")
 	}
 }

@@ -47,7 +47,7 @@ const usage = `usage:
               [--resampling nearest|bilinear|cubic|average] [--backend go|go-parallel|c] --tif OUT
   canopy search --collection C --bbox W,S,E,N|--stands F --datetime A/B [--cloud P]
                 [--api earth-search|planetary-computer|URL] [--max N] [--json]
-  canopy stack PATH... [--list FILE] [--bands ROLE=B,...] [--index NAME] [--grid SPEC] [--json]
+  canopy stack PATH|SEARCH.json... [--list FILE] [--bands ROLE=B,...] [--index NAME] [--grid SPEC] [--json]
                                            a stack's dates, sensors and valid share per date
   canopy composite STACK... --period FROM/TO [--stat median|max-ndvi|pNN] [--index NAME] --tif OUT
   canopy monitor STACK... --index NAME --history FROM/TO --monitor FROM/ [--harmonics K] [--rule mosum|anomaly]

@@ -87,9 +87,10 @@ var helps = map[string]help{
 		[2]string{
 			"canopy search --collection sentinel-2-l2a --bbox 10.0,51.0,10.2,51.1 --datetime 2024-06-01/2024-08-31 --cloud 20",
 			"canopy search --collection landsat-c2-l2 --stands stands.gpkg --datetime 2023-05-01/2023-09-30 --api planetary-computer --json"}},
-	"stack": {"canopy stack PATH... [--list FILE] [--bands ROLE=B,...] [--index NAME] [--grid SPEC] [--json]",
-		"Lists a stack's dates (from the products' metadata, a GeoTIFF's ACQUISITIONDATE or DateTime, a date in the\n" +
-			"file name, or a path,date list), their sensors and each date's valid share over the common grid.",
+	"stack": {"canopy stack PATH|SEARCH.json... [--list FILE] [--bands ROLE=B,...] [--index NAME] [--grid SPEC] [--json]",
+		"Lists a stack's dates (from the products' metadata or STAC items, a saved search's items, a GeoTIFF's\n" +
+			"ACQUISITIONDATE or DateTime, a date in the file name, or a path,date list), their sensors and each date's\n" +
+			"valid share over the common grid. composite and monitor take the same STACK.",
 		[2]string{
 			"canopy stack S2*_MSIL2A_2024*.zip --index ndmi",
 			"canopy stack --list dates.csv --bands red=3,nir=4 --grid utm,10 --json"}},

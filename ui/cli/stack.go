@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -71,7 +73,27 @@ func (f *stackFlags) open(paths []string, inputs *[]string) (*openedStack, error
 		}
 		*inputs = append(*inputs, f.list)
 	}
+	var items string // where a saved search's items are saved for compute/scene
+	defer func() {
+		if items != "" {
+			os.RemoveAll(items)
+		}
+	}()
 	for _, p := range paths {
+		if strings.EqualFold(filepath.Ext(p), ".json") && items == "" {
+			if items, err = os.MkdirTemp("", "canopy-items-*"); err != nil {
+				return nil, err
+			}
+		}
+		es, ok, err := stack.SavedSearch(p, items)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			*inputs = append(*inputs, p)
+			entries = append(entries, es...)
+			continue
+		}
 		e, err := stack.DateOf(ctx, p)
 		if err != nil {
 			return nil, err
