@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -381,6 +382,7 @@ type store struct {
 	w, h, d int
 	mem     []float32
 	f       *os.File
+	gone    bool // the file is already unlinked
 }
 
 func (s *store) open(w, h, d int, budget int64, dir string) error {
@@ -395,6 +397,13 @@ func (s *store) open(w, h, d int, budget int64, dir string) error {
 		return fmt.Errorf("the stack (%d MiB) is larger than its memory budget and no temporary file could be made: %w", size>>20, err)
 	}
 	s.f = f
+	if runtime.GOOS != "windows" {
+		// Unlinked at once: nothing is left behind, whatever ends the
+		// process (Windows removes no open file; Close removes it there).
+		if os.Remove(f.Name()) == nil {
+			s.gone = true
+		}
+	}
 	return nil
 }
 
@@ -436,6 +445,9 @@ func (s *store) close() error {
 	name := s.f.Name()
 	s.f.Close()
 	s.f = nil
+	if s.gone {
+		return nil
+	}
 	return os.Remove(name)
 }
 
