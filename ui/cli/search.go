@@ -110,7 +110,22 @@ func cmdSearch(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		if *out != "" {
-			if err := compute.WriteFileAtomic(*out, func(w *outfile.Writer) error { _, err := w.Write(b); return err }); err != nil {
+			// Through an outfile set that knows the stands read: --out
+			// never replaces them (nor a link, FIFO, device or folder).
+			var inputs []string
+			if p, _, err := vector.ParseStands(*stands); err == nil && *stands != "" {
+				inputs = append(inputs, p)
+			}
+			set := outfile.NewSet(inputs...)
+			w, err := set.Create(*out)
+			if err != nil {
+				return err
+			}
+			if _, err := w.Write(b); err != nil {
+				set.Abort()
+				return err
+			}
+			if err := set.Commit(); err != nil {
 				return err
 			}
 		}

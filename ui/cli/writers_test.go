@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -20,7 +21,6 @@ var readOnly = map[string]string{
 	"backends": "prints the backends",
 	"indices":  "prints the catalogue",
 	"scene":    "prints what a product holds",
-	"search":   "prints the scenes a STAC API lists",
 	"stack":    "prints a stack's dates and their valid shares",
 }
 
@@ -71,9 +71,16 @@ var writers = map[string]map[string]writerRun{
 		_, _, stands := zonalFixture(t, dir, 2, 8)
 		return append([]string{"monitor", "--history", "2019/2019", "--monitor", "2020/", "--harmonics", "1", "--stands", stands, "--backend", "go"}, paths...), append(paths, stands)
 	}, ".out"),
-	// batch writes DIR/NAME.tif for a scene NAME.tif: the target is that
-	// file (the scene itself when the target is an input).
-	"batch": {"DIR/NAME.tif": func(t *testing.T, dir, target string) ([]string, []string, []string) {
+	// search --out saves what a STAC API (here a local one) listed; the
+	// area is the stands' extent, so that the stands are an input.
+	"search": slotsOf([]string{"--out"}, func(t *testing.T, dir string) ([]string, []string) {
+		srv, _ := stacAPI(t)
+		_, _, stands := zonalFixture(t, dir, 2, 8)
+		return []string{"search", "--collection", "sentinel-2-l2a", "--stands", stands, "--datetime", "2024-06-01/2024-06-30", "--api", srv.URL + "/v1"}, []string{stands}
+	}, ".json"),
+	// batch writes DIR/NAME.tif for a scene NAME.tif (--out DIR): the
+	// target is that file (the scene itself when the target is an input).
+	"batch": {"--out": func(t *testing.T, dir, target string) ([]string, []string, []string) {
 		scene := filepath.Join(dir, strings.TrimSuffix(filepath.Base(target), ".tif")+".tif")
 		if _, err := os.Lstat(scene); err != nil {
 			date(t, scene, 24, 16, 600000, 0, 0, 0, 0, 0)
@@ -81,6 +88,43 @@ var writers = map[string]map[string]writerRun{
 		return []string{"batch", "--out", filepath.Dir(target), "--progress", "off", scene}, []string{scene}, nil
 	}},
 }
+
+// outputNames are flag names that name a file a command writes.
+var outputNames = map[string]bool{"tif": true, "png": true, "csv": true, "gpkg": true, "layout": true, "chart": true, "out": true, "pdf": true, "svg": true, "geojson": true, "kml": true}
+
+// writesWords are what a flag's help says when it names a file written.
+var writesWords = regexp.MustCompile(`(?i)\b(write|writes|save|saves|output)\b`)
+
+// outputFlags are the flags of `canopy name` (from its help) that name a
+// file it writes: by the flag's name, or its help saying so.
+func outputFlags(t *testing.T, name string) []string {
+	t.Helper()
+	code, out, _ := run(t, name, "--help")
+	if code != ExitOK {
+		t.Errorf("canopy %s --help: exit %d", name, code)
+		return nil
+	}
+	var flags []string
+	cur := ""
+	for _, l := range strings.Split(out, "\n") {
+		if m := flagLine.FindStringSubmatch(l); m != nil {
+			cur = m[1]
+			if outputNames[cur] {
+				flags = append(flags, "--"+cur)
+				cur = ""
+			}
+			continue
+		}
+		if cur != "" && strings.HasPrefix(l, "    \t") && writesWords.MatchString(l) {
+			flags = append(flags, "--"+cur)
+			cur = ""
+		}
+	}
+	return flags
+}
+
+// flagLine is a flag's first line in a command's help: "  -name type".
+var flagLine = regexp.MustCompile(`^  -([a-z][a-z0-9-]*)\b`)
 
 // slotsOf makes the runs of a command whose outputs are flags: one run
 // per flag, the other flags on fresh paths (with ext).
@@ -133,6 +177,20 @@ writers in ui/cli/writers_test.go: one writerRun per output flag (slotsOf does i
 hostile path it is given. If it writes nothing: add it to readOnly there, saying what it does instead.`, c.name)
 		case w && r:
 			t.Errorf("command %q is in both writers and readOnly (ui/cli/writers_test.go): keep it in one", c.name)
+		}
+	}
+	// Each flag that names a file written (by its name, or its help saying
+	// it writes, saves or outputs) has its hostile runs.
+	for _, c := range commands {
+		for _, fl := range outputFlags(t, c.name) {
+			if _, ok := writers[c.name][fl]; ok {
+				continue
+			}
+			if _, ok := readOnly[c.name]; ok {
+				t.Errorf("canopy %s is listed in readOnly (ui/cli/writers_test.go) but its flag %s writes a file: write it through compute/outfile (outfile.NewSet with the run's inputs) and move the command to writers, with a run of %s", c.name, fl, fl)
+				continue
+			}
+			t.Errorf("canopy %s %s writes a file (by its name or its help) but writers in ui/cli/writers_test.go has no run of it: write it through compute/outfile with the command's other outputs, and add %q to the command's slots", c.name, fl, fl)
 		}
 	}
 	for _, m := range []map[string]string{readOnly} {
