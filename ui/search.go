@@ -29,6 +29,7 @@ import (
 	"canopy/compute/outfile"
 	"canopy/compute/remote"
 	"canopy/compute/stac"
+	"canopy/compute/stack"
 	"canopy/compute/vector"
 	"canopy/ui/render/composite"
 )
@@ -40,11 +41,15 @@ type archiveState struct {
 	items []stac.Item
 	list  *widget.List
 	// open opens the selected scene; openMany the scenes checked, as
-	// one mosaic.
-	open, openMany *widget.Button
-	checked        map[int]bool
-	selected       int
-	dlg            dialog.Dialog
+	// one mosaic; openStack the scenes checked as a stack of dates.
+	open, openMany, openStack *widget.Button
+	// stack is the last stack's dates (compute/stack), stackText how
+	// they are listed.
+	stack     []stack.Date
+	stackText *widget.Label
+	checked   map[int]bool
+	selected  int
+	dlg       dialog.Dialog
 	// api is the search endpoint of the last search (for messages);
 	// offline says the list is a saved one (the archive could not be
 	// reached).
@@ -285,8 +290,8 @@ func archiveRow(it stac.Item) string {
 // archiveDir, so that it opens again without the network for what the
 // cache holds; its own link when the cache is off), its files read over
 // the network. The scenes checked open together as one mosaic (each pixel
-// from the first scene of the list valid there): a stack of dates is not
-// in the window yet.
+// from the first scene of the list valid there), or as a stack of dates
+// (openArchiveStack).
 func (w *Window) showArchive() {
 	a := &w.archive
 	a.selected = -1
@@ -295,6 +300,8 @@ func (w *Window) showArchive() {
 	a.open.Disable()
 	a.openMany = widget.NewButton("Open the checked as one mosaic", nil)
 	a.openMany.Disable()
+	a.openStack = widget.NewButton("Open the checked as a stack of dates", nil)
+	a.openStack.Disable()
 	a.thumbs = map[int]image.Image{}
 	a.list = widget.NewList(func() int { return len(a.items) },
 		func() fyne.CanvasObject {
@@ -346,14 +353,33 @@ func (w *Window) showArchive() {
 		a.dlg.Hide()
 		w.openMosaic(paths)
 	}
+	a.openStack.OnTapped = func() {
+		var entries []stack.Entry
+		for i, it := range a.items {
+			if !a.checked[i] {
+				continue
+			}
+			p, err := a.itemPath(it)
+			if err != nil {
+				dialog.ShowError(err, w.Win)
+				return
+			}
+			entries = append(entries, stack.Entry{Path: p, Time: it.Date, How: "STAC item", Sensor: it.Platform})
+		}
+		if len(entries) < 2 {
+			return
+		}
+		a.dlg.Hide()
+		w.openArchiveStack(entries)
+	}
 	text := fmt.Sprintf("%d scene%s from %s", len(a.items), map[bool]string{true: "", false: "s"}[len(a.items) == 1], a.api)
 	if a.offline {
 		text += " — kept from an earlier search: the archive did not answer"
 	}
 	head := widget.NewLabel(text)
-	note := widget.NewLabel("Check several to open them as one mosaic (each pixel from the first of them valid there); a stack of dates is not in the window yet.")
+	note := widget.NewLabel("Check several to open them as one mosaic (each pixel from the first of them valid there), or as a stack of dates: the index on every date, on one grid, with each date's valid share (as canopy stack lists them).")
 	note.Wrapping = fyne.TextWrapWord
-	body := container.NewBorder(head, container.NewVBox(note, container.NewHBox(a.open, a.openMany)), nil, nil, a.list)
+	body := container.NewBorder(head, container.NewVBox(note, container.NewHBox(a.open, a.openMany, a.openStack)), nil, nil, a.list)
 	if a.dlg != nil {
 		a.dlg.Hide()
 	}
@@ -372,9 +398,57 @@ func (a *archiveState) setChecked(i int, on bool) {
 	}
 	if len(a.checked) >= 2 {
 		a.openMany.Enable()
+		a.openStack.Enable()
 	} else {
 		a.openMany.Disable()
+		a.openStack.Disable()
 	}
+}
+
+// openArchiveStack builds a stack of the checked scenes' dates
+// (compute/stack: scenes of one UTC day mosaicked, the index computed on
+// every date through the one road with the selected backend and mask, on
+// the first date's grid) as a job with progress and Cancel, and lists its
+// dates with the valid share of each.
+func (w *Window) openArchiveStack(entries []stack.Entry) {
+	mask, buffer, err := w.source.maskChoice()
+	if err != nil {
+		w.setStatus(err.Error(), false)
+		return
+	}
+	if !w.idxOK {
+		w.setStatus("The formula does not parse: "+w.index.Error.Text, false)
+		return
+	}
+	r := w.runOrAuto()
+	if r == nil {
+		w.setStatus("No backend can run here", false)
+		return
+	}
+	idx, dates := w.idx, stack.Group(entries)
+	w.bridge.start(fmt.Sprintf("Stacking %d dates", len(dates)), func(ctx context.Context, progress progressFunc) (func(), error) {
+		st, err := stack.Build(ctx, dates, stack.Options{Mask: mask, MaskBuffer: buffer, Backend: r.b, Mode: r.mode, Name: idx.name, Expr: idx.expr,
+			Progress: func(done, total int) {
+				progress(float64(done)/float64(total), fmt.Sprintf("%d of %d dates", done, total))
+			}})
+		if err != nil {
+			return nil, err
+		}
+		defer st.Close()
+		lines := []string{fmt.Sprintf("%d dates on %d×%d pixels, %s", len(st.Dates), st.Grid.Width, st.Grid.Height, idx.name)}
+		for _, d := range st.Dates {
+			lines = append(lines, fmt.Sprintf("%s   %s   valid %5.1f %%   %d scene%s", d.ISO, strings.Join(d.Sensors, ", "), 100*d.ValidShare,
+				len(d.Paths), map[bool]string{true: "", false: "s"}[len(d.Paths) == 1]))
+		}
+		got := st.Dates
+		return func() {
+			a := &w.archive
+			a.stack = got
+			a.stackText = widget.NewLabel(strings.Join(lines, "\n"))
+			dialog.ShowCustom("A stack of dates", "Close", a.stackText, w.Win)
+			w.setStatus(lines[0], true)
+		}, nil
+	})
 }
 
 // itemPath is what opens a scene of the list: its item kept in

@@ -100,8 +100,12 @@ func TestSearchArchive(t *testing.T) {
 	vf.Close()
 	var srv *httptest.Server
 	item := func(id string, cloud float64) map[string]any {
+		date := "2024-06-03T10:16:22Z"
+		if id == "B" {
+			date = "2024-06-13T10:16:20Z"
+		}
 		return map[string]any{"type": "Feature", "stac_version": "1.0.0", "id": id, "collection": "sentinel-2-l2a",
-			"properties": map[string]any{"datetime": "2024-06-03T10:16:22Z", "eo:cloud_cover": cloud, "platform": "sentinel-2b"},
+			"properties": map[string]any{"datetime": date, "eo:cloud_cover": cloud, "platform": "sentinel-2b"},
 			"links":      []map[string]any{{"rel": "self", "href": srv.URL + "/items/" + id + ".json"}},
 			"assets": map[string]any{
 				"red": map[string]any{"href": "../red.tif", "roles": []string{"data"}, "eo:bands": []map[string]any{{"name": "B04", "common_name": "red"}},
@@ -198,6 +202,22 @@ func TestSearchArchive(t *testing.T) {
 	w.Wait()
 	if ndvi, wd, ht := ndviOf(w); ndvi == nil || wd != 40 || ht != 30 || !strings.Contains(w.SceneLabel.Text, "mosaic of 2 products") {
 		t.Fatalf("the mosaic: %d×%d, scene %q, status %q", wd, ht, w.SceneLabel.Text, w.Status.Text)
+	}
+
+	// Both checked: a stack of their two dates, the index on each with
+	// its valid share, as canopy stack lists them.
+	search()
+	checks = rowChecks(t, w)
+	tapBox(checks[0])
+	tapBox(checks[1])
+	if w.archive.openStack.Disabled() {
+		t.Fatal("two scenes checked: no stack to open")
+	}
+	test.Tap(w.archive.openStack)
+	w.Wait()
+	if st := w.archive.stack; len(st) != 2 || st[0].ISO != "2024-06-03" || st[1].ISO != "2024-06-13" || st[0].ValidShare != 1 || st[1].How != "STAC item" ||
+		!strings.Contains(w.archive.stackText.Text, "2 dates on 40×30 pixels") || !strings.Contains(w.archive.stackText.Text, "2024-06-13   sentinel-2b   valid 100.0 %") {
+		t.Fatalf("the stack %+v; status %q", w.archive.stack, w.Status.Text)
 	}
 
 	// Cancel stops a search that hangs: the server sees its request end.
