@@ -51,7 +51,7 @@ const usage = `usage:
                                            a stack's dates, sensors and valid share per date
   canopy composite STACK... --period FROM/TO [--stat median|max-ndvi|pNN] [--index NAME] --tif OUT
   canopy monitor STACK... --index NAME --history FROM/TO --monitor FROM/ [--harmonics K] [--rule mosum|anomaly]
-                 [--stands F [--csv OUT] [--gpkg OUT]] --tif OUT [--json]
+                 [--stands F [--csv OUT] [--gpkg OUT]] [--png OUT] [--layout OUT.pdf] --tif OUT [--json]
 INPUT is --red F[:B] --nir F[:B] (shorthand), --band ROLE=F[:B] (repeatable), or --scene PATH
 (a Sentinel-2 L2A .SAFE folder or .zip, a Landsat Collection 2 Level-2 folder or .tar, a STAC
 item .json, an orthomosaic GeoTIFF; a STAC item or a GeoTIFF may be an http(s) or s3:// URL,

@@ -40,6 +40,7 @@ type seasonReport struct {
 	Alerts int    `json:"alert_pixels,omitempty"`
 	Tif    string `json:"tif,omitempty"`
 	PNG    string `json:"png,omitempty"`
+	Layout string `json:"layout,omitempty"`
 	CSV    string `json:"csv,omitempty"`
 	GPKG   string `json:"gpkg,omitempty"`
 }

@@ -101,7 +101,7 @@ var helps = map[string]help{
 			"canopy composite S2*_MSIL2A_2024*.zip --period 2024-06/2024-08 --stat median --tif summer2024.tif",
 			"canopy composite --list dates.csv --bands red=3,nir=4 --period 2023/2023 --stat max-ndvi --tif max2023.tif"}},
 	"monitor": {"canopy monitor STACK... --index NAME --history FROM/TO --monitor FROM/ [--harmonics K] [--rule mosum|anomaly]\n" +
-		"                      [--stands F [--csv OUT] [--gpkg OUT]] --tif OUT [--json]",
+		"                      [--stands F [--csv OUT] [--gpkg OUT]] [--png OUT] [--layout OUT.pdf] --tif OUT [--json]",
 		"Fits a season-trend model on the history and watches the monitoring period for breaks (BFAST-monitor's MOSUM,\n" +
 			"as R's strucchange) or anomalies (fordead's rule): break date, magnitude, confidence per pixel, alerts per stand.",
 		[2]string{

@@ -17,6 +17,7 @@ import (
 	"canopy/compute/vector"
 	"canopy/compute/zonal"
 	"canopy/ui/render/colormap"
+	"canopy/ui/render/layout"
 )
 
 // standAlert is one stand's alerts.
@@ -54,6 +55,8 @@ func cmdMonitor(args []string, stdout, stderr io.Writer) error {
 	gpkgOut := fs.String("gpkg", "", "with --stands: the stands with their alerts as a GeoPackage")
 	png := fs.String("png", "", "write a map of the alert dates as PNG (viridis from the monitoring's first date to its last; no alert transparent)")
 	legend := fs.Bool("legend", false, "draw the legend beside the PNG map")
+	layoutOut := fs.String("layout", "", "write a print layout of the alert dates: OUT.png, .pdf or .svg (title, legend, scale bar, north arrow, CRS, dates)")
+	paper := fs.String("paper", "", "with --layout: a paper size (a4, a3, letter, ...) at 150 dpi; default 1600×1200 pixels")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	paths, err := parseInterspersed(fs, args, stdout)
 	if err != nil {
@@ -70,6 +73,14 @@ func cmdMonitor(args []string, stdout, stderr io.Writer) error {
 	}
 	if *harmonics < 1 || *harmonics > 3 {
 		return compute.Usagef("--harmonics %d: 1 to 3", *harmonics)
+	}
+	var layoutFormat string
+	if *layoutOut != "" {
+		if layoutFormat, err = layout.FormatOf(*layoutOut); err != nil {
+			return compute.Usagef("--layout %s: name it .png, .pdf or .svg", *layoutOut)
+		}
+	} else if *paper != "" {
+		return compute.Usagef("--paper shapes the print layout: give --layout OUT.png|pdf|svg too")
 	}
 	hist, err := parsePeriod("--history", *history, false)
 	if err != nil {
@@ -119,7 +130,12 @@ func cmdMonitor(args []string, stdout, stderr io.Writer) error {
 	defer set.Abort()
 	// Every output is placed before any is written: a refused one stops
 	// the run at once.
-	var csvW, gpkgW, pngW *outfile.Writer
+	var csvW, gpkgW, pngW, layoutW *outfile.Writer
+	if *layoutOut != "" {
+		if layoutW, err = set.Create(*layoutOut); err != nil {
+			return err
+		}
+	}
 	if *png != "" {
 		if pngW, err = set.Create(*png); err != nil {
 			return err
@@ -137,7 +153,7 @@ func cmdMonitor(args []string, stdout, stderr io.Writer) error {
 	}
 	g := o.st.Grid
 	var brk, cnt []float32
-	if *stands != "" || *png != "" {
+	if *stands != "" || *png != "" || *layoutOut != "" {
 		brk, cnt = make([]float32, g.Width*g.Height), make([]float32, g.Width*g.Height)
 	}
 	alerts := 0
@@ -161,6 +177,22 @@ func cmdMonitor(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		rep.PNG = *png
+	}
+	if layoutW != nil {
+		lo, hi := alertSpan(o.st.Decimals(), mon)
+		lut, err := colormap.New(colormap.RampViridis, lo, hi)
+		if err != nil {
+			return err
+		}
+		first, last := o.st.Dates[0].ISO, o.st.Dates[len(o.st.Dates)-1].ISO
+		opt := layout.Options{Paper: *paper, Title: fmt.Sprintf("Alerts: %s of %s", *rule, rep.Index),
+			Subtitle: fmt.Sprintf("history %s, monitoring %s, %d dates", *history, *monitor, len(o.st.Dates)),
+			Date:     first + " to " + last, Source: fmt.Sprintf("%d alerted pixels", alerts)}
+		m := layout.Map{Plane: brk, Width: g.Width, Height: g.Height, Geo: g.Geo, LUT: lut.WithHeading("alert date (decimal year)")}
+		if _, err := layout.Encode(layoutW, layoutFormat, m, opt); err != nil {
+			return fmt.Errorf("layout %s: %w", *layoutOut, err)
+		}
+		rep.Layout = *layoutOut
 	}
 	var per []standAlert
 	if *stands != "" {
@@ -193,7 +225,7 @@ func cmdMonitor(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stdout, "  stand %-12s first alert %s, %.2f ha alerted (%.1f%%)\n", s.ID, season.ISODate(s.First), s.AlertedHa, 100*share(s.AlertedHa, s.AreaHa))
 		}
 	}
-	for _, p := range []string{rep.Tif, rep.PNG, rep.CSV, rep.GPKG} {
+	for _, p := range []string{rep.Tif, rep.PNG, rep.Layout, rep.CSV, rep.GPKG} {
 		if p != "" {
 			fmt.Fprintf(stdout, "wrote %s\n", p)
 		}
@@ -204,6 +236,20 @@ func cmdMonitor(args []string, stdout, stderr io.Writer) error {
 // alertMap draws the alert dates: viridis over the monitoring period's
 // dates of the stack, transparent where there is no alert.
 func alertMap(w *outfile.Writer, path string, brk []float32, g source.Grid, dates []float64, mon season.Period, legend bool) error {
+	lo, hi := alertSpan(dates, mon)
+	opt := colormap.PNGOptions{Ramp: colormap.RampViridis, Stretch: colormap.Stretch{Lo: lo, Hi: hi}, Legend: legend, Heading: "alert date (decimal year)"}
+	if legend {
+		opt.Title = "alerts from " + season.ISODate(lo)
+	}
+	if err := colormap.EncodePNG(w, brk, g.Width, g.Height, opt); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// alertSpan is the span of the stack's dates in the monitoring period (a
+// year from its start when it holds fewer than two).
+func alertSpan(dates []float64, mon season.Period) (float64, float64) {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, d := range dates {
 		if mon.Has(d) {
@@ -213,14 +259,7 @@ func alertMap(w *outfile.Writer, path string, brk []float32, g source.Grid, date
 	if !(hi > lo) {
 		lo, hi = mon.From, mon.From+1
 	}
-	opt := colormap.PNGOptions{Ramp: colormap.RampViridis, Stretch: colormap.Stretch{Lo: lo, Hi: hi}, Legend: legend, Heading: "alert date (decimal year)"}
-	if legend {
-		opt.Title = "alerts from " + season.ISODate(lo)
-	}
-	if err := colormap.EncodePNG(w, brk, g.Width, g.Height, opt); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return lo, hi
 }
 
 func share(a, b float64) float64 {

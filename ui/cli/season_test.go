@@ -177,13 +177,15 @@ func TestMonitorFindsTheCut(t *testing.T) {
 	paths, dates := seasonStack(t, dir, 12, 8, 92, cut) // 2019 to early 2023
 	_, _, stands := zonalFixture(t, dir, 2, 8)
 	tif, csvOut, gpkg, png := filepath.Join(dir, "alerts.tif"), filepath.Join(dir, "alerts.csv"), filepath.Join(dir, "alerts.gpkg"), filepath.Join(dir, "alerts.png")
+	lay := filepath.Join(dir, "alerts-layout.pdf")
 	for _, backend := range []string{"go", "c"} {
 		os.Remove(tif)
 		os.Remove(csvOut)
 		os.Remove(gpkg)
 		os.Remove(png)
+		os.Remove(lay)
 		args := append([]string{"monitor", "--index", "ndvi", "--history", "2019-01-01/2021-12-31", "--monitor", "2022-01-01/", "--harmonics", "2",
-			"--backend", backend, "--stands", stands, "--csv", csvOut, "--gpkg", gpkg, "--png", png, "--tif", tif, "--json"}, paths...)
+			"--backend", backend, "--stands", stands, "--csv", csvOut, "--gpkg", gpkg, "--png", png, "--layout", lay, "--paper", "a5", "--tif", tif, "--json"}, paths...)
 		code, out, e := run(t, args...)
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", backend, code, e)
@@ -229,7 +231,7 @@ func TestMonitorFindsTheCut(t *testing.T) {
 		if err != nil || len(rows) != 3 || strings.Join(rows[0], ",") != "id,first_alert,first_alert_year,alerted_ha,area_ha,monitored_ha,share" {
 			t.Fatalf("%s: csv %v %v", backend, rows, err)
 		}
-		for _, p := range []string{gpkg, png} {
+		for _, p := range []string{gpkg, png, lay} {
 			if _, err := os.Stat(p); err != nil {
 				t.Error(err)
 			}

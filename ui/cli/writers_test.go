@@ -66,11 +66,11 @@ var writers = map[string]map[string]writerRun{
 		paths, _ := seasonStack(t, dir, 6, 4, 8, time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
 		return append([]string{"composite", "--period", "2019/2019", "--backend", "go"}, paths...), paths
 	}, ".tif"),
-	"monitor": slotsOf([]string{"--tif", "--png", "--csv", "--gpkg"}, func(t *testing.T, dir string) ([]string, []string) {
+	"monitor": slotsOf([]string{"--tif", "--png", "--layout", "--csv", "--gpkg"}, func(t *testing.T, dir string) ([]string, []string) {
 		paths, _ := seasonStack(t, dir, 40, 30, 40, time.Date(2020, 6, 1, 0, 0, 0, 0, time.UTC))
 		_, _, stands := zonalFixture(t, dir, 2, 8)
 		return append([]string{"monitor", "--history", "2019/2019", "--monitor", "2020/", "--harmonics", "1", "--stands", stands, "--backend", "go"}, paths...), append(paths, stands)
-	}, ".out"),
+	}, ".png"),
 	// search --out saves what a STAC API (here a local one) listed; the
 	// area is the stands' extent, so that the stands are an input.
 	"search": slotsOf([]string{"--out"}, func(t *testing.T, dir string) ([]string, []string) {
