@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"fyne.io/fyne/v2"
@@ -12,6 +13,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"canopy/compute"
+	"canopy/compute/index"
 	"canopy/ui/render/composite"
 )
 
@@ -119,6 +121,26 @@ func (v *contextView) drop() {
 	v.key, v.bands, v.comps = "", nil, nil
 }
 
+// bandRoles are the roles the bands card lists for src: the index's,
+// and for an orthomosaic (whose bands the user gives roles) those of the
+// colour views too, so that natural and false colour can be set up
+// whatever the index reads.
+func bandRoles(src bandSource, idx indexChoice) []string {
+	roles := idx.roles()
+	if !src.ortho() {
+		return roles
+	}
+	for _, spec := range viewSpecs[1:] {
+		for _, r := range spec.roles {
+			if !slices.Contains(roles, r) {
+				roles = append(roles, r)
+			}
+		}
+	}
+	slices.SortStableFunc(roles, func(a, b string) int { return index.RoleIndex(a) - index.RoleIndex(b) })
+	return roles
+}
+
 // missingFor are the roles of view m that the scene shown lacks.
 func (w *Window) missingFor(m viewMode) []string {
 	s := w.shown
@@ -172,7 +194,7 @@ func viewNeeds(m viewMode, src bandSource, miss []string) string {
 	if src.kind == srcProduct {
 		what = ", which this product does not have"
 		if src.ortho() {
-			what = ": no band of this orthomosaic is described as " + strings.Join(miss, " or ")
+			what = ": no band of this orthomosaic is described as " + strings.Join(miss, " or ") + "; choose it under Bands"
 		}
 	}
 	return fmt.Sprintf("%s needs the %s %s%s", viewSpecs[m].label, roles, band, what)

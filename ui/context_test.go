@@ -520,3 +520,33 @@ func TestViewMenu(t *testing.T) {
 		t.Errorf("View › Natural colour shows %q", w.ViewName())
 	}
 }
+
+// TestNaturalColourRolesSettable: on an orthomosaic whose blue band is
+// not described, the bands card lists blue beside the index's roles
+// (NDVI reads none of blue and green), and picking its band there makes
+// natural colour available and drawn.
+func TestNaturalColourRolesSettable(t *testing.T) {
+	path := writeOrtho(t, "nb.tif", 24, 16, 0, []string{"", "green", "red", "nir"})
+	w := newTestWindow(t, Options{})
+	openTyped(w, path)
+	if !w.view.Buttons[viewNatural].Disabled() || !strings.Contains(w.view.Note.Text, "choose it under Bands") {
+		t.Fatalf("natural colour without blue: disabled %v, note %q", w.view.Buttons[viewNatural].Disabled(), w.view.Note.Text)
+	}
+	blue := w.bands.Row("blue")
+	if !slices.Contains(w.bands.list.Objects, blue.box) || !blue.Band.Visible() {
+		t.Fatal("the bands card does not offer the blue band of the orthomosaic")
+	}
+	blue.Band.SetSelected("Band 1")
+	w.Wait()
+	if w.view.Buttons[viewNatural].Disabled() {
+		t.Fatalf("natural colour still disabled after blue was given band 1: %q (status %q)", w.view.Note.Text, w.Status.Text)
+	}
+	test.Tap(w.view.Buttons[viewNatural])
+	w.Wait()
+	if w.view.Mode() != viewNatural || !strings.Contains(strings.Join(w.view.LegendLines, " "), "B=band 1") {
+		t.Errorf("mode %v, legend %q", w.view.Mode(), w.view.LegendLines)
+	}
+	if _, name, _, _ := w.Plane(); name != "ndvi" {
+		t.Errorf("the index became %s", name)
+	}
+}

@@ -138,7 +138,7 @@ func filesSource(specs map[string]string) (bandSource, error) {
 func (w *Window) indexChanged(c indexChoice, valid, commit bool) {
 	c.classes = w.classesFor(c)
 	w.idx, w.idxOK = c, valid
-	w.bands.show(w.src, c.roles())
+	w.bands.show(w.src, bandRoles(w.src, c))
 	w.colour.setIndex(c)
 	w.updateButtons()
 	if !valid {
@@ -153,7 +153,7 @@ func (w *Window) indexChanged(c indexChoice, valid, commit bool) {
 // setSource makes src where the bands come from and shows it.
 func (w *Window) setSource(src bandSource) {
 	w.src = src
-	w.bands.show(src, w.idx.roles())
+	w.bands.show(src, bandRoles(src, w.idx))
 	w.source.setProduct(&src)
 	w.updateButtons()
 }

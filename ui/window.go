@@ -300,7 +300,7 @@ func (w *Window) build() {
 	w.stats = newStatsPanel(w.SetClasses)
 	w.stats.allowRaw = w.opts.Raw
 	w.charts = newChartsPanel(w.bridge.do, w.sizeSweep, w.indexSweep)
-	w.bands.show(w.src, w.idx.roles())
+	w.bands.show(w.src, bandRoles(w.src, w.idx))
 	w.standsP = newStandsPanel(w)
 	w.two = newTwoDates(w)
 	w.Map.SetOverlay(w.drawOverlay)
