@@ -5,7 +5,9 @@
 // eopf.go, Blosc chunks in blosc.go), a STAC item whose assets are local files
 // or URLs, or a multi-band GeoTIFF orthomosaic. A STAC item or a GeoTIFF may itself
 // be a URL: it and its assets are read by byte ranges over HTTP(S)
-// (compute/remote), Planetary Computer links signed (compute/stac).
+// (compute/remote), Planetary Computer links signed (compute/stac);
+// OpenContext bounds those requests by a context, and OpenItem opens an
+// item given as its JSON (a saved search's).
 //
 // Open reads the metadata only (sensor, date, tile or path/row, CRS, grid,
 // each band's file, resolution, stored type, radiometry and nodata, the

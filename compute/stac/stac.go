@@ -17,7 +17,9 @@
 // with their roles, raster:bands, grids and requester-pays flag.
 // MarshalResult writes a search's result file (a STAC ItemCollection) and
 // ReadResult reads one back as a stack's dates, each item to be opened
-// with compute/scene's OpenItem.
+// with compute/scene's OpenItem; ResultSources gives them as paths and
+// dates (each item kept as a local item file by SaveItem). A Client's
+// Progress hears each page.
 //
 // PCSigner signs Planetary Computer asset links (Azure Blob Storage) with
 // the SAS token of their storage account and container, fetched from the
