@@ -178,14 +178,18 @@ func TestMonitorFindsTheCut(t *testing.T) {
 	_, _, stands := zonalFixture(t, dir, 2, 8)
 	tif, csvOut, gpkg, png := filepath.Join(dir, "alerts.tif"), filepath.Join(dir, "alerts.csv"), filepath.Join(dir, "alerts.gpkg"), filepath.Join(dir, "alerts.png")
 	lay := filepath.Join(dir, "alerts-layout.pdf")
-	for _, backend := range []string{"go", "c"} {
+	for _, backend := range []string{"go", "c", "c --memory 0"} {
+		backend, memory, _ := strings.Cut(backend, " --memory ")
+		if memory == "" {
+			memory = "1024"
+		}
 		os.Remove(tif)
 		os.Remove(csvOut)
 		os.Remove(gpkg)
 		os.Remove(png)
 		os.Remove(lay)
 		args := append([]string{"monitor", "--index", "ndvi", "--history", "2019-01-01/2021-12-31", "--monitor", "2022-01-01/", "--harmonics", "2",
-			"--backend", backend, "--stands", stands, "--csv", csvOut, "--gpkg", gpkg, "--png", png, "--layout", lay, "--paper", "a5", "--tif", tif, "--json"}, paths...)
+			"--backend", backend, "--memory", memory, "--stands", stands, "--csv", csvOut, "--gpkg", gpkg, "--png", png, "--layout", lay, "--paper", "a5", "--tif", tif, "--json"}, paths...)
 		code, out, e := run(t, args...)
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", backend, code, e)

@@ -22,14 +22,16 @@ import (
 // composite, monitor): the products' band roles, the index, the backend,
 // the masks, the common grid and a list file of dates.
 type stackFlags struct {
-	pf   productFlags
-	gf   gridFlags
-	list string
+	pf     productFlags
+	gf     gridFlags
+	list   string
+	memory int
 }
 
 func (f *stackFlags) register(fs *flag.FlagSet, what string) {
 	f.pf.register(fs, what)
 	f.gf.register(fs)
+	fs.IntVar(&f.memory, "memory", 1024, "MiB of the stack's cube (dates × pixels × 4 bytes) kept in memory; a larger cube goes to a temporary file, read back a block of rows at a time (0: always the file)")
 	fs.StringVar(&f.list, "list", "", "a list file of the stack: one path,date a line (date YYYY-MM-DD), for files whose date is neither in their metadata nor in their name")
 }
 
@@ -51,6 +53,9 @@ func (o *openedStack) close() {
 // open dates the paths (and the list's), opens every date on one grid
 // and computes the index there; refuse hears every file before it is read.
 func (f *stackFlags) open(paths []string, inputs *[]string) (*openedStack, error) {
+	if f.memory < 0 {
+		return nil, compute.Usagef("--memory %d: MiB, 0 or more", f.memory)
+	}
 	if len(paths) == 0 && f.list == "" {
 		return nil, compute.Usagef("no STACK: name the products or GeoTIFFs of the dates (or --list FILE)")
 	}
@@ -124,7 +129,8 @@ func (f *stackFlags) open(paths []string, inputs *[]string) (*openedStack, error
 	}
 	t0 := time.Now()
 	st, err := stack.Build(ctx, dates, stack.Options{Assign: bandMap, AssignFlag: "--bands", Mask: f.pf.mask, MaskBuffer: f.pf.buffer,
-		Scale: sel.scale, Regrid: rg, Backend: b, Mode: mode, Name: sel.names[0], Expr: sel.exprs[0], Raw: sel.raw})
+		Scale: sel.scale, Regrid: rg, Backend: b, Mode: mode, Name: sel.names[0], Expr: sel.exprs[0], Raw: sel.raw,
+		Budget: max(1, int64(f.memory)<<20)})
 	if err != nil {
 		b.Close()
 		return nil, err
