@@ -235,6 +235,14 @@ func TestMonitorFindsTheCut(t *testing.T) {
 		if err != nil || len(rows) != 3 || strings.Join(rows[0], ",") != "id,first_alert,first_alert_year,alerted_ha,area_ha,monitored_ha,share" {
 			t.Fatalf("%s: csv %v %v", backend, rows, err)
 		}
+		// Both stands reach into the cut: their first alert is its first
+		// date, to the day (not the evening before, as a float32 date
+		// would round).
+		for _, r := range rows[1:] {
+			if r[1] != first.Format("2006-01-02") || r[3] == "0" || r[6] == "" {
+				t.Errorf("%s: stand %s: %v, want a first alert on %s", backend, r[0], r, first.Format("2006-01-02"))
+			}
+		}
 		for _, p := range []string{gpkg, png, lay} {
 			if _, err := os.Stat(p); err != nil {
 				t.Error(err)
