@@ -9,11 +9,12 @@
 //
 // GenerateInputs makes the second corpus, of the command line's other
 // inputs: Sentinel-2 zips and SAFE metadata, Landsat tars and MTLs, JPEG
-// 2000 headers, STAC items, GeoPackages and GeoJSON stands, scene lists,
-// and FIFOs, devices, folders, missing files and link loops in every place
-// a file is read. The test beside it runs each case through the canopy
-// binary in a memory cgroup of 1 GiB where the system allows, and checks
-// the exit status, the one line naming the file, the time and the memory.
+// 2000 headers, STAC items, GeoPackages and GeoJSON stands, scene and
+// stack lists, session files, and FIFOs, devices, folders, missing files
+// and link loops in every place a file is read. The test beside it runs
+// each case through the canopy binary in a memory cgroup of 1 GiB where
+// the system allows, and checks the exit status, the one line naming the
+// file, the CPU time and the kernel's verdict on the memory.
 //
 // The files are built here, byte by byte, with their own TIFF and PNG
 // writers and their own LZW and PackBits encoders, so that the corpus
