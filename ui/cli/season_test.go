@@ -181,7 +181,7 @@ func TestMonitorFindsTheCut(t *testing.T) {
 	for _, backend := range []string{"go", "c", "c --memory 0"} {
 		backend, memory, _ := strings.Cut(backend, " --memory ")
 		if memory == "" {
-			memory = "1024"
+			memory = "256"
 		}
 		os.Remove(tif)
 		os.Remove(csvOut)

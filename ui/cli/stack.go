@@ -31,7 +31,7 @@ type stackFlags struct {
 func (f *stackFlags) register(fs *flag.FlagSet, what string) {
 	f.pf.register(fs, what)
 	f.gf.register(fs)
-	fs.IntVar(&f.memory, "memory", 1024, "MiB of the stack's cube (dates × pixels × 4 bytes) kept in memory; a larger cube goes to a temporary file, read back a block of rows at a time (0: always the file)")
+	fs.IntVar(&f.memory, "memory", 256, "MiB of the stack's cube (dates × pixels × 4 bytes) kept in memory; a larger cube goes to a temporary file, read back a block of rows at a time (0: always the file)")
 	fs.StringVar(&f.list, "list", "", "a list file of the stack: one path,date a line (date YYYY-MM-DD), for files whose date is neither in their metadata nor in their name")
 }
 
