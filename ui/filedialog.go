@@ -107,15 +107,16 @@ func (f *saveForm) done(p string) {
 var lastSaveDir string
 
 // saveStartDir is where a save starts: the last folder saved to, else
-// the working folder, else the home folder.
+// the home folder (an app started from a desktop menu runs in /), else
+// the working folder.
 func saveStartDir() string {
 	if lastSaveDir != "" {
 		return lastSaveDir
 	}
-	if d, err := os.Getwd(); err == nil {
+	if d, err := os.UserHomeDir(); err == nil {
 		return d
 	}
-	if d, err := os.UserHomeDir(); err == nil {
+	if d, err := os.Getwd(); err == nil {
 		return d
 	}
 	return string(filepath.Separator)
