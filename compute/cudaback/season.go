@@ -292,3 +292,49 @@ func (c *Cube) Close() {
 	}
 	c.dev = nil
 }
+
+// Series copies pixel px's values on every date (its time series, NaN
+// where missing) from the card into dst (one value a date), for a view
+// that draws a clicked pixel's series.
+func (c *Cube) Series(px int, dst []float32) error {
+	if c.dev == nil {
+		return errors.New("cuda: the cube was closed")
+	}
+	if px < 0 || px >= c.p || len(dst) != len(c.dates) {
+		return fmt.Errorf("cuda: the series of pixel %d of %d into %d values for %d dates", px, c.p, len(dst), len(c.dates))
+	}
+	leave, err := c.dev.enter()
+	if err != nil {
+		return fmt.Errorf("cuda: %w", err)
+	}
+	defer leave()
+	for t := range dst {
+		if err := c.dev.download(f32bytes(dst[t:t+1]), c.dCube.Add(4*(t*c.p+px))); err != nil {
+			return fmt.Errorf("cuda: %w", err)
+		}
+	}
+	return c.dev.sync()
+}
+
+// Date copies date t's plane (every pixel's value on that date) from the
+// card into dst (Pixels values), for a view that shows any date's map.
+func (c *Cube) Date(t int, dst []float32) error {
+	if c.dev == nil {
+		return errors.New("cuda: the cube was closed")
+	}
+	if t < 0 || t >= len(c.dates) || len(dst) != c.p {
+		return fmt.Errorf("cuda: date %d of %d into %d values for %d pixels", t, len(c.dates), len(dst), c.p)
+	}
+	if c.p == 0 {
+		return nil
+	}
+	leave, err := c.dev.enter()
+	if err != nil {
+		return fmt.Errorf("cuda: %w", err)
+	}
+	defer leave()
+	if err := c.dev.download(f32bytes(dst), c.dCube.Add(4*t*c.p)); err != nil {
+		return fmt.Errorf("cuda: %w", err)
+	}
+	return c.dev.sync()
+}

@@ -91,6 +91,30 @@ func TestSeasonCubeReuse(t *testing.T) {
 			}
 		}
 	}
+	// A pixel's series and a date's plane, read back from the card.
+	series := make([]float32, len(cube.Dates))
+	plane := make([]float32, cube.Pixels)
+	for _, px := range []int{0, 17, cube.Pixels - 1} {
+		if err := c.Series(px, series); err != nil {
+			t.Fatal(err)
+		}
+		for tt, v := range series {
+			if w := cube.Values[tt*cube.Pixels+px]; math.Float32bits(v) != math.Float32bits(w) {
+				t.Fatalf("series of pixel %d, date %d: %v, want %v", px, tt, v, w)
+			}
+		}
+	}
+	if err := c.Date(5, plane); err != nil {
+		t.Fatal(err)
+	}
+	for px, v := range plane {
+		if w := cube.Values[5*cube.Pixels+px]; math.Float32bits(v) != math.Float32bits(w) {
+			t.Fatalf("date 5, pixel %d: %v, want %v", px, v, w)
+		}
+	}
+	if c.Series(cube.Pixels, series) == nil || c.Date(len(cube.Dates), plane) == nil {
+		t.Error("a pixel or date outside the cube was read")
+	}
 	c.Close()
 	c.Close()
 	if dev.live != 0 {

@@ -279,3 +279,64 @@ func (c *Cube) Close() {
 		return nil
 	})
 }
+
+// Series copies pixel px's values on every date (its time series, NaN
+// where missing) from the card into dst (one value a date), for a view
+// that draws a clicked pixel's series.
+func (c *Cube) Series(px int, dst []float32) error {
+	if px < 0 || px >= c.p || len(dst) != len(c.dates) {
+		return fmt.Errorf("gl: the series of pixel %d of %d into %d values for %d dates", px, c.p, len(dst), len(c.dates))
+	}
+	return c.read(func() {
+		for _, pt := range c.parts {
+			if px < pt.p0 || px >= pt.p0+pt.np {
+				continue
+			}
+			gl.BindBuffer(gl.SHADER_STORAGE_BUFFER, pt.buf)
+			for t := range dst {
+				gl.GetBufferSubData(gl.SHADER_STORAGE_BUFFER, 4*(t*pt.np+px-pt.p0), 4, unsafe.Pointer(&dst[t]))
+			}
+		}
+	})
+}
+
+// Date copies date t's plane (every pixel's value on that date) from the
+// card into dst (Pixels values), for a view that shows any date's map.
+func (c *Cube) Date(t int, dst []float32) error {
+	if t < 0 || t >= len(c.dates) || len(dst) != c.p {
+		return fmt.Errorf("gl: date %d of %d into %d values for %d pixels", t, len(c.dates), len(dst), c.p)
+	}
+	if c.p == 0 {
+		return nil
+	}
+	return c.read(func() {
+		for _, pt := range c.parts {
+			gl.BindBuffer(gl.SHADER_STORAGE_BUFFER, pt.buf)
+			gl.GetBufferSubData(gl.SHADER_STORAGE_BUFFER, 4*t*pt.np, 4*pt.np, unsafe.Pointer(&dst[pt.p0]))
+		}
+	})
+}
+
+// read runs fn on the GL thread (the cube's context current) and checks
+// the driver's error.
+func (c *Cube) read(fn func()) error {
+	if c.b == nil {
+		return errors.New("gl: the cube was closed")
+	}
+	c.b.mu.Lock()
+	defer c.b.mu.Unlock()
+	if c.b.w != c.w {
+		return errors.New("gl: the backend was closed since the cube was opened: open it again")
+	}
+	err := c.b.w.do(func(*glState) error {
+		fn()
+		if e := gl.GetError(); e != gl.NO_ERROR {
+			return errors.New(errName(e))
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("gl: %w", err)
+	}
+	return nil
+}

@@ -45,6 +45,29 @@ func TestSeasonCube(t *testing.T) {
 			}
 		}
 	}
+	series := make([]float32, len(cube.Dates))
+	plane := make([]float32, cube.Pixels)
+	for _, px := range []int{0, 17, cube.Pixels - 1} {
+		if err := c.Series(px, series); err != nil {
+			t.Fatal(err)
+		}
+		for tt, v := range series {
+			if w := cube.Values[tt*cube.Pixels+px]; math.Float32bits(v) != math.Float32bits(w) {
+				t.Fatalf("series of pixel %d, date %d: %v, want %v", px, tt, v, w)
+			}
+		}
+	}
+	if err := c.Date(5, plane); err != nil {
+		t.Fatal(err)
+	}
+	for px, v := range plane {
+		if w := cube.Values[5*cube.Pixels+px]; math.Float32bits(v) != math.Float32bits(w) {
+			t.Fatalf("date 5, pixel %d: %v, want %v", px, v, w)
+		}
+	}
+	if c.Series(-1, series) == nil || c.Date(len(cube.Dates), plane) == nil {
+		t.Error("a pixel or date outside the cube was read")
+	}
 	b.Close()
 	p, _ := season.NewPlan(seasontest.Models(2019, 2020, 2021)[0], cube.Dates)
 	if _, err := c.Compute(p); err == nil {
