@@ -196,7 +196,8 @@ type Options struct {
 	Expr    *index.Expr
 	Raw     bool
 	// Budget is the most bytes of the cube kept in memory; a larger cube
-	// goes to a temporary file in TempDir ("": the system's). 0: 1 GiB.
+	// goes to a temporary file in TempDir (the system's when "" or when
+	// no file can be made there). 0: 1 GiB.
 	Budget  int64
 	TempDir string
 	// Refuse hears each date's files before its pixels are read (an
@@ -393,6 +394,9 @@ func (s *store) open(w, h, d int, budget int64, dir string) error {
 		return nil
 	}
 	f, err := os.CreateTemp(dir, "canopy-stack-*.f32")
+	if err != nil && dir != "" {
+		f, err = os.CreateTemp("", "canopy-stack-*.f32") // the system's, then
+	}
 	if err != nil {
 		return fmt.Errorf("the stack (%d MiB) is larger than its memory budget and no temporary file could be made: %w", size>>20, err)
 	}

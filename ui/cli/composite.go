@@ -93,6 +93,7 @@ func cmdComposite(args []string, stdout, stderr io.Writer) error {
 	if err := m.Check(); err != nil {
 		return compute.UsageError{Msg: err.Error()}
 	}
+	sf.scratch = filepath.Dir(*tif)
 	var inputs []string
 	o, err := sf.open(paths, &inputs)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"strconv"
 
 	"canopy/compute"
@@ -113,6 +114,7 @@ func cmdMonitor(args []string, stdout, stderr io.Writer) error {
 	if err := m.Check(); err != nil {
 		return compute.UsageError{Msg: err.Error()}
 	}
+	sf.scratch = filepath.Dir(*tif)
 	var inputs []string
 	if *stands != "" {
 		inputs = append(inputs, *stands)

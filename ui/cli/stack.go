@@ -26,6 +26,9 @@ type stackFlags struct {
 	gf     gridFlags
 	list   string
 	memory int
+	// scratch is the folder of a cube past --memory ("" the system's):
+	// the output's, where the user has room.
+	scratch string
 }
 
 func (f *stackFlags) register(fs *flag.FlagSet, what string) {
@@ -130,7 +133,7 @@ func (f *stackFlags) open(paths []string, inputs *[]string) (*openedStack, error
 	t0 := time.Now()
 	st, err := stack.Build(ctx, dates, stack.Options{Assign: bandMap, AssignFlag: "--bands", Mask: f.pf.mask, MaskBuffer: f.pf.buffer,
 		Scale: sel.scale, Regrid: rg, Backend: b, Mode: mode, Name: sel.names[0], Expr: sel.exprs[0], Raw: sel.raw,
-		Budget: max(1, int64(f.memory)<<20)})
+		Budget: max(1, int64(f.memory)<<20), TempDir: f.scratch})
 	if err != nil {
 		b.Close()
 		return nil, err
