@@ -350,7 +350,7 @@ func Run(ctx context.Context, s *Stack, b compute.Backend, m season.Model, sink 
 		return nil, total, err
 	}
 	if !season.Runs(b) {
-		return nil, total, compute.Usagef("the %s backend does not run per-pixel models over a stack of dates (go, go-parallel and c do)", b.Name())
+		return nil, total, compute.Usagef("the %s backend does not run per-pixel models over a stack of dates (go, go-parallel, c, gl and cuda do)", b.Name())
 	}
 	step := s.BlockRows()
 	var buf []float32
