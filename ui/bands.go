@@ -67,7 +67,7 @@ func newBandsPanel(parent fyne.Window) *bandsPanel {
 		row.Band.PlaceHolder = "band"
 		row.Open = widget.NewButtonWithIcon("", theme.FolderOpenIcon(), func() { p.open(r) })
 		name := widget.NewLabelWithStyle(r, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-		row.box = container.NewVBox(container.NewBorder(nil, nil, name, container.NewHBox(row.Band, row.Open)), row.Detail)
+		row.box = container.NewVBox(container.NewBorder(nil, nil, name, container.NewHBox(fitOptions(row.Band), row.Open)), row.Detail)
 		p.rows[r] = row
 	}
 	p.note = widget.NewLabel("")
