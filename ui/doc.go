@@ -20,6 +20,11 @@
 // 10980×10980 scene is held once (the bands as stored, the index as
 // float32) and never as a full-size RGBA picture.
 //
+// `canopy gui --stack FILE...` opens a stack of dates (compute/stack) in a
+// window of its own (timeseries.go): a date slider over that date's index
+// map, and the clicked pixel's series with its harmonic fit and monitoring
+// break (compute/season's float64 reference, on the CPU).
+//
 // Main parses the `canopy gui` flags and runs the app; inside the package
 // the window is built for any fyne.App, which is how the tests drive it
 // with fyne.io/fyne/v2/test and no X server. docs/WINDOW.md says more.

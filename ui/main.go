@@ -78,6 +78,9 @@ flags:
   --export-layout FILE
                      once ready, write a print layout (.png, .pdf or .svg; 1600×1200
                      pixels) and print where its map and legend are
+  --stack FILE       a date of a stack (repeatable; GeoTIFFs or products dated by their metadata
+                     or a YYYYMMDD in the name): a window with a date slider over the index map
+                     and the clicked pixel's time series, harmonic fit and monitoring break
   --session FILE     open a session file saved by File > Save session (Ctrl+S): its inputs,
                      index, classes, ramp, stretch and view
   --exit-after D     quit D (e.g. 5s) after the first map is shown, for smoke tests
@@ -93,6 +96,7 @@ type flags struct {
 	exportLay  string
 	session    string
 	exitAfter  time.Duration
+	stack      []string // --stack: files of a stack of dates, one date each
 }
 
 var errHelp = errors.New("help requested")
@@ -142,6 +146,7 @@ func parseFlags(args []string) (flags, error) {
 	fs.StringVar(&f.exportMap, "export-map", "", "")
 	fs.StringVar(&f.exportLay, "export-layout", "", "")
 	fs.StringVar(&f.session, "session", "", "")
+	fs.Func("stack", "", func(s string) error { f.stack = append(f.stack, s); return nil })
 	fs.DurationVar(&f.exitAfter, "exit-after", 0, "")
 	window := fs.String("window", "", "")
 	if err := fs.Parse(args); err != nil {
@@ -401,6 +406,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	w.Win.SetIcon(assets.Icon)
 	w.Win.SetMaster()
+	if len(f.stack) > 0 {
+		name := f.opts.Index
+		if f.opts.Expr != "" {
+			name = f.opts.Expr
+		}
+		openTimeSeries(a, f.stack, name)
+	}
 	w.Win.ShowAndRun()
 	return status
 }
