@@ -142,7 +142,7 @@ func (s *state) unpinAll() {
 }
 
 // copyWorkers is how many goroutines one staging copy uses.
-func copyWorkers() int { return max(1, runtime.GOMAXPROCS(0)/2) }
+func copyWorkers() int { return max(1, par.DefaultThreads()/2) }
 
 // parallelCopy copies src into dst on up to workers goroutines.
 func parallelCopy(dst, src []byte, workers int) { par.Copy(dst, src, workers, nil) }

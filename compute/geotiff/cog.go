@@ -8,7 +8,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -390,7 +389,7 @@ func average(d, r0, r1 []float32) {
 func (c *COGWriter) writeTiles(l *cogLevel) error {
 	t0 := time.Now()
 	row := l.done / c.ts
-	workers := min(runtime.GOMAXPROCS(0), l.across)
+	workers := par.Workers(l.across)
 	encs := &c.encs
 	level := c.level
 	if l != c.levels[0] && c.opt.Compression == Deflate && c.opt.Level == 0 {
@@ -416,54 +415,43 @@ func (c *COGWriter) writeTiles(l *cogLevel) error {
 		l.tiles = make([][]byte, l.across)
 	}
 	outs := l.tiles[:l.across]
-	var next atomic.Int64
-	var wg sync.WaitGroup
 	var errOnce sync.Once
 	var err error
-	for wk := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			e := (*encs)[wk]
-			var scratch []byte
-			for {
-				t := int(next.Add(1)) - 1
-				if t >= l.across {
-					return
-				}
-				x0 := t * c.ts
-				vw := min(c.ts, l.w-x0)
-				e.fill(l.buf, l.w, x0, vw, l.rows)
-				// The tile with its leader (its size) and trailer (its
-				// last 4 bytes again), compressed in place.
-				// Room for the worst case once (a stored stream), so that
-				// the tile's buffer never grows while the stream is written.
-				bound := len(e.tile) + len(e.tile)/64 + 1024
-				dst := outs[t]
-				if l.across > keepRoom {
-					// A row of many tiles: compressed in the worker's own
-					// room, each kept at its compressed size.
-					dst = scratch
-				}
-				if cap(dst) < bound {
-					dst = make([]byte, 0, bound)
-				}
-				o, e2 := e.compressTo(append(dst[:0], 0, 0, 0, 0))
-				if e2 != nil {
-					errOnce.Do(func() { err = e2 })
-					return
-				}
-				binary.LittleEndian.PutUint32(o, uint32(len(o)-4))
-				o = append(o, o[len(o)-4:]...)
-				if l.across > keepRoom {
-					scratch = o
-					o = append(outs[t][:0], o...)
-				}
-				outs[t] = o
-			}
-		}()
-	}
-	wg.Wait()
+	// Each worker keeps its encoder and its room; a tile is compressed
+	// whole by one worker.
+	scratch := make([][]byte, workers)
+	par.WorkerBlocksN(workers, l.across, 1, func(wk, t, _ int) {
+		e := (*encs)[wk]
+		x0 := t * c.ts
+		vw := min(c.ts, l.w-x0)
+		e.fill(l.buf, l.w, x0, vw, l.rows)
+		// The tile with its leader (its size) and trailer (its
+		// last 4 bytes again), compressed in place.
+		// Room for the worst case once (a stored stream), so that
+		// the tile's buffer never grows while the stream is written.
+		bound := len(e.tile) + len(e.tile)/64 + 1024
+		dst := outs[t]
+		if l.across > keepRoom {
+			// A row of many tiles: compressed in the worker's own
+			// room, each kept at its compressed size.
+			dst = scratch[wk]
+		}
+		if cap(dst) < bound {
+			dst = make([]byte, 0, bound)
+		}
+		o, e2 := e.compressTo(append(dst[:0], 0, 0, 0, 0))
+		if e2 != nil {
+			errOnce.Do(func() { err = e2 })
+			return
+		}
+		binary.LittleEndian.PutUint32(o, uint32(len(o)-4))
+		o = append(o, o[len(o)-4:]...)
+		if l.across > keepRoom {
+			scratch[wk] = o
+			o = append(outs[t][:0], o...)
+		}
+		outs[t] = o
+	})
 	c.times.Compress += time.Since(t0)
 	if err != nil {
 		return fmt.Errorf("compress tile: %w", err)
@@ -486,24 +474,16 @@ func (c *COGWriter) writeTiles(l *cogLevel) error {
 		l.cnts[row*l.across+t] = uint64(len(z) - 8)
 		l.pos += int64(len(z))
 	}
-	next.Store(0)
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				t := int(next.Add(1)) - 1
-				if t >= len(outs) {
-					return
-				}
-				if _, e2 := l.out.WriteAt(outs[t], at[t]); e2 != nil {
-					errOnce.Do(func() { err = e2 })
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	var failed atomic.Bool
+	par.ForN(workers, len(outs), func(t int) {
+		if failed.Load() {
+			return
+		}
+		if _, e2 := l.out.WriteAt(outs[t], at[t]); e2 != nil {
+			errOnce.Do(func() { err = e2 })
+			failed.Store(true)
+		}
+	})
 	return err
 }
 
@@ -700,18 +680,17 @@ const (
 // the overviews use it, and 3% more), so that Close finds the room ready
 // most of the time. Otherwise Close opens a gap before the data, which on
 // Linux (fallocate's FALLOC_FL_INSERT_RANGE) waits for the file's data to
-// reach the disk first: about a quarter of a second for a 10980² index on
-// the H200 host. What the room has left over stays a hole between the
-// headers and the overviews (GDAL's COG layout checks pass): it takes no
-// disk space but counts in the file's length, 18 MB of 489 for a 10980²
-// NDVI.
+// reach the disk first (docs/BENCHMARKS.md, "This round": the COG's Close).
+// What the room has left over stays a hole between the headers and the
+// overviews (GDAL's COG layout checks pass): it takes no disk space but
+// counts in the file's length, a few percent of it.
 func (c *COGWriter) reserve(firstRow int64) {
 	l0 := c.levels[0]
 	raw := func(l *cogLevel) float64 { return float64(l.across*l.down) * float64(c.ts*c.ts*4*c.nb) }
 	rowRaw := float64(l0.across) * float64(c.ts*c.ts*4*c.nb)
 	rate := float64(firstRow) / rowRaw
 	if c.opt.Compression == Deflate && c.opt.Level == 0 {
-		rate *= 1.1 // Huffman coding alone (docs/BENCHMARKS.md: 1.248 against 1.377)
+		rate *= 1.1 // Huffman coding alone compresses less (docs/BENCHMARKS.md, "Codecs": its ratio against level 1's)
 	}
 	var ovr float64
 	for _, l := range c.levels[1:] {

@@ -4,12 +4,12 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
 	"time"
 	"unsafe"
 
 	"canopy/compute"
+	"canopy/compute/par"
 )
 
 // ReadBand decodes band b (1-based, as GDAL numbers bands) into a float32
@@ -164,6 +164,6 @@ func plural(n int) string {
 // float32 planes and the decoding workers' buffers.
 func (f *File) Memory(bands int) int64 {
 	cfg := f.workerConfig()
-	workers := max(1, min(int64(runtime.GOMAXPROCS(0)), workBudget/cfg.memory))
+	workers := max(1, min(int64(par.DefaultThreads()), workBudget/cfg.memory))
 	return int64(bands)*int64(f.width)*int64(f.height)*4 + workers*cfg.memory
 }

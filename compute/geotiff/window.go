@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -13,6 +12,7 @@ import (
 	"unsafe"
 
 	"canopy/compute"
+	"canopy/compute/par"
 )
 
 // DataType is the engine type ReadRowsInto delivers band samples as: the
@@ -480,14 +480,12 @@ func (f *File) decodeJobs(tl [][]target, wj windowJobs, wn window, deadline time
 		return nil
 	}
 	cfg := f.workerConfig()
-	workers := max(1, min(runtime.GOMAXPROCS(0), jobs, int(workBudget/cfg.memory)))
+	workers := max(1, min(par.DefaultThreads(), jobs, int(workBudget/cfg.memory)))
 	var (
-		next   atomic.Int64
 		failed atomic.Bool
 		errMu  sync.Mutex
 		first  error
 		firstI = -1
-		wg     sync.WaitGroup
 	)
 	fail := func(i int, err error) {
 		errMu.Lock()
@@ -506,81 +504,86 @@ func (f *File) decodeJobs(tl [][]target, wj windowJobs, wn window, deadline time
 		x0, x1 := max(cx0, wn.x0), min(cx0+vw, wn.x1)
 		return span{x0, x0 - cx0, cy0, x1 - x0, max(0, y0-cy0), min(vh, y1-cy0), f.planeOf(ci)}
 	}
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			w, err := f.takeWorker(cfg, deadline, &failed)
-			if err != nil {
+	// Each worker keeps its decoder (taken on its first group) and the
+	// spans it decoded; a group is decoded whole by one worker.
+	ws := make([]*worker, workers)
+	repsOf := make([][]span, workers)
+	par.WorkerBlocksN(workers, jobs, 1, func(wk, j, _ int) {
+		if failed.Load() {
+			return
+		}
+		w := ws[wk]
+		if w == nil {
+			var err error
+			if w, err = f.takeWorker(cfg, deadline, &failed); err != nil {
 				fail(0, fmt.Errorf("read %s: %w", f.name, err))
 				return
 			}
-			defer f.giveWorker(w)
-			var reps []span
-			for !failed.Load() {
-				j := int(next.Add(1)) - 1
-				if j >= jobs {
-					return
-				}
-				group := wj.ord[wj.starts[j]:wj.starts[j+1]]
-				if f.counts[group[0]] == 0 {
-					s := spanOf(int(group[0]))
-					for _, t := range tl[s.plane] {
-						for r := s.r0; r < s.r1; r++ {
-							row := t.buf[((s.cy0+r-y0)*t.stride+s.x0-t.wx)*t.osz:][:s.vw*t.osz]
-							for k := 0; k < len(row); k += t.osz {
-								copy(row[k:], t.fill)
-							}
-						}
+			ws[wk] = w
+		}
+		reps := repsOf[wk]
+		defer func() { repsOf[wk] = reps }()
+		group := wj.ord[wj.starts[j]:wj.starts[j+1]]
+		if f.counts[group[0]] == 0 {
+			s := spanOf(int(group[0]))
+			for _, t := range tl[s.plane] {
+				for r := s.r0; r < s.r1; r++ {
+					row := t.buf[((s.cy0+r-y0)*t.stride+s.x0-t.wx)*t.osz:][:s.vw*t.osz]
+					for k := 0; k < len(row); k += t.osz {
+						copy(row[k:], t.fill)
 					}
-					continue
-				}
-				// Largest visible part first: the others are then mostly
-				// its top-left corner, copied instead of decoded.
-				if len(group) > 1 {
-					group = slices.Clone(group)
-					slices.SortFunc(group, func(a, b int32) int {
-						sa, sb := spanOf(int(a)), spanOf(int(b))
-						return cmp.Compare(sb.vw*(sb.r1-sb.r0), sa.vw*(sa.r1-sa.r0))
-					})
-				}
-				reps = reps[:0]
-				for _, c32 := range group {
-					ci := int(c32)
-					s := spanOf(ci)
-					copied := false
-					for _, r := range reps {
-						if r.sx <= s.sx && r.sx+r.vw >= s.sx+s.vw && r.r0 <= s.r0 && r.r1 >= s.r1 {
-							for _, t := range tl[s.plane] {
-								src := t.buf
-								if f.planar {
-									src = tl[r.plane][0].buf
-								}
-								n := s.vw * t.osz
-								rx := r.x0 + s.sx - r.sx
-								for k := s.r0; k < s.r1; k++ {
-									copy(t.buf[((s.cy0+k-y0)*t.stride+s.x0-t.wx)*t.osz:][:n], src[((r.cy0+k-y0)*t.stride+rx-t.wx)*t.osz:][:n])
-								}
-							}
-							copied = true
-							break
-						}
-					}
-					if copied {
-						continue
-					}
-					if err := w.chunk(ci, tl[s.plane], s.x0, s.sx, s.cy0-y0, s.vw, s.r0, s.r1); err != nil {
-						if err != errStopped {
-							fail(ci, fmt.Errorf("read %s: %w", f.name, capped{f.chunkError(ci, s.r1, err)}))
-						}
-						return
-					}
-					reps = append(reps, s)
 				}
 			}
-		}()
+			return
+		}
+		// Largest visible part first: the others are then mostly
+		// its top-left corner, copied instead of decoded.
+		if len(group) > 1 {
+			group = slices.Clone(group)
+			slices.SortFunc(group, func(a, b int32) int {
+				sa, sb := spanOf(int(a)), spanOf(int(b))
+				return cmp.Compare(sb.vw*(sb.r1-sb.r0), sa.vw*(sa.r1-sa.r0))
+			})
+		}
+		reps = reps[:0]
+		for _, c32 := range group {
+			ci := int(c32)
+			s := spanOf(ci)
+			copied := false
+			for _, r := range reps {
+				if r.sx <= s.sx && r.sx+r.vw >= s.sx+s.vw && r.r0 <= s.r0 && r.r1 >= s.r1 {
+					for _, t := range tl[s.plane] {
+						src := t.buf
+						if f.planar {
+							src = tl[r.plane][0].buf
+						}
+						n := s.vw * t.osz
+						rx := r.x0 + s.sx - r.sx
+						for k := s.r0; k < s.r1; k++ {
+							copy(t.buf[((s.cy0+k-y0)*t.stride+s.x0-t.wx)*t.osz:][:n], src[((r.cy0+k-y0)*t.stride+rx-t.wx)*t.osz:][:n])
+						}
+					}
+					copied = true
+					break
+				}
+			}
+			if copied {
+				continue
+			}
+			if err := w.chunk(ci, tl[s.plane], s.x0, s.sx, s.cy0-y0, s.vw, s.r0, s.r1); err != nil {
+				if err != errStopped {
+					fail(ci, fmt.Errorf("read %s: %w", f.name, capped{f.chunkError(ci, s.r1, err)}))
+				}
+				return
+			}
+			reps = append(reps, s)
+		}
+	})
+	for _, w := range ws {
+		if w != nil {
+			f.giveWorker(w)
+		}
 	}
-	wg.Wait()
 	return first
 }
 
@@ -604,7 +607,7 @@ func (f *File) takeWorker(cfg workerConfig, deadline time.Time, failed *atomic.B
 func (f *File) giveWorker(w *worker) {
 	f.idleMu.Lock()
 	defer f.idleMu.Unlock()
-	if len(f.idle) < runtime.GOMAXPROCS(0) {
+	if len(f.idle) < par.DefaultThreads() {
 		w.failed = nil
 		f.idle = append(f.idle, w)
 		return

@@ -8,16 +8,15 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/klauspost/compress/zstd"
 
 	"canopy/compute"
 	"canopy/compute/outfile"
+	"canopy/compute/par"
 )
 
 // Compression selects how the writer compresses tiles.
@@ -342,7 +341,7 @@ func encode[T Sample](w io.WriterAt, width, height int, bands [][]T, geo *comput
 			lvl = zstd.EncoderLevelFromZstd(opt.Level)
 		}
 		var err error
-		zenc, err = zstd.NewWriter(nil, zstd.WithEncoderLevel(lvl), zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)))
+		zenc, err = zstd.NewWriter(nil, zstd.WithEncoderLevel(lvl), zstd.WithEncoderConcurrency(par.DefaultThreads()))
 		if err != nil {
 			return err
 		}
@@ -358,71 +357,70 @@ func encode[T Sample](w io.WriterAt, width, height int, bands [][]T, geo *comput
 	}
 	offsets := make([]uint64, nTiles)
 	counts := make([]uint64, nTiles)
-	workers := runtime.GOMAXPROCS(0)
+	workers := par.Workers(nTiles)
 	batch := make([]*tileJob, min(4*workers, nTiles))
 	for i := range batch {
 		batch[i] = &tileJob{}
 	}
 	tileBytes := ts * ts * size
+	// Each worker's own scratch and DEFLATE state, kept across batches.
+	type tileWorker struct {
+		buf, tmp []byte
+		zw       *deflater
+	}
+	tws := make([]tileWorker, workers)
+	defer func() {
+		for _, tw := range tws {
+			if tw.zw != nil {
+				tw.zw.close()
+			}
+		}
+	}()
 	for start := 0; start < nTiles; start += len(batch) {
 		jobs := batch[:min(len(batch), nTiles-start)]
-		var next sync.WaitGroup
-		work := make(chan *tileJob)
-		for range min(workers, len(jobs)) {
-			next.Add(1)
-			go func() {
-				defer next.Done()
-				buf := make([]byte, tileBytes)
-				tmp := make([]byte, ts*size)
-				var zw *deflater
-				defer func() {
-					if zw != nil {
-						zw.close()
-					}
-				}()
-				for j := range work {
-					p, c := j.index/perPlane, j.index%perPlane
-					x0, y0 := (c%across)*ts, (c/across)*ts
-					vw, vh := min(ts, width-x0), min(ts, height-y0)
-					clear(buf)
-					for r := 0; r < vh; r++ {
-						putLE(buf[r*ts*size:], bands[p][(y0+r)*width+x0:][:vw])
-					}
-					if pred != 1 {
-						for r := 0; r < ts; r++ {
-							row := buf[r*ts*size : (r+1)*ts*size]
-							if pred == 2 {
-								applyHorizontal(row, size)
-							} else {
-								applyFloatPredictor(row, tmp, size)
-							}
-						}
-					}
-					j.out.Reset()
-					switch opt.Compression {
-					case NoCompression:
-						j.out.Write(buf)
-					case ZSTD:
-						j.out.Write(zenc.EncodeAll(buf, j.out.AvailableBuffer()))
-					case Deflate:
-						if zw == nil {
-							if zw, j.err = newDeflater(opt.Level, typ.Float()); j.err != nil {
-								continue
-							}
-						}
-						var z []byte
-						z, j.err = zw.compress(j.out.AvailableBuffer(), buf)
-						j.out.Write(z)
-					}
-				}
-			}()
-		}
 		for k, j := range jobs {
 			j.index, j.err = start+k, nil
-			work <- j
 		}
-		close(work)
-		next.Wait()
+		par.WorkerBlocksN(workers, len(jobs), 1, func(wk, k, _ int) {
+			j, tw := jobs[k], &tws[wk]
+			if tw.buf == nil {
+				tw.buf, tw.tmp = make([]byte, tileBytes), make([]byte, ts*size)
+			}
+			buf, tmp := tw.buf, tw.tmp
+			p, c := j.index/perPlane, j.index%perPlane
+			x0, y0 := (c%across)*ts, (c/across)*ts
+			vw, vh := min(ts, width-x0), min(ts, height-y0)
+			clear(buf)
+			for r := 0; r < vh; r++ {
+				putLE(buf[r*ts*size:], bands[p][(y0+r)*width+x0:][:vw])
+			}
+			if pred != 1 {
+				for r := 0; r < ts; r++ {
+					row := buf[r*ts*size : (r+1)*ts*size]
+					if pred == 2 {
+						applyHorizontal(row, size)
+					} else {
+						applyFloatPredictor(row, tmp, size)
+					}
+				}
+			}
+			j.out.Reset()
+			switch opt.Compression {
+			case NoCompression:
+				j.out.Write(buf)
+			case ZSTD:
+				j.out.Write(zenc.EncodeAll(buf, j.out.AvailableBuffer()))
+			case Deflate:
+				if tw.zw == nil {
+					if tw.zw, j.err = newDeflater(opt.Level, typ.Float()); j.err != nil {
+						return
+					}
+				}
+				var z []byte
+				z, j.err = tw.zw.compress(j.out.AvailableBuffer(), buf)
+				j.out.Write(z)
+			}
+		})
 		for _, j := range jobs {
 			if j.err != nil {
 				return fmt.Errorf("compress tile %d: %w", j.index, j.err)

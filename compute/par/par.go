@@ -1,6 +1,7 @@
 // Package par is Canopy's one way of spreading work over the cores:
 // a persistent Pool for the backends' kernels (no goroutine started per
-// run), For and Blocks for one-off fan-outs over rows or blocks, and Copy,
+// run), For and Blocks for one-off fan-outs over rows or blocks, Each for
+// items that wait rather than compute (files, requests), and Copy,
 // a parallel memory copy. Every fan-out in compute and ui goes through it,
 // so the policy (how many workers, how work is split, cache-line aligned
 // blocks) is written once.
@@ -46,6 +47,22 @@ func ForN(workers, n int, f func(i int)) {
 				f(i)
 			}
 		})
+	}
+	wg.Wait()
+}
+
+// Each calls f(i) for every i in [0, n), each on its own goroutine (the
+// calling one when n is 1), and returns when all calls have returned: for
+// fan-outs over items that mostly wait (files read at once, a remote
+// file's requests) rather than compute, which GOMAXPROCS would throttle.
+func Each(n int, f func(i int)) {
+	if n == 1 {
+		f(0)
+		return
+	}
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { f(i) })
 	}
 	wg.Wait()
 }

@@ -2,6 +2,7 @@ package par
 
 import (
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -10,6 +11,26 @@ func TestForVisitsEveryIndexOnce(t *testing.T) {
 	for _, n := range []int{0, 1, 7, 1000} {
 		seen := make([]atomic.Int32, n)
 		For(n, func(i int) { seen[i].Add(1) })
+		for i := range seen {
+			if c := seen[i].Load(); c != 1 {
+				t.Fatalf("n=%d: index %d visited %d times", n, i, c)
+			}
+		}
+	}
+}
+
+// Each runs every item at once: n items that each wait for all the
+// others finish only if none waits for a free worker.
+func TestEachRunsEveryItemAtOnce(t *testing.T) {
+	for _, n := range []int{0, 1, 3, 4 * Workers(1<<20)} {
+		var arrived sync.WaitGroup
+		arrived.Add(n)
+		seen := make([]atomic.Int32, n)
+		Each(n, func(i int) {
+			seen[i].Add(1)
+			arrived.Done()
+			arrived.Wait()
+		})
 		for i := range seen {
 			if c := seen[i].Load(); c != 1 {
 				t.Fatalf("n=%d: index %d visited %d times", n, i, c)

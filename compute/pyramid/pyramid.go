@@ -38,6 +38,7 @@ import (
 	"canopy/compute"
 	"canopy/compute/geotiff"
 	"canopy/compute/index"
+	"canopy/compute/par"
 	"canopy/compute/pipeline"
 	"canopy/compute/raster"
 )
@@ -341,36 +342,33 @@ func (im *Image) readInto(ctx context.Context, p Plan, out []compute.BandInput, 
 		// Only down to the last sample row's unit.
 		by1 = min(lv.Height, ((p.Y0+(jn-1)*p.Step)/unit+1)*unit)
 		errs := make([]error, len(im.groups))
-		var wg sync.WaitGroup
-		for k, g := range im.groups {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				f := g.levels[p.Level]
-				t, _ := f.DataType()
-				if len(scratch[k]) == 0 || scratch[k][0].Height < by1-by0 || scratch[k][0].Width != cols {
-					scratch[k] = make([]compute.Plane, len(g.bands))
-					for i := range scratch[k] {
-						scratch[k][i] = compute.NewPlane(t, cols, min(lv.Height, perBlock*unit))
-					}
+		// Each file on its own goroutine: a file's read waits on its
+		// disk or its server and decodes on all cores itself.
+		par.Each(len(im.groups), func(k int) {
+			g := im.groups[k]
+			f := g.levels[p.Level]
+			t, _ := f.DataType()
+			if len(scratch[k]) == 0 || scratch[k][0].Height < by1-by0 || scratch[k][0].Width != cols {
+				scratch[k] = make([]compute.Plane, len(g.bands))
+				for i := range scratch[k] {
+					scratch[k][i] = compute.NewPlane(t, cols, min(lv.Height, perBlock*unit))
 				}
-				dst := make([]compute.Plane, len(g.bands))
-				for i, s := range scratch[k] {
-					dst[i] = compute.Plane{Type: t, Width: cols, Height: by1 - by0, Data: s.Data[:cols*(by1-by0)*t.Size()]}
-				}
-				g.mu[p.Level].Lock()
-				err := f.ReadWindowBandsInto(p.X0, by0, lx1, by1, g.bands, dst)
-				g.mu[p.Level].Unlock()
-				if err != nil {
-					errs[k] = err
-					return
-				}
-				for i, slot := range g.slots {
-					subsample(out[slot].Plane, dst[i], p, j, jn, by0)
-				}
-			}()
-		}
-		wg.Wait()
+			}
+			dst := make([]compute.Plane, len(g.bands))
+			for i, s := range scratch[k] {
+				dst[i] = compute.Plane{Type: t, Width: cols, Height: by1 - by0, Data: s.Data[:cols*(by1-by0)*t.Size()]}
+			}
+			g.mu[p.Level].Lock()
+			err := f.ReadWindowBandsInto(p.X0, by0, lx1, by1, g.bands, dst)
+			g.mu[p.Level].Unlock()
+			if err != nil {
+				errs[k] = err
+				return
+			}
+			for i, slot := range g.slots {
+				subsample(out[slot].Plane, dst[i], p, j, jn, by0)
+			}
+		})
 		if err := errors.Join(errs...); err != nil {
 			return err
 		}
