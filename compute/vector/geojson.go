@@ -245,7 +245,8 @@ func asMultiPolygon(g orb.Geometry) orb.MultiPolygon {
 
 // gjFeature is a GeoJSON feature as read: its geometry is decoded by
 // decodeGeometry from the raw JSON (orb's decoder unmarshals each level
-// of a feature collection again, which made 200 000 features take 27 s).
+// of a feature collection again, which made large collections slow:
+// docs/BENCHMARKS.md, "Numbers behind code comments").
 type gjFeature struct {
 	ID         any             `json:"id"`
 	Properties map[string]any  `json:"properties"`

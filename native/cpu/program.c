@@ -292,8 +292,8 @@ AVX2 static inline __m256 v_nan(void)
 
 /* While a block is computed, its ops prefetch the next block's samples
  * into L2, one cache line every fourth vector, so that reading memory
- * overlaps the arithmetic instead of alternating with it (EVI from memory:
- * about 30% faster on the development machine). */
+ * overlaps the arithmetic instead of alternating with it (EVI from memory
+ * is measurably faster so: docs/BENCHMARKS.md, "Index engine"). */
 #define PF_BANDS 16
 typedef struct {
 	const char *cur, *end;

@@ -130,8 +130,9 @@ func (g *igen) s2Zips() {
 	p := g.s2Zip("bands-inflate-512MB", tile, s2Band{"B04", 10, tile, 16}, s2Band{"B08", 10, tile, 16}, s2Band{"SCL", 20, tile / 2, 8})
 	g.add(InputCase{Name: "zip/bands-inflate-512MB-scene", Args: []string{"scene", p}, Either: true, Names: p})
 	// Without the mask, so that the case stays well inside 10 s of CPU
-	// (NDVI with the SCL mask of a whole tile takes about 8.5 s here): the
-	// two bands alone, held in memory, took compute to 1071 MiB resident.
+	// (NDVI with the SCL mask of a whole tile comes close to it: measured
+	// in docs/BENCHMARKS.md, "Numbers behind code comments", with the
+	// memory the two bands alone take).
 	g.add(InputCase{Name: "zip/bands-inflate-512MB-compute", Args: []string{"compute", "--scene", p, "--backend", "go", "--mask", "none", "--tif", "OUT/ndvi.tif"}, Either: true, Names: p})
 	const big = 14500 // 420 MB a band: two are more than the 768 MiB of inflated members
 	p = g.s2Zip("bands-inflate-840MB", big, s2Band{"B04", 10, big, 16}, s2Band{"B08", 10, big, 16})
