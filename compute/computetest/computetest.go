@@ -159,6 +159,18 @@ func Run(t *testing.T, b compute.Backend) {
 	check(t, b, Cases(testing.Short()), !b.Info().GPU)
 }
 
+// RunShort is Run on the short suite whatever -short says, for variants
+// of one backend (tunings, buffer layouts) whose code paths the odd small
+// sizes already cross (several groups, partial tails, grid-stride loops):
+// Run on the backend's defaults keeps the large sizes.
+func RunShort(t *testing.T, b compute.Backend) {
+	t.Helper()
+	if !available(t, b) {
+		return
+	}
+	check(t, b, Cases(true), !b.Info().GPU)
+}
+
 // Reuse runs b on NDVI jobs of sizes that grow and shrink, reusing it,
 // and checks each.
 func Reuse(t *testing.T, b compute.Backend) {
