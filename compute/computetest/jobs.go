@@ -134,34 +134,7 @@ func JobCases(short bool) []JobCase {
 	}
 	var cs []JobCase
 	for si, sz := range sizes {
-		w, h := sz[0], sz[1]
-		g := rand.New(rand.NewPCG(uint64(si), 7))
-		var bands []compute.BandInput
-		for r, role := range index.Roles {
-			bands = append(bands, storedBand(g, role, allTypes[(r+si)%len(allTypes)], w, h))
-		}
-		cs = append(cs, JobCase{fmt.Sprintf("catalogue %dx%d", w, h), newJob(bands, nil, names, exprs)})
-		mask := make([]uint8, w*h)
-		for i := range mask {
-			if g.IntN(5) == 0 {
-				mask[i] = 1 + uint8(g.IntN(200))
-			}
-		}
-		cs = append(cs, JobCase{fmt.Sprintf("catalogue masked %dx%d", w, h), newJob(bands, mask, names, exprs)})
-		// Random formulas over float32 planes with the awkward values.
-		planes := indextest.RandomInputs(g, w*h)
-		var fb []compute.BandInput
-		for r, role := range index.Roles {
-			fb = append(fb, compute.BandInput{Role: role, Plane: compute.PlaneOf(w, h, planes[r]), Radiometry: compute.Identity(), Source: "random " + role})
-		}
-		var rn []string
-		var re []*index.Expr
-		for k := range 4 {
-			e := indextest.RandomExpr(g, 1+(k+si)%5)
-			rn = append(rn, e.String())
-			re = append(re, e)
-		}
-		cs = append(cs, JobCase{fmt.Sprintf("random formulas %dx%d", w, h), newJob(fb, nil, rn, re)})
+		cs = append(cs, sizeCases(si, sz[0], sz[1], names, exprs)...)
 	}
 	// Each catalogue index alone, on float32 bands: the one-index path.
 	g := rand.New(rand.NewPCG(99, 7))
@@ -173,6 +146,71 @@ func JobCases(short bool) []JobCase {
 		cs = append(cs, JobCase{c.Name + " alone 129x67", newJob(fb, nil, []string{c.Name}, []*index.Expr{c.Expr})})
 	}
 	return cs
+}
+
+// sizeCases are JobCases' three cases at size w×h, the si-th size: the
+// catalogue over bands of every stored type, the same masked, and random
+// formulas.
+func sizeCases(si, w, h int, names []string, exprs []*index.Expr) []JobCase {
+	var cs []JobCase
+	g := rand.New(rand.NewPCG(uint64(si), 7))
+	var bands []compute.BandInput
+	for r, role := range index.Roles {
+		bands = append(bands, storedBand(g, role, allTypes[(r+si)%len(allTypes)], w, h))
+	}
+	cs = append(cs, JobCase{fmt.Sprintf("catalogue %dx%d", w, h), newJob(bands, nil, names, exprs)})
+	mask := make([]uint8, w*h)
+	for i := range mask {
+		if g.IntN(5) == 0 {
+			mask[i] = 1 + uint8(g.IntN(200))
+		}
+	}
+	cs = append(cs, JobCase{fmt.Sprintf("catalogue masked %dx%d", w, h), newJob(bands, mask, names, exprs)})
+	// Random formulas over float32 planes with the awkward values.
+	planes := indextest.RandomInputs(g, w*h)
+	var fb []compute.BandInput
+	for r, role := range index.Roles {
+		fb = append(fb, compute.BandInput{Role: role, Plane: compute.PlaneOf(w, h, planes[r]), Radiometry: compute.Identity(), Source: "random " + role})
+	}
+	var rn []string
+	var re []*index.Expr
+	for k := range 4 {
+		e := indextest.RandomExpr(g, 1+(k+si)%5)
+		rn = append(rn, e.String())
+		re = append(re, e)
+	}
+	cs = append(cs, JobCase{fmt.Sprintf("random formulas %dx%d", w, h), newJob(fb, nil, rn, re)})
+	return cs
+}
+
+// JobCasesOneLarge is JobCases(true) and, unless short, of the large
+// sizes only the largest's masked catalogue (every index, every stored
+// type, a mask): for backends whose large-size code paths (several
+// chunks, dispatches, transfers) do not depend on the formula, and whose
+// large cases are slow (llvmpipe).
+func JobCasesOneLarge(short bool) []JobCase {
+	cs := JobCases(true)
+	if short {
+		return cs
+	}
+	var names []string
+	var exprs []*index.Expr
+	for _, c := range index.Catalogue() {
+		names = append(names, c.Name)
+		exprs = append(exprs, c.Expr)
+	}
+	si := len(Sizes) + len(LargeSizes) - 1
+	sz := LargeSizes[len(LargeSizes)-1]
+	return append(cs, sizeCases(si, sz[0], sz[1], names, exprs)[1])
+}
+
+// RunJobsOneLarge is RunJobs over JobCasesOneLarge.
+func RunJobsOneLarge(t *testing.T, b compute.Backend, exact bool) {
+	t.Helper()
+	if !available(t, b) {
+		return
+	}
+	check(t, b, JobCasesOneLarge(testing.Short()), exact)
 }
 
 // Eval32Job is the float32 definition of j's outputs at pixel i
