@@ -40,7 +40,7 @@ type tsStack struct {
 // go-parallel backend (name: a catalogue index or a formula) and keeps its cube in memory.
 func openTSStack(ctx context.Context, paths []string, name string) (*tsStack, error) {
 	if len(paths) < 2 {
-		return nil, errors.New("a stack needs at least two dates")
+		return nil, errors.New("--stack: a stack needs at least two dates (give --stack once for each file)")
 	}
 	var entries []stack.Entry
 	for _, p := range paths {
@@ -62,6 +62,13 @@ func openTSStack(ctx context.Context, paths []string, name string) (*tsStack, er
 	st, err := stack.Build(ctx, stack.Group(entries), stack.Options{Backend: b, Name: name, Expr: ex})
 	if err != nil {
 		return nil, err
+	}
+	if !st.InMemory() {
+		// The view reads whole dates and keeps the cube; one past the
+		// stack's memory budget is for the terminal's block-by-block runs.
+		g := st.Grid
+		st.Close()
+		return nil, fmt.Errorf("%s: a stack of %d dates of %d×%d pixels is larger than the window keeps in memory (1 GiB); run canopy monitor or canopy stack on it", paths[0], len(st.Dates), g.Width, g.Height)
 	}
 	s := &tsStack{st: st, dates: st.Decimals(), w: st.Grid.Width, h: st.Grid.Height}
 	c, err := st.Cube(0, s.h, nil)

@@ -5,6 +5,7 @@ import (
 	"image/color"
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -196,4 +197,28 @@ func tsColourDist(a, b color.NRGBA) int {
 		d = max(d, tsAbs(int(p[0])-int(p[1])))
 	}
 	return d
+}
+
+// TestTimeSeriesBadStack: a stack that cannot be opened is one line naming
+// the problem.
+func TestTimeSeriesBadStack(t *testing.T) {
+	paths := writeTSStack(t, 2, 4, 3)
+	missing := filepath.Join(t.TempDir(), "t_20210301.tif")
+	for _, c := range []struct {
+		paths []string
+		want  string
+	}{
+		{paths[:1], "at least two dates"},
+		{[]string{paths[0], missing}, missing},
+	} {
+		_, err := openTSStack(context.Background(), c.paths, "ndvi")
+		if err == nil {
+			t.Fatalf("%v: opened", c.paths)
+		}
+		line := explain(err).Error()
+		t.Log(line)
+		if !strings.Contains(line, c.want) || strings.Contains(line, "\n") {
+			t.Fatalf("%v: %q, want one line naming %q", c.paths, line, c.want)
+		}
+	}
 }
