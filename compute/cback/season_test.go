@@ -8,6 +8,7 @@ import (
 	"canopy/compute/cback"
 	"canopy/compute/season"
 	"canopy/compute/season/seasontest"
+	cseason "canopy/native/season"
 )
 
 // TestSeries runs the per-pixel models' conformance suite on the C code.
@@ -17,9 +18,15 @@ func TestSeries(t *testing.T) {
 	seasontest.Run(t, b)
 }
 
-// TestSeriesEqualsGo checks that the C code (its SIMD lanes and its
-// one-pixel path) gives the Go kernel's numbers bit for bit: the same
-// float32 operations in the same order. Only on amd64, where Go never
+// TestSeriesEqualsGo checks the C code against the Go kernel. Its
+// one-pixel path (each pixel run alone here) gives the Go kernel's numbers
+// bit for bit: the same float32 operations in the same order. Its SIMD
+// lanes (the backend's run) give the composites and every count bit for
+// bit, but assemble a fit's XᵀX from per-date sums of cos/sin products
+// (compute/season/normal's shortcut, as the GPU kernels), which rounds
+// differently from the Go kernel's entry-by-entry sums: those fitted values
+// are held to the reference within the conformance suite's bound by
+// TestSeries, not to the Go kernel's bits. Only on amd64, where Go never
 // fuses a multiply and an add (it does on arm64).
 func TestSeriesEqualsGo(t *testing.T) {
 	if runtime.GOARCH != "amd64" {
@@ -28,23 +35,38 @@ func TestSeriesEqualsGo(t *testing.T) {
 	b := cback.New(0)
 	defer b.Close()
 	differ, total := 0, 0
-	for _, c := range seasontest.Cases(testing.Short()) {
-		want, got := season.NewJob(c.Plan, c.Cube), season.NewJob(c.Plan, c.Cube)
-		season.Pixels(want, 0, c.Cube.Pixels)
-		if _, err := season.RunJob(b, got); err != nil {
-			t.Fatal(err)
-		}
+	compare := func(c seasontest.Case, path string, want, got *season.Job, all bool) {
+		names := c.Plan.Model.Outputs()
 		for i := range want.Out {
+			if !all && c.Plan.Model.Kind != season.Composite && names[i] != "count" {
+				continue
+			}
 			for p, w := range want.Out[i] {
 				g := got.Out[i][p]
 				total++
 				if math.Float32bits(g) != math.Float32bits(w) && !(g != g && w != w) && !(g == 0 && w == 0) {
 					if differ++; differ <= 5 {
-						t.Errorf("%s: %s of pixel %d: c %v, go %v", c.Name, c.Plan.Model.Outputs()[i], p, g, w)
+						t.Errorf("%s (%s): %s of pixel %d: c %v, go %v", c.Name, path, names[i], p, g, w)
 					}
 				}
 			}
 		}
+	}
+	for _, c := range seasontest.Cases(testing.Short()) {
+		want, got, one := season.NewJob(c.Plan, c.Cube), season.NewJob(c.Plan, c.Cube), season.NewJob(c.Plan, c.Cube)
+		season.Pixels(want, 0, c.Cube.Pixels)
+		if _, err := season.RunJob(b, got); err != nil {
+			t.Fatal(err)
+		}
+		compare(c, "lanes", want, got, false)
+		p, m := c.Plan, c.Plan.Model
+		cj := &cseason.Job{Kind: int(m.Kind), Stat: int(m.Stat), Direction: int(m.Direction), Run: m.Run,
+			Percentile: float32(m.Percentile), Critval: float32(p.Critval), Threshold: float32(m.Threshold), H: m.H,
+			Coefs: p.Coefs, Values: c.Cube.Values, Pixels: c.Cube.Pixels, X: p.X32, Dates32: p.Dates32, Role: p.Role, Out: one.Out}
+		for px := range c.Cube.Pixels {
+			cseason.Pixels(cj, px, px+1)
+		}
+		compare(c, "one pixel", want, one, true)
 	}
 	if differ > 0 {
 		t.Errorf("%d of %d values differ", differ, total)

@@ -3,6 +3,7 @@
 #include "series.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define NAN32 ((float)NAN)
@@ -249,13 +250,127 @@ static void pixel(const canopy_series_job *j, size_t px) {
 	tail(j, px, n, nm, e, when, rss, beta);
 }
 
-/* The fit of LANES pixels at once, one SIMD lane each: the same operations
- * in the same order as pixel's for every lane (a masked lane adds 0), so
- * that the results are bit for bit pixel's. series_lanes.h is compiled
- * twice on x86-64: for AVX2 and for the baseline. */
+/* The fit of LANES pixels at once, one SIMD lane each (a masked lane adds
+ * 0). XᵀX is not summed entry by entry but assembled from the sums of a
+ * few per-date terms (compute/season/normal's shortcut, as the GPU
+ * kernels): with θ a date's angle in the year and τ its trend column,
+ * cos jθ·cos kθ = ½(cos (j−k)θ + cos (j+k)θ), sin jθ·sin kθ =
+ * ½(cos (j−k)θ − cos (j+k)θ), cos jθ·sin kθ = ½(sin (k+j)θ + sin (k−j)θ),
+ * so every entry is a combination of Σ1, Σcos mθ, Σsin mθ (m = 1..2K),
+ * Στ, Στ², Στ·cos kθ, Στ·sin kθ: 4K+1 sums a date (6K+3 with the trend)
+ * instead of (p²+p)/2 products. That rounds differently from pixel (and
+ * from compute/season's Go kernel), within the conformance suite's bound.
+ * series_lanes.h is compiled twice on x86-64: for AVX2 and for the
+ * baseline. */
 #define LANES 8
 typedef float v8 __attribute__((vector_size(32)));
 typedef int vi8 __attribute__((vector_size(32)));
+
+/* The layout of a date's terms for a design of k columns (intercept,
+ * the trend when k is even, then cos kθ, sin kθ for k = 1..K): 0 the
+ * count; 2m−1, 2m: cos mθ, sin mθ (m = 1..2K); then τ, τ², and τ·cos kθ,
+ * τ·sin kθ (k = 1..K). */
+static int harmonics_of(int k) { return (k - 1 - (k % 2 == 0)) / 2; }
+static int nsums(int k) {
+	int K = harmonics_of(k);
+	return k % 2 == 0 ? 6 * K + 3 : 4 * K + 1;
+}
+
+/* build_terms fills terms (dates × nsums(k)) from the design matrix x:
+ * cos mθ and sin mθ for m > K by the angle sums, in double, from x's
+ * float32 columns. */
+static void build_terms(const float *x, int T, int k, float *terms) {
+	int K = harmonics_of(k), trend = k % 2 == 0, ns = nsums(k), h = 1 + trend;
+	for (int t = 0; t < T; t++) {
+		const float *r = x + (size_t)t * k;
+		float *o = terms + (size_t)t * ns;
+		double c[2 * CANOPY_SERIES_MAX_COEF + 1], sn[2 * CANOPY_SERIES_MAX_COEF + 1];
+		for (int m = 1; m <= K; m++) {
+			c[m] = r[h + 2 * (m - 1)];
+			sn[m] = r[h + 2 * (m - 1) + 1];
+		}
+		for (int m = K + 1; m <= 2 * K; m++) {
+			int a = K, b = m - K;
+			c[m] = c[a] * c[b] - sn[a] * sn[b];
+			sn[m] = sn[a] * c[b] + c[a] * sn[b];
+		}
+		o[0] = 1;
+		for (int m = 1; m <= 2 * K; m++) {
+			o[2 * m - 1] = (float)c[m];
+			o[2 * m] = (float)sn[m];
+		}
+		if (trend) {
+			double tau = r[1];
+			int i = 4 * K + 1;
+			o[i++] = (float)tau;
+			o[i++] = (float)(tau * tau);
+			for (int m = 1; m <= K; m++) {
+				o[i++] = (float)(tau * c[m]);
+				o[i++] = (float)(tau * sn[m]);
+			}
+		}
+	}
+}
+
+/* sum_c and sum_s put Σcos mθ and Σsin mθ, for any m in −2K..2K, in *v
+ * (through a pointer: a v8 is not passed by value outside AVX code). */
+static void sum_c(const v8 *s, int m, v8 *v) {
+	if (m < 0) m = -m;
+	*v = m == 0 ? s[0] : s[2 * m - 1];
+}
+static void sum_s(const v8 *s, int m, v8 *v) {
+	if (m == 0) *v = (v8){0};
+	else if (m < 0) *v = -s[-2 * m];
+	else *v = s[2 * m];
+}
+
+/* assemble_normal writes XᵀX's lower triangle, packed by rows, from the
+ * sums s. */
+static void assemble_normal(const v8 *s, int k, v8 *a) {
+	int K = harmonics_of(k), trend = k % 2 == 0;
+	const v8 half = {.5f, .5f, .5f, .5f, .5f, .5f, .5f, .5f};
+	/* column c: kind 0 intercept, 1 trend, 2 cos, 3 sin; order k */
+	int kind[CANOPY_SERIES_MAX_COEF], ord[CANOPY_SERIES_MAX_COEF];
+	int c = 0;
+	kind[c] = 0, ord[c++] = 0;
+	if (trend) kind[c] = 1, ord[c++] = 0;
+	for (int m = 1; m <= K; m++) {
+		kind[c] = 2, ord[c++] = m;
+		kind[c] = 3, ord[c++] = m;
+	}
+	int T0 = 4 * K + 1;
+	int i = 0;
+	for (int r = 0; r < k; r++)
+		for (int q = 0; q <= r; q++, i++) {
+			int ka = kind[q], kb = kind[r], ja = ord[q], jb = ord[r];
+			if (ka > kb) {
+				int t = ka;
+				ka = kb, kb = t;
+				t = ja, ja = jb, jb = t;
+			}
+			v8 u, w;
+			if (ka == 0 && kb == 0) a[i] = s[0];
+			else if (ka == 0 && kb == 1) a[i] = s[T0];
+			else if (ka == 0 && kb == 2) sum_c(s, jb, &a[i]);
+			else if (ka == 0 && kb == 3) sum_s(s, jb, &a[i]);
+			else if (ka == 1 && kb == 1) a[i] = s[T0 + 1];
+			else if (ka == 1 && kb == 2) a[i] = s[T0 + 2 + 2 * (jb - 1)];
+			else if (ka == 1 && kb == 3) a[i] = s[T0 + 3 + 2 * (jb - 1)];
+			else if (ka == 2 && kb == 2) {
+				sum_c(s, ja - jb, &u);
+				sum_c(s, ja + jb, &w);
+				a[i] = half * (u + w);
+			} else if (ka == 3 && kb == 3) {
+				sum_c(s, ja - jb, &u);
+				sum_c(s, ja + jb, &w);
+				a[i] = half * (u - w);
+			} else { /* cos ja · sin jb */
+				sum_s(s, jb + ja, &u);
+				sum_s(s, jb - ja, &w);
+				a[i] = half * (u + w);
+			}
+		}
+}
 #define LANES_FN lanes_base
 #define LANES_ATTR
 #include "series_lanes.h"
@@ -272,7 +387,11 @@ typedef int vi8 __attribute__((vector_size(32)));
 
 void canopy_series_pixels(const canopy_series_job *j, size_t lo, size_t hi) {
 	size_t px = lo;
-	if (j->kind != CANOPY_COMPOSITE) {
+	if (j->kind != CANOPY_COMPOSITE && hi - lo >= LANES) {
+		int ns = nsums(j->coefs);
+		float *terms = malloc(sizeof(float) * (size_t)j->dates * (size_t)ns);
+		if (!terms) goto rest;
+		build_terms(j->x, j->dates, j->coefs, terms);
 #ifdef HAVE_AVX2
 		int avx2 = __builtin_cpu_supports("avx2");
 #else
@@ -281,13 +400,15 @@ void canopy_series_pixels(const canopy_series_job *j, size_t lo, size_t hi) {
 		for (; px + LANES <= hi; px += LANES) {
 #ifdef HAVE_AVX2
 			if (avx2) {
-				lanes_avx2(j, px);
+				lanes_avx2(j, terms, ns, px);
 				continue;
 			}
 #endif
 			(void)avx2;
-			lanes_base(j, px);
+			lanes_base(j, terms, ns, px);
 		}
+		free(terms);
 	}
+rest:
 	for (; px < hi; px++) pixel(j, px);
 }

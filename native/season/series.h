@@ -8,6 +8,8 @@
 
 #define CANOPY_SERIES_MAX_DATES 400
 #define CANOPY_SERIES_MAX_COEF 14
+/* the most per-date sums of the fit's normal matrix: 6K+3, K = 6 */
+#define CANOPY_SERIES_MAX_SUMS 39
 
 enum { CANOPY_COMPOSITE = 0, CANOPY_HARMONIC = 1, CANOPY_MOSUM = 2, CANOPY_ANOMALY = 3 };
 enum { CANOPY_MEDIAN = 0, CANOPY_MAX = 1, CANOPY_PERCENTILE = 2 };

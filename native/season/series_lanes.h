@@ -1,11 +1,14 @@
 /* series_lanes.h: the body of the lane-batched fit (series.c includes it
  * with LANES_FN and LANES_ATTR set), in GCC's vector extensions: one v8
- * holds the same quantity of 8 pixels; every operation is the one-pixel
- * path's (pixel), lane by lane, in the same order. */
+ * holds the same quantity of 8 pixels. XᵀX is assembled from the per-date
+ * sums of series.c's term table (the GPU kernels' shortcut, 4K+1 or 6K+3
+ * sums a date instead of (p²+p)/2 products); Xᵀy, the Cholesky solve and
+ * the residuals are the one-pixel path's (pixel) operations, lane by lane,
+ * in the same order. */
 
-LANES_ATTR static void LANES_FN(const canopy_series_job *j, size_t p0) {
+LANES_ATTR static void LANES_FN(const canopy_series_job *j, const float *terms, int ns, size_t p0) {
 	enum { KK = CANOPY_SERIES_MAX_COEF * (CANOPY_SERIES_MAX_COEF + 1) / 2 };
-	v8 a[KK], b[CANOPY_SERIES_MAX_COEF];
+	v8 a[KK], b[CANOPY_SERIES_MAX_COEF], s[CANOPY_SERIES_MAX_SUMS];
 	v8 res[CANOPY_SERIES_MAX_DATES];
 	unsigned valid[CANOPY_SERIES_MAX_DATES]; /* bit l: lane l has a value */
 	v8 rss = {0};
@@ -16,7 +19,7 @@ LANES_ATTR static void LANES_FN(const canopy_series_job *j, size_t p0) {
 	int T = j->dates, k = j->coefs, nout = nouts(j);
 	for (int i = 0; i < nout; i++)
 		for (int l = 0; l < LANES; l++) j->out[i][p0 + l] = NAN32;
-	for (int i = 0; i < k * (k + 1) / 2; i++) a[i] = (v8){0};
+	for (int i = 0; i < ns; i++) s[i] = (v8){0};
 	for (int i = 0; i < k; i++) b[i] = (v8){0};
 	for (int t = 0; t < T; t++) {
 		if (j->role[t] == 0) continue;
@@ -32,13 +35,12 @@ LANES_ATTR static void LANES_FN(const canopy_series_job *j, size_t p0) {
 		v8 w = (v8)((vi8)onef & ok), v = (v8)((vi8)y & ok);
 		n += ok & one;
 		const float *x = j->x + (size_t)t * k;
-		int i = 0;
-		for (int r = 0; r < k; r++) {
-			float xr = x[r];
-			for (int q = 0; q <= r; q++, i++) a[i] += (xr * x[q]) * w;
-			b[r] += xr * v;
-		}
+		const float *tt = terms + (size_t)t * ns;
+		for (int i = 0; i < ns; i++) s[i] += tt[i] * w;
+		for (int r = 0; r < k; r++) b[r] += x[r] * v;
 	}
+	/* XᵀX from the sums (compute/season/normal's shortcut). */
+	assemble_normal(s, k, a);
 	/* Cholesky; a lane whose pivot is not positive is marked bad and
 	 * carries on with 1 so that nothing traps. */
 #define A(r, q) a[(r) * ((r) + 1) / 2 + (q)]
