@@ -263,6 +263,8 @@ static void pixel(const canopy_series_job *j, size_t px) {
  * series_lanes.h is compiled twice on x86-64: for AVX2 and for the
  * baseline. */
 #define LANES 8
+/* the most dates of a composite that the sorting network takes */
+#define CANOPY_SERIES_SORT_MAX 64
 typedef float v8 __attribute__((vector_size(32)));
 typedef int vi8 __attribute__((vector_size(32)));
 
@@ -372,21 +374,43 @@ static void assemble_normal(const v8 *s, int k, v8 *a) {
 		}
 }
 #define LANES_FN lanes_base
+#define LANES_QFN lanes_q_base
 #define LANES_ATTR
 #include "series_lanes.h"
 #undef LANES_FN
+#undef LANES_QFN
 #undef LANES_ATTR
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define LANES_FN lanes_avx2
+#define LANES_QFN lanes_q_avx2
 #define LANES_ATTR __attribute__((target("avx2")))
 #include "series_lanes.h"
 #undef LANES_FN
+#undef LANES_QFN
 #undef LANES_ATTR
 #define HAVE_AVX2 1
 #endif
 
 void canopy_series_pixels(const canopy_series_job *j, size_t lo, size_t hi) {
 	size_t px = lo;
+#ifdef HAVE_AVX2
+	int avx2q = __builtin_cpu_supports("avx2");
+#endif
+	if (j->kind == CANOPY_COMPOSITE && j->stat != CANOPY_MAX) {
+		int nfit = 0, N = 2;
+		for (int t = 0; t < j->dates; t++) nfit += j->role[t] == 1;
+		while (N < nfit) N <<= 1;
+		if (N <= CANOPY_SERIES_SORT_MAX)
+			for (; px + LANES <= hi; px += LANES) {
+#ifdef HAVE_AVX2
+				if (avx2q) {
+					lanes_q_avx2(j, N, px);
+					continue;
+				}
+#endif
+				lanes_q_base(j, N, px);
+			}
+	}
 	if (j->kind != CANOPY_COMPOSITE && hi - lo >= LANES) {
 		int ns = nsums(j->coefs);
 		float *terms = malloc(sizeof(float) * (size_t)j->dates * (size_t)ns);
