@@ -1,8 +1,11 @@
 // Package season is the cgo bridge to Canopy's per-pixel models over a
 // stack of dates in C (series.c): composites, the harmonic season-trend
-// fit, the MOSUM monitoring and the anomaly rule, in float32, in the order
-// of operations of compute/season's Go kernel, one pixel's series after
-// another. It knows nothing of compute: the c backend (compute/cback)
+// fit, the MOSUM monitoring and the anomaly rule, in float32, eight pixels
+// a SIMD lane set: the fits assemble XᵀX from per-date sums of cos/sin
+// products (compute/season/normal's shortcut, within the conformance
+// suite's bound of the Go kernel), the composites are the Go kernel's bit
+// for bit; a span's last pixels, one at a time, follow the Go kernel's
+// order of operations. It knows nothing of compute: the c backend (compute/cback)
 // hands it the cube, the plan and the output planes as plain slices and
 // spreads spans of pixels over its worker pool.
 package season

@@ -1,5 +1,6 @@
-/* series.c: Canopy's per-pixel models over a stack of dates, float32, in
- * the order of operations of compute/season's Go kernel (kernel.go). */
+/* series.c: Canopy's per-pixel models over a stack of dates, float32; the
+ * one-pixel path (pixel) in the order of operations of compute/season's Go
+ * kernel (kernel.go), the lanes as said above LANES. */
 #include "series.h"
 
 #include <math.h>
