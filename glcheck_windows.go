@@ -17,7 +17,6 @@ extern GLFWerrorfun glfwSetErrorCallback(GLFWerrorfun);
 extern void glfwDefaultWindowHints(void);
 extern void glfwWindowHint(int, int);
 extern GLFWwindow *glfwCreateWindow(int, int, const char *, GLFWmonitor *, GLFWwindow *);
-extern void glfwDestroyWindow(GLFWwindow *);
 
 #define CANOPY_GLFW_VISIBLE 0x00020004
 #define CANOPY_GLFW_CONTEXT_VERSION_MAJOR 0x00022002
@@ -31,13 +30,16 @@ static void canopy_gl_error(int code, const char *desc) {
 }
 
 // canopy_check_gl does what Fyne does to open its window (GLFW's
-// initialisation, a hidden window with an OpenGL 2.1 context), then undoes
-// it: 0 when that works, 1 when GLFW cannot start (no window system), 2
-// when no such context can be made. The first GLFW error is in
-// canopy_gl_err. GLFW's own error callback (go-gl's) is restored after.
+// initialisation, a hidden window with an OpenGL 2.1 context): 0 when that
+// works, 1 when GLFW cannot start (no window system), 2 when no such
+// context can be made. The first GLFW error is in canopy_gl_err. GLFW's own
+// error callback (go-gl's) is restored after. When it works, GLFW stays
+// initialised (Fyne's glfwInit then finds it so) and the hidden window
+// stays, until Fyne's glfwTerminate: a context made and destroyed before
+// Fyne makes its own crashed Fyne's start under wine's OpenGL on Mesa's
+// llvmpipe every other time (an execute fault in freed code).
 static int canopy_check_gl(void) {
 	int status = 0;
-	GLFWwindow *w;
 	GLFWerrorfun prev;
 	canopy_gl_err[0] = 0;
 	prev = glfwSetErrorCallback(canopy_gl_error);
@@ -48,12 +50,11 @@ static int canopy_check_gl(void) {
 		glfwWindowHint(CANOPY_GLFW_VISIBLE, 0);
 		glfwWindowHint(CANOPY_GLFW_CONTEXT_VERSION_MAJOR, 2);
 		glfwWindowHint(CANOPY_GLFW_CONTEXT_VERSION_MINOR, 1);
-		w = glfwCreateWindow(16, 16, "Canopy", NULL, NULL);
-		if (w)
-			glfwDestroyWindow(w);
-		else
+		if (!glfwCreateWindow(16, 16, "Canopy", NULL, NULL)) {
 			status = 2;
-		glfwTerminate();
+			glfwTerminate();
+		}
+		glfwDefaultWindowHints();
 	}
 	glfwSetErrorCallback(prev);
 	return status;

@@ -4,7 +4,6 @@ import (
 	"canopy/compute/par"
 	"errors"
 	"fmt"
-	"os"
 	"runtime/debug"
 	"slices"
 	"sort"
@@ -267,12 +266,9 @@ const PCIeBusMax = 128.0
 var hostCopy = HostCopyPeak
 
 // gpuDevicePresent reports whether an NVIDIA driver's device is there
-// (Linux: /dev/nvidiactl), before anything is loaded; a variable for the
-// tests.
-var gpuDevicePresent = func() bool {
-	_, err := os.Stat("/dev/nvidiactl")
-	return err == nil
-}
+// (Linux: /dev/nvidiactl; Windows: a display adapter of NVIDIA's in the
+// registry), before anything is loaded; a variable for the tests.
+var gpuDevicePresent = nvidiaPresent
 
 // busRate is what a GPU's bus moves both ways at once, bytes each way
 // added: the measured duplex rate, or the two directions' slower one twice

@@ -6,8 +6,6 @@ import (
 	"hash/fnv"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 	"time"
 
 	"canopy/compute/outfile"
@@ -37,21 +35,10 @@ type busRecord struct {
 }
 
 // gpuKey identifies the GPUs and their driver (Linux: the NVIDIA driver's
-// version line and its GPUs' bus addresses); "" where there is none to
-// read, and then nothing is cached. A variable for the tests.
-var gpuKey = func() string {
-	v, err := os.ReadFile("/proc/driver/nvidia/version")
-	if err != nil {
-		return ""
-	}
-	first, _, _ := strings.Cut(string(v), "\n")
-	gpus, _ := filepath.Glob("/proc/driver/nvidia/gpus/*")
-	for i := range gpus {
-		gpus[i] = filepath.Base(gpus[i])
-	}
-	sort.Strings(gpus)
-	return strings.TrimSpace(first) + " | " + strings.Join(gpus, ",")
-}
+// version line and its GPUs' bus addresses; Windows: each display
+// adapter's name and driver version, from the registry); "" where there is
+// none to read, and then nothing is cached. A variable for the tests.
+var gpuKey = gpuDriverKey
 
 // cacheDir is the folder of Canopy's measurements, "" for none.
 func cacheDir() string {

@@ -18,14 +18,3 @@ func copyRange(w io.WriterAt, off int64, src *os.File, n int64) error {
 
 // blockAlign is 4096 away from Linux.
 func blockAlign(w io.WriterAt) int { return 4096 }
-
-// scratchFile is a file created in dir and removed at once (on systems
-// that refuse to remove an open file, it is removed when closed).
-func scratchFile(dir string) (*os.File, error) {
-	f, err := os.CreateTemp(dir, ".canopy-scratch-*")
-	if err != nil {
-		return nil, err
-	}
-	os.Remove(f.Name())
-	return f, nil
-}
