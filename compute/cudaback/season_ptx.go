@@ -59,8 +59,6 @@ type seasonGen struct {
 	curT   int    // the date cur points at
 }
 
-func (g *seasonGen) f32(v float32) string { return f32imm(v) }
-
 // fmov puts an immediate in a new float register.
 func (g *seasonGen) fmov(v float32) string {
 	r := g.b.reg(rF)
