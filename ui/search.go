@@ -47,9 +47,12 @@ type archiveState struct {
 	// they are listed.
 	stack     []stack.Date
 	stackText *widget.Label
-	checked   map[int]bool
-	selected  int
-	dlg       dialog.Dialog
+	// series is the time-series view the last stack opened in a window
+	// of its own (nil when it could not be kept in memory).
+	series   *timeSeriesView
+	checked  map[int]bool
+	selected int
+	dlg      dialog.Dialog
 	// api is the search endpoint of the last search (for messages);
 	// offline says the list is a saved one (the archive could not be
 	// reached).
@@ -434,17 +437,30 @@ func (w *Window) openArchiveStack(entries []stack.Entry) {
 		if err != nil {
 			return nil, err
 		}
-		defer st.Close()
 		lines := []string{fmt.Sprintf("%d dates on %d×%d pixels, %s", len(st.Dates), st.Grid.Width, st.Grid.Height, idx.name)}
 		for _, d := range st.Dates {
 			lines = append(lines, fmt.Sprintf("%s   %s   valid %5.1f %%   %d scene%s", d.ISO, strings.Join(d.Sensors, ", "), 100*d.ValidShare,
 				len(d.Paths), map[bool]string{true: "", false: "s"}[len(d.Paths) == 1]))
 		}
 		got := st.Dates
+		// The stack goes on to the time-series window (a date slider over
+		// the map, a pixel's series on a click), which then owns it; one
+		// it cannot keep is closed by newTSStack and said in the list.
+		ts, terr := newTSStack(st, "the checked scenes")
+		if terr != nil {
+			lines = append(lines, "", "Not shown as a time series: "+explain(terr).Error())
+		}
 		return func() {
 			a := &w.archive
 			a.stack = got
 			a.stackText = widget.NewLabel(strings.Join(lines, "\n"))
+			if ts != nil {
+				tw := fyne.CurrentApp().NewWindow("Canopy — time series")
+				tw.Resize(fyne.NewSize(900, 700))
+				a.series = newTimeSeriesView(tw, ts)
+				tw.SetOnClosed(func() { ts.Close() })
+				tw.Show()
+			}
 			dialog.ShowCustom("A stack of dates", "Close", a.stackText, w.Win)
 			w.setStatus(lines[0], true)
 		}, nil

@@ -219,6 +219,28 @@ func TestSearchArchive(t *testing.T) {
 		!strings.Contains(w.archive.stackText.Text, "2 dates on 40×30 pixels") || !strings.Contains(w.archive.stackText.Text, "2024-06-13   sentinel-2b   valid 100.0 %") {
 		t.Fatalf("the stack %+v; status %q", w.archive.stack, w.Status.Text)
 	}
+	// The stack goes on to the time-series window: its slider over the
+	// two dates, the map the second date's index, a click a series.
+	tv := w.archive.series
+	if tv == nil {
+		t.Fatalf("the stack was not shown as a time series: %q", w.archive.stackText.Text)
+	}
+	if tv.s.w != 40 || tv.s.h != 30 || len(tv.s.dates) != 2 || tv.slider.Max != 1 {
+		t.Fatalf("the time series: %d×%d, %d dates, slider to %v", tv.s.w, tv.s.h, len(tv.s.dates), tv.slider.Max)
+	}
+	tv.ShowDate(1)
+	if !strings.HasPrefix(tv.label.Text, "2024-06-13 (2 of 2)") {
+		t.Fatalf("the time series' date label %q", tv.label.Text)
+	}
+	tv.Click(20, 15)
+	if tv.series == nil || len(tv.series.Values) != 2 {
+		t.Fatalf("a click on the time series drew %+v", tv.series)
+	}
+	for k, x := range tv.series.Values {
+		if want := float64(tv.s.cube[k*40*30+15*40+20]); x != want && !(x != x && want != want) {
+			t.Fatalf("the series' date %d: %v, the cube %v", k, x, want)
+		}
+	}
 
 	// Cancel stops a search that hangs: the server sees its request end.
 	hang, gone := make(chan struct{}), make(chan struct{})

@@ -63,12 +63,19 @@ func openTSStack(ctx context.Context, paths []string, name string) (*tsStack, er
 	if err != nil {
 		return nil, err
 	}
+	return newTSStack(st, paths[0])
+}
+
+// newTSStack keeps a built stack's cube in memory for the view, with the
+// plans of its fit and its monitor; it takes st (closing it on failure).
+// what names the stack in an error.
+func newTSStack(st *stack.Stack, what string) (*tsStack, error) {
 	if !st.InMemory() {
 		// The view reads whole dates and keeps the cube; one past the
 		// stack's memory budget is for the terminal's block-by-block runs.
 		g := st.Grid
 		st.Close()
-		return nil, fmt.Errorf("%s: a stack of %d dates of %d×%d pixels is larger than the window keeps in memory (1 GiB); run canopy monitor or canopy stack on it", paths[0], len(st.Dates), g.Width, g.Height)
+		return nil, fmt.Errorf("%s: a stack of %d dates of %d×%d pixels is larger than the window keeps in memory (1 GiB); run canopy monitor or canopy stack on it", what, len(st.Dates), g.Width, g.Height)
 	}
 	s := &tsStack{st: st, dates: st.Decimals(), w: st.Grid.Width, h: st.Grid.Height}
 	c, err := st.Cube(0, s.h, nil)

@@ -311,7 +311,7 @@ var directWrites = map[string]bool{
 // write is not a user's output.
 var notOutputs = map[string]string{
 	"compute/geotiff/cog_linux.go":         "the COG writer's scratch file for overviews, unlinked at once",
-	"compute/geotiff/cog_other.go":         "the COG writer's scratch file for overviews, removed on close",
+	"compute/geotiff/scratch_other.go":     "the GeoTIFF writers' scratch file (overviews), removed as soon as it is created",
 	"ui/render/colormap/stream.go":         "the map stream's scratch file, removed on close",
 	"compute/internal/infile/open_unix.go": "opens inputs read-only",
 }
