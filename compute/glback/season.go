@@ -13,16 +13,7 @@ import (
 
 // RunSeries implements season.Runner: OpenCube, Run and Close in one.
 func (b *Backend) RunSeries(j *season.Job) (compute.Timings, error) {
-	c, t, err := b.OpenCube(j.Cube)
-	if err != nil {
-		return t, err
-	}
-	defer c.Close()
-	rt, err := c.Run(j.Plan, j.Out)
-	rt.Setup += t.Setup
-	rt.Upload = t.Upload
-	rt.Total += t.Total
-	return rt, err
+	return season.RunResident(b.OpenCube, j)
 }
 
 var _ season.Runner = (*Backend)(nil)

@@ -440,6 +440,28 @@ type Runner interface {
 	RunSeries(j *Job) (compute.Timings, error)
 }
 
+// Resident is a cube kept on a device (cudaback's and glback's Cube): any
+// model of its dates runs on it without uploading it again.
+type Resident interface {
+	Run(p *Plan, out [][]float32) (compute.Timings, error)
+	Close()
+}
+
+// RunResident is RunSeries for a backend that keeps cubes on its device:
+// open j's cube, run j's plan, close it, the upload counted with the run.
+func RunResident[C Resident](open func(Cube) (C, compute.Timings, error), j *Job) (compute.Timings, error) {
+	c, t, err := open(j.Cube)
+	if err != nil {
+		return t, err
+	}
+	defer c.Close()
+	rt, err := c.Run(j.Plan, j.Out)
+	rt.Setup += t.Setup
+	rt.Upload = t.Upload
+	rt.Total += t.Total
+	return rt, err
+}
+
 // Runs says whether the backend runs per-pixel models.
 func Runs(b compute.Backend) bool {
 	_, ok := b.(Runner)
