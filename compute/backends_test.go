@@ -6,6 +6,7 @@ import (
 	"canopy/compute"
 	"canopy/compute/backends"
 	"canopy/compute/computetest"
+	"canopy/compute/fake"
 )
 
 // Every registered backend passes the conformance suite; GPU backends skip
@@ -46,12 +47,12 @@ func TestBackendRejectsWrongOutput(t *testing.T) {
 		if !b.Info().Available {
 			continue
 		}
-		j := computetest.NDVIJob(compute.SceneNoise, 2, 2, 1)
+		j := computetest.NDVIJob(fake.Noise, 2, 2, 1)
 		j.Out[0] = j.Out[0][:3]
 		if _, err := b.RunJob(j); err == nil {
 			t.Errorf("%s accepted a 3-pixel output for a 4-pixel image", b.Name())
 		}
-		j = computetest.NDVIJob(compute.SceneNoise, 2, 2, 1)
+		j = computetest.NDVIJob(fake.Noise, 2, 2, 1)
 		j.Bands[1].Plane.Data = j.Bands[1].Plane.Data[:12]
 		if _, err := b.RunJob(j); err == nil {
 			t.Errorf("%s accepted a short NIR band", b.Name())

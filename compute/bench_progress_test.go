@@ -6,6 +6,7 @@ import (
 
 	"canopy/compute"
 	"canopy/compute/computetest"
+	"canopy/compute/fake"
 )
 
 // TestBenchJobProgress: BenchJob tells its progress in Repeat + 2 steps,
@@ -16,7 +17,7 @@ func TestBenchJobProgress(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	j := computetest.NDVIJob(compute.SceneNoise, 64, 64, 1)
+	j := computetest.NDVIJob(fake.Noise, 64, 64, 1)
 	var steps []int
 	res := compute.BenchJob(b, j, compute.BenchOptions{Repeat: 3, HostCeiling: 1, Progress: func(done, total int) {
 		if total != 5 {

@@ -8,6 +8,7 @@ import (
 	"canopy/compute"
 	"canopy/compute/backends"
 	"canopy/compute/computetest"
+	"canopy/compute/fake"
 )
 
 var benchLarge = flag.Bool("large", false, "also benchmark a 10980x10980 Sentinel-2 tile")
@@ -21,7 +22,7 @@ func BenchmarkBackends(b *testing.B) {
 		sizes = append(sizes, 10980)
 	}
 	for _, n := range sizes {
-		j := computetest.NDVIJob(compute.SceneNoise, n, n, 1)
+		j := computetest.NDVIJob(fake.Noise, n, n, 1)
 		for _, be := range backends.All() {
 			if !be.Info().Available {
 				continue

@@ -9,7 +9,7 @@ import (
 
 	"fyne.io/fyne/v2/test"
 
-	"canopy/compute"
+	"canopy/compute/fake"
 	"canopy/ui/render/colormap"
 )
 
@@ -24,7 +24,7 @@ func TestGenerateReplacesProduct(t *testing.T) {
 	if _, _, wd, _ := w.Plane(); wd != 40 {
 		t.Fatalf("the orthomosaic is not shown (%d wide)", wd)
 	}
-	w.source.Scene.SetSelected(compute.SceneNoise)
+	w.source.Scene.SetSelected(fake.Noise)
 	w.source.Size.SetSelected(sizeLabel(256))
 	test.Tap(w.source.Generate)
 	w.Wait()
@@ -110,7 +110,7 @@ func TestFailedBandPickNotListed(t *testing.T) {
 func TestHeaderNamesTheDateView(t *testing.T) {
 	w := newTestWindow(t, Options{})
 	_, _, bw, bh := w.Plane()
-	path, _ := afterDate(t, "after.tif", bw, bh, 7, compute.FakeGeoRef())
+	path, _ := afterDate(t, "after.tif", bw, bh, 7, fake.GeoRef())
 	openAfterTyped(w, path)
 	for _, c := range []struct{ view, want, not string }{
 		{ViewDifference, "dNDVI (before − after)", ""},
@@ -208,7 +208,7 @@ func TestStatusFollowsView(t *testing.T) {
 	w.SetView(viewIndex)
 
 	_, _, bw, bh := w.Plane()
-	path, _ := afterDate(t, "after.tif", bw, bh, 7, compute.FakeGeoRef())
+	path, _ := afterDate(t, "after.tif", bw, bh, 7, fake.GeoRef())
 	openAfterTyped(w, path)
 	for _, c := range []struct{ view, want string }{
 		{ViewAfter, "After date: NDVI on "},

@@ -12,7 +12,7 @@ import (
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
-	"canopy/compute"
+	"canopy/compute/fake"
 	"canopy/compute/geotiff"
 	"canopy/ui/render/colormap"
 )
@@ -163,7 +163,7 @@ func TestDigitalNumbersFlagged(t *testing.T) {
 	}
 	rp, np := filepath.Join(dir, "red.tif"), filepath.Join(dir, "nir.tif")
 	for p, b := range map[string][]uint16{rp: red, np: nir} {
-		if err := geotiff.WriteBands(p, wd, ht, [][]uint16{b}, compute.FakeGeoRef(), geotiff.WriteOptions{}); err != nil {
+		if err := geotiff.WriteBands(p, wd, ht, [][]uint16{b}, fake.GeoRef(), geotiff.WriteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -191,7 +191,7 @@ func TestDigitalNumbersFlaggedProduct(t *testing.T) {
 		red[i], nir[i] = 800, 3000
 	}
 	p := filepath.Join(t.TempDir(), "cam.tif")
-	if err := geotiff.WriteBands(p, wd, ht, [][]uint16{red, nir}, compute.FakeGeoRef(), geotiff.WriteOptions{}); err != nil {
+	if err := geotiff.WriteBands(p, wd, ht, [][]uint16{red, nir}, fake.GeoRef(), geotiff.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	w := newTestWindow(t, Options{Product: p, Assign: map[string]int{"red": 1, "nir": 2}})

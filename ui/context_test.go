@@ -14,6 +14,7 @@ import (
 	"fyne.io/fyne/v2/test"
 
 	"canopy/compute"
+	"canopy/compute/fake"
 	"canopy/compute/geotiff"
 	"canopy/compute/scene"
 	"canopy/ui/render/composite"
@@ -75,7 +76,7 @@ func writeColourOrtho(t *testing.T, name string, w, h, cols int, desc []string) 
 		}
 	}
 	path := filepath.Join(t.TempDir(), name)
-	if err := geotiff.WriteBands(path, w, h, bands, compute.FakeGeoRef(), geotiff.WriteOptions{Descriptions: append(slices.Clone(desc), "alpha")}); err != nil {
+	if err := geotiff.WriteBands(path, w, h, bands, fake.GeoRef(), geotiff.WriteOptions{Descriptions: append(slices.Clone(desc), "alpha")}); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -454,7 +455,7 @@ func TestContextViewWithTwoDates(t *testing.T) {
 	path := writeColourOrtho(t, "before.tif", w0, h0, 0, []string{"blue", "green", "red", "nir"})
 	w := newTestWindow(t, Options{})
 	openTyped(w, path)
-	after, _ := afterDate(t, "after.tif", w0, h0, 5, compute.FakeGeoRef())
+	after, _ := afterDate(t, "after.tif", w0, h0, 5, fake.GeoRef())
 	openAfterTyped(w, after)
 	if err := w.SetDateView(ViewDifference); err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"canopy/compute"
+	"canopy/compute/fake"
 	"canopy/compute/index"
 	"canopy/compute/pipeline"
 	"canopy/compute/raster"
@@ -538,7 +539,7 @@ func (w *Window) sizeSweep() {
 				return nil, err
 			}
 			progress(done/weights, fmt.Sprintf("Size sweep: generating %d×%d…", n, n))
-			bands, _, err := compute.FakeBands(compute.SceneNoise, n, n, 1, ndviChoice.roles())
+			bands, _, err := fake.Bands(fake.Noise, n, n, 1, ndviChoice.roles())
 			if err != nil {
 				return nil, err
 			}
@@ -612,7 +613,7 @@ func (w *Window) indexSweep() {
 			}
 		}
 		progress(-1, fmt.Sprintf("Indices per upload: generating %d×%d bands (%s)…", n, n, strings.Join(roles, ", ")))
-		bands, _, err := compute.FakeBands(compute.SceneNoise, n, n, 1, roles)
+		bands, _, err := fake.Bands(fake.Noise, n, n, 1, roles)
 		if err != nil {
 			return nil, err
 		}

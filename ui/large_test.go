@@ -20,6 +20,7 @@ import (
 	"fyne.io/fyne/v2/test"
 
 	"canopy/compute"
+	"canopy/compute/fake"
 	"canopy/compute/geotiff"
 	"canopy/compute/index"
 	"canopy/compute/raster"
@@ -45,7 +46,7 @@ func writeNoisePair(t *testing.T, dir string, n int) (string, string) {
 			}
 		}
 		p := filepath.Join(dir, name)
-		if err := geotiff.WriteBands(p, n, n, [][]uint16{dn}, compute.FakeGeoRef(), geotiff.WriteOptions{NoData: "0"}); err != nil {
+		if err := geotiff.WriteBands(p, n, n, [][]uint16{dn}, fake.GeoRef(), geotiff.WriteOptions{NoData: "0"}); err != nil {
 			t.Fatal(err)
 		}
 		paths = append(paths, p)

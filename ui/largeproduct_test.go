@@ -11,7 +11,7 @@ import (
 
 	"fyne.io/fyne/v2/test"
 
-	"canopy/compute"
+	"canopy/compute/fake"
 	"canopy/compute/geotiff"
 )
 
@@ -220,7 +220,7 @@ func TestLargeOrthomosaicMemory(t *testing.T) {
 		}
 	}
 	path := filepath.Join(t.TempDir(), "drone.tif")
-	if err := geotiff.WriteBands(path, n, n, [][]uint8{red, nir, alpha}, compute.FakeGeoRef(), geotiff.WriteOptions{Descriptions: []string{"red", "nir", "alpha"}}); err != nil {
+	if err := geotiff.WriteBands(path, n, n, [][]uint8{red, nir, alpha}, fake.GeoRef(), geotiff.WriteOptions{Descriptions: []string{"red", "nir", "alpha"}}); err != nil {
 		t.Fatal(err)
 	}
 	red, nir, alpha = nil, nil, nil

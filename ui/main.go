@@ -21,6 +21,7 @@ import (
 
 	"canopy/assets"
 	"canopy/compute"
+	"canopy/compute/fake"
 	"canopy/compute/index"
 	"canopy/compute/source"
 	"canopy/compute/usererr"
@@ -112,7 +113,7 @@ func parseFlags(args []string) (flags, error) {
 	var f flags
 	fs := flag.NewFlagSet("canopy gui", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	var red, nir, sceneArg, fake string
+	var red, nir, sceneArg, fakeKind string
 	var bands bandList
 	fs.StringVar(&red, "red", "", "")
 	fs.StringVar(&nir, "nir", "", "")
@@ -126,7 +127,7 @@ func parseFlags(args []string) (flags, error) {
 		}
 		return nil
 	})
-	fs.StringVar(&fake, "fake", "", "")
+	fs.StringVar(&fakeKind, "fake", "", "")
 	assign := fs.String("bands", "", "")
 	var scales bandList
 	fs.Var(&scales, "scale", "")
@@ -159,17 +160,17 @@ func parseFlags(args []string) (flags, error) {
 		return f, compute.Usagef("unexpected argument %q (a product is given with --scene PATH, bands with --band ROLE=FILE)", fs.Arg(0))
 	}
 	// --scene landscape|noise is the generated scene, as before --fake.
-	if contains(compute.Scenes(), sceneArg) {
+	if contains(fake.Kinds(), sceneArg) {
 		if _, err := os.Stat(sceneArg); err != nil {
-			fake, sceneArg = sceneArg, ""
+			fakeKind, sceneArg = sceneArg, ""
 		}
 	}
-	f.opts.Fake = fake
+	f.opts.Fake = fakeKind
 	if f.opts.Fake == "" {
-		f.opts.Fake = compute.SceneLandscape
+		f.opts.Fake = fake.Landscape
 	}
-	if !contains(compute.Scenes(), f.opts.Fake) {
-		return f, compute.Usagef("unknown --fake %q (known: %s)", f.opts.Fake, strings.Join(compute.Scenes(), ", "))
+	if !contains(fake.Kinds(), f.opts.Fake) {
+		return f, compute.Usagef("unknown --fake %q (known: %s)", f.opts.Fake, strings.Join(fake.Kinds(), ", "))
 	}
 	specs, err := source.ParseBands(red, nir, bands)
 	if err != nil {
@@ -241,7 +242,7 @@ func parseFlags(args []string) (flags, error) {
 		return f, compute.Usagef("bad --mask-buffer %d: 0 to 1000 pixels", f.opts.MaskBuffer)
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(*size))
-	if err != nil || n <= 0 || n*n > compute.MaxFakePixels {
+	if err != nil || n <= 0 || n*n > fake.MaxPixels {
 		return f, compute.Usagef("bad --size %q: want a positive N (the scene is N×N), e.g. 2048 or 10980", *size)
 	}
 	f.opts.Size = n

@@ -10,7 +10,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 
-	"canopy/compute"
+	"canopy/compute/fake"
 	"canopy/compute/geotiff"
 	"canopy/ui/mapview"
 	"canopy/ui/render/colormap"
@@ -36,7 +36,7 @@ func TestMaskedOutsideNoChange(t *testing.T) {
 		}
 	}
 	after := filepath.Join(t.TempDir(), "after.tif")
-	if err := geotiff.WriteBands(after, w0, h0, [][]float32{red, nir}, compute.FakeGeoRef(), geotiff.WriteOptions{Descriptions: []string{"red", "nir"}}); err != nil {
+	if err := geotiff.WriteBands(after, w0, h0, [][]float32{red, nir}, fake.GeoRef(), geotiff.WriteOptions{Descriptions: []string{"red", "nir"}}); err != nil {
 		t.Fatal(err)
 	}
 	w := newTestWindow(t, Options{})

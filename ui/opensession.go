@@ -11,7 +11,7 @@ import (
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/storage"
 
-	"canopy/compute"
+	"canopy/compute/fake"
 	"canopy/compute/index"
 	"canopy/ui/render/colormap"
 )
@@ -188,8 +188,8 @@ func (s Session) source(progress progressFunc) (bandSource, error) {
 		}
 		return filesSource(s.Bands)
 	case s.Fake != "":
-		if !contains(compute.Scenes(), s.Fake) {
-			return bandSource{}, fmt.Errorf("unknown generated scene %q (%s)", s.Fake, strings.Join(compute.Scenes(), ", "))
+		if !contains(fake.Kinds(), s.Fake) {
+			return bandSource{}, fmt.Errorf("unknown generated scene %q (%s)", s.Fake, strings.Join(fake.Kinds(), ", "))
 		}
 		if s.Size <= 0 || s.Size > 1<<16 {
 			return bandSource{}, fmt.Errorf("bad scene size %d", s.Size)

@@ -8,6 +8,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"canopy/compute"
+	"canopy/compute/fake"
 	"canopy/compute/geotiff"
 )
 
@@ -23,7 +24,7 @@ func dnPair(t *testing.T) map[string]string {
 	}
 	rp, np := filepath.Join(dir, "red.tif"), filepath.Join(dir, "nir.tif")
 	for p, b := range map[string][]uint16{rp: red, np: nir} {
-		if err := geotiff.WriteBands(p, wd, ht, [][]uint16{b}, compute.FakeGeoRef(), geotiff.WriteOptions{}); err != nil {
+		if err := geotiff.WriteBands(p, wd, ht, [][]uint16{b}, fake.GeoRef(), geotiff.WriteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}

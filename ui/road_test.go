@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"canopy/compute"
+	"canopy/compute/fake"
 	"canopy/compute/geotiff"
 	_ "canopy/compute/goback"
 	"canopy/compute/index"
@@ -54,7 +55,7 @@ func roadCOG(t *testing.T, red, nir, out string) {
 func TestExportGeoTIFFIsTheTerminalsCOG(t *testing.T) {
 	const w, h = 600, 530 // two rows of 512-pixel tiles and an overview
 	dir := t.TempDir()
-	bands, geo, err := compute.FakeBands(compute.SceneLandscape, w, h, 7, []string{"red", "nir"})
+	bands, geo, err := fake.Bands(fake.Landscape, w, h, 7, []string{"red", "nir"})
 	if err != nil {
 		t.Fatal(err)
 	}

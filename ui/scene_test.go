@@ -14,6 +14,7 @@ import (
 	"fyne.io/fyne/v2/test"
 
 	"canopy/compute"
+	"canopy/compute/fake"
 	"canopy/compute/geotiff"
 )
 
@@ -39,7 +40,7 @@ func writeOrtho(t *testing.T, name string, w, h, cols int, desc []string) string
 		}
 	}
 	path := filepath.Join(t.TempDir(), name)
-	if err := geotiff.WriteBands(path, w, h, bands, compute.FakeGeoRef(), geotiff.WriteOptions{Descriptions: desc}); err != nil {
+	if err := geotiff.WriteBands(path, w, h, bands, fake.GeoRef(), geotiff.WriteOptions{Descriptions: desc}); err != nil {
 		t.Fatal(err)
 	}
 	return path

@@ -18,7 +18,7 @@ import (
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
-	"canopy/compute"
+	"canopy/compute/fake"
 	"canopy/compute/geotiff"
 )
 
@@ -77,7 +77,7 @@ func TestSearchArchive(t *testing.T) {
 		for i := range px {
 			px[i] = uint16(500 + 300*b + i%40*10)
 		}
-		if err := geotiff.WriteBands(filepath.Join(dir, name+".tif"), 40, 30, [][]uint16{px}, compute.FakeGeoRef(), geotiff.WriteOptions{}); err != nil {
+		if err := geotiff.WriteBands(filepath.Join(dir, name+".tif"), 40, 30, [][]uint16{px}, fake.GeoRef(), geotiff.WriteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -94,7 +94,7 @@ func TestSearchArchive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := geotiff.WriteCOG(vf, 200, 150, vis, compute.FakeGeoRef(), geotiff.COGOptions{}); err != nil {
+	if err := geotiff.WriteCOG(vf, 200, 150, vis, fake.GeoRef(), geotiff.COGOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	vf.Close()

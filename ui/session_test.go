@@ -12,7 +12,7 @@ import (
 
 	"fyne.io/fyne/v2"
 
-	"canopy/compute"
+	"canopy/compute/fake"
 	"canopy/ui/render/colormap"
 )
 
@@ -134,7 +134,7 @@ func TestSessionEverythingOnScreen(t *testing.T) {
 		w := newTestWindow(t, Options{Size: 96, Index: "savi"})
 		w.Win.Resize(size)
 		_, _, bw, bh := w.Plane()
-		after, _ := afterDate(t, "after.tif", bw, bh, 9, compute.FakeGeoRef())
+		after, _ := afterDate(t, "after.tif", bw, bh, 9, fake.GeoRef())
 		openAfterTyped(w, after)
 		if err := w.SetDateView(ViewDifference); err != nil {
 			t.Fatal(err)

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"canopy/compute/fake"
 	"fmt"
 	"strconv"
 	"strings"
@@ -11,8 +12,6 @@ import (
 	"fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
-
-	"canopy/compute"
 )
 
 // Size presets of generated scenes, up to a Sentinel-2 tile.
@@ -77,7 +76,7 @@ func newSourcePanel(parent fyne.Window, opts Options) *sourcePanel {
 	p.MaskInfo.SizeName = theme.SizeNameCaptionText
 	p.setProduct(nil)
 
-	p.Scene = widget.NewSelect(compute.Scenes(), nil)
+	p.Scene = widget.NewSelect(fake.Kinds(), nil)
 	p.Scene.SetSelected(opts.Fake)
 	var sizes []string
 	for _, n := range sizePresets {

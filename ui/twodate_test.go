@@ -18,6 +18,7 @@ import (
 
 	"canopy/compute"
 	"canopy/compute/change"
+	"canopy/compute/fake"
 	"canopy/compute/geotiff"
 	"canopy/compute/stats"
 	"canopy/ui/render/colormap"
@@ -40,7 +41,7 @@ func utmGeo(code uint16, x, y float64) *compute.GeoRef {
 // reads, NaN where red is.
 func afterDate(t *testing.T, name string, w, h int, seed uint64, geo *compute.GeoRef) (string, []float32) {
 	t.Helper()
-	red, nir, err := compute.Fake(compute.SceneLandscape, w, h, seed)
+	red, nir, err := fake.RedNIR(fake.Landscape, w, h, seed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +94,7 @@ func renderMap(w *Window) image.Image {
 func TestTwoDatesDifference(t *testing.T) {
 	w := newTestWindow(t, Options{})
 	before, _, bw, bh := w.Plane()
-	path, afterNDVI := afterDate(t, "after.tif", bw, bh, 7, compute.FakeGeoRef())
+	path, afterNDVI := afterDate(t, "after.tif", bw, bh, 7, fake.GeoRef())
 	openAfterTyped(w, path)
 
 	if v := w.DateView(); v != ViewDifference {
@@ -134,7 +135,7 @@ func TestTwoDatesDifference(t *testing.T) {
 
 	// The statistics panel: the change classes and their hectares.
 	text := labelsText(w.stats.content)
-	area, _ := compute.FakeGeoRef().PixelArea()
+	area, _ := fake.GeoRef().PixelArea()
 	for _, c := range stats.ClassesOf(change.ClassesFor("ndvi"), want, area) {
 		if !strings.Contains(text, c.Class.Name) {
 			t.Errorf("the statistics do not list the class %q:\n%s", c.Class.Name, text)
@@ -182,7 +183,7 @@ func TestTwoDatesDifference(t *testing.T) {
 			t.Fatalf("GeoTIFF pixel %d: %v, want %v", i, v, want[i])
 		}
 	}
-	if !f.Geo().SameGrid(compute.FakeGeoRef()) {
+	if !f.Geo().SameGrid(fake.GeoRef()) {
 		t.Error("the GeoTIFF is not on the before grid")
 	}
 	if err := w.ExportDifference(path); err == nil {
@@ -258,7 +259,7 @@ func TestTwoDatesMismatchedCRS(t *testing.T) {
 func TestSwipe(t *testing.T) {
 	w := newTestWindow(t, Options{})
 	before, _, bw, _ := w.Plane()
-	path, afterNDVI := afterDate(t, "after.tif", bw, bh(w), 11, compute.FakeGeoRef())
+	path, afterNDVI := afterDate(t, "after.tif", bw, bh(w), 11, fake.GeoRef())
 	openAfterTyped(w, path)
 	test.Tap(tappableRadio(t, w.two.View, ViewSwipe))
 	if w.DateView() != ViewSwipe || !w.two.swipe.layer.Visible() {
@@ -375,7 +376,7 @@ func TestSwipeGolden(t *testing.T) {
 func TestDropAfterDate(t *testing.T) {
 	w := newTestWindow(t, Options{})
 	_, _, bw, bhh := w.Plane()
-	path, _ := afterDate(t, "dropped.tif", bw, bhh, 5, compute.FakeGeoRef())
+	path, _ := afterDate(t, "dropped.tif", bw, bhh, 5, fake.GeoRef())
 	pos := fyne.CurrentApp().Driver().AbsolutePositionForObject(w.two.card).Add(fyne.NewPos(20, 20))
 	w.dropped(pos, []fyne.URI{storage.NewFileURI(path)})
 	w.Wait()
@@ -402,7 +403,7 @@ func TestStandsTwoDates(t *testing.T) {
 		t.Errorf("one date: columns %v", cols)
 	}
 	before, _, bw, bh := w.Plane()
-	path, afterNDVI := afterDate(t, "after.tif", bw, bh, 9, compute.FakeGeoRef())
+	path, afterNDVI := afterDate(t, "after.tif", bw, bh, 9, fake.GeoRef())
 	openAfterTyped(w, path)
 	cols := w.StandColumns()
 	if len(cols) != len(standColumns)+len(changeColumns)+1 || cols[9] != "Δ mean NDVI" || cols[11] != "main change" || cols[12] != "name" {
@@ -472,7 +473,7 @@ func TestTwoDatesNBR(t *testing.T) {
 	}
 	// The after date: NIR and SWIR2 of a burnt landscape (NIR down by
 	// a third, SWIR2 up by half).
-	bands, _, err := compute.FakeBands(compute.SceneLandscape, bw, bh, 4, []string{"nir", "swir2"})
+	bands, _, err := fake.Bands(fake.Landscape, bw, bh, 4, []string{"nir", "swir2"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -484,7 +485,7 @@ func TestTwoDatesNBR(t *testing.T) {
 		after[i] = (nir[i] - swir[i]) / (nir[i] + swir[i])
 	}
 	path := filepath.Join(t.TempDir(), "burnt.tif")
-	if err := geotiff.WriteBands(path, bw, bh, [][]float32{nir, swir}, compute.FakeGeoRef(), geotiff.WriteOptions{Descriptions: []string{"nir", "swir2"}}); err != nil {
+	if err := geotiff.WriteBands(path, bw, bh, [][]float32{nir, swir}, fake.GeoRef(), geotiff.WriteOptions{Descriptions: []string{"nir", "swir2"}}); err != nil {
 		t.Fatal(err)
 	}
 	openAfterTyped(w, path)
@@ -496,7 +497,7 @@ func TestTwoDatesNBR(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := labelsText(w.stats.content)
-	area, _ := compute.FakeGeoRef().PixelArea()
+	area, _ := fake.GeoRef().PixelArea()
 	burnt := 0.0
 	for _, c := range stats.ClassesOf(change.DNBRClasses(), want, area) {
 		if !strings.Contains(text, c.Class.Name) {
@@ -522,7 +523,7 @@ func TestTwoDatesNBR(t *testing.T) {
 func TestTwoDatesSession(t *testing.T) {
 	w := newTestWindow(t, Options{})
 	_, _, bw, bh := w.Plane()
-	path, _ := afterDate(t, "after.tif", bw, bh, 6, compute.FakeGeoRef())
+	path, _ := afterDate(t, "after.tif", bw, bh, 6, fake.GeoRef())
 	openAfterTyped(w, path)
 	if err := w.SetDateView(ViewSwipe); err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 
 	"canopy/compute"
 	"canopy/compute/backends"
+	"canopy/compute/fake"
 	"canopy/ui/render/colormap"
 
 	"canopy/ui/mapview"
@@ -66,7 +67,7 @@ type Options struct {
 
 func (o *Options) defaults() {
 	if o.Fake == "" {
-		o.Fake = compute.SceneLandscape
+		o.Fake = fake.Landscape
 	}
 	if o.Size <= 0 {
 		o.Size = 2048

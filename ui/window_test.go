@@ -18,6 +18,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"canopy/compute"
+	"canopy/compute/fake"
 	"canopy/compute/index"
 	"canopy/compute/raster"
 	"canopy/ui/render/colormap"
@@ -465,7 +466,7 @@ func TestLoadBands(t *testing.T) {
 
 func TestGenerateScene(t *testing.T) {
 	w := newTestWindow(t, Options{})
-	w.source.Scene.SetSelected(compute.SceneNoise)
+	w.source.Scene.SetSelected(fake.Noise)
 	w.source.Size.SetSelected(sizeLabel(256))
 	w.source.Seed.SetText("")
 	test.Type(w.source.Seed, "17")

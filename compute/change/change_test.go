@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"canopy/compute"
+	"canopy/compute/fake"
 )
 
 func TestDifferenceRules(t *testing.T) {
@@ -54,7 +55,7 @@ func TestParseClasses(t *testing.T) {
 }
 
 func TestOntoGridSameGridIsIdentity(t *testing.T) {
-	g := compute.FakeGeoRef()
+	g := fake.GeoRef()
 	p := []float32{1, 2, 3, 4}
 	out, al, err := OntoGrid(p, 2, 2, g, 2, 2, g)
 	if err != nil || al.Resampled || &out[0] != &p[0] {

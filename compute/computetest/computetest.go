@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"canopy/compute"
+	"canopy/compute/fake"
 	"canopy/compute/index"
 )
 
@@ -45,8 +46,8 @@ func (p pair) job() *compute.Job {
 	return newJob(bands, nil, []string{"ndvi"}, []*index.Expr{ndvi})
 }
 
-func fake(kind string, w, h int, seed uint64) pair {
-	r, n, err := compute.Fake(kind, w, h, seed)
+func fakePair(kind string, w, h int, seed uint64) pair {
+	r, n, err := fake.RedNIR(kind, w, h, seed)
 	if err != nil {
 		panic(err)
 	}
@@ -96,8 +97,10 @@ func NDVIOf(w, h int, red, nir []float32) *compute.Job {
 	return pair{w: w, h: h, red: red, nir: nir}.job()
 }
 
-// NDVIJob is NDVI over a fake scene (compute.Fake) of w×h pixels.
-func NDVIJob(kind string, w, h int, seed uint64) *compute.Job { return fake(kind, w, h, seed).job() }
+// NDVIJob is NDVI over a fake scene (fake.RedNIR) of w×h pixels.
+func NDVIJob(kind string, w, h int, seed uint64) *compute.Job {
+	return fakePair(kind, w, h, seed).job()
+}
 
 // Cases returns the NDVI conformance jobs. With short set, the big ones
 // are left out.
@@ -106,13 +109,13 @@ func Cases(short bool) []JobCase {
 		name string
 		p    pair
 	}{
-		{"noise 257x131", fake(compute.SceneNoise, 257, 131, 1)},
-		{"landscape 300x200", fake(compute.SceneLandscape, 300, 200, 2)},
+		{"noise 257x131", fakePair(fake.Noise, 257, 131, 1)},
+		{"landscape 300x200", fakePair(fake.Landscape, 300, 200, 2)},
 		{"1x1", pair{w: 1, h: 1, red: []float32{0.1}, nir: []float32{0.5}}},
 		{"1x1 zero over zero", pair{w: 1, h: 1, red: []float32{0}, nir: []float32{0}}},
 		{"1x1 nodata", pair{w: 1, h: 1, red: []float32{7}, nir: []float32{0.5}, redND: 7, hasRed: true}},
-		{"1x1000", fake(compute.SceneNoise, 1, 1000, 3)},
-		{"1000x1", fake(compute.SceneNoise, 1000, 1, 4)},
+		{"1x1000", fakePair(fake.Noise, 1, 1000, 3)},
+		{"1000x1", fakePair(fake.Noise, 1000, 1, 4)},
 		{"edges 17x19", edges(17, 19, 5, false)},
 		{"edges 17x19 nodata", edges(17, 19, 6, true)},
 		{"edges 1021x3 nodata", edges(1021, 3, 7, true)},
@@ -123,14 +126,14 @@ func Cases(short bool) []JobCase {
 			return in
 		}()},
 		{"nodata NaN-free zero on red 64x64", func() pair {
-			in := fake(compute.SceneNoise, 64, 64, 10)
+			in := fakePair(fake.Noise, 64, 64, 10)
 			for i := 0; i < len(in.red); i += 5 {
 				in.red[i] = 0
 			}
 			in.redND, in.hasRed = 0, true
 			return in
 		}()},
-		{"prime 65537x1", fake(compute.SceneNoise, 65537, 1, 11)},
+		{"prime 65537x1", fakePair(fake.Noise, 65537, 1, 11)},
 	}
 	if !short {
 		ps = append(ps, []struct {
@@ -138,7 +141,7 @@ func Cases(short bool) []JobCase {
 			p    pair
 		}{
 			{"edges 1023x1025 nodata", edges(1023, 1025, 12, true)},
-			{"landscape 2049x1031", fake(compute.SceneLandscape, 2049, 1031, 13)},
+			{"landscape 2049x1031", fakePair(fake.Landscape, 2049, 1031, 13)},
 		}...)
 	}
 	cs := make([]JobCase, len(ps))
@@ -180,7 +183,7 @@ func Reuse(t *testing.T, b compute.Backend) {
 	}
 	var cs []JobCase
 	for i, sz := range [][2]int{{64, 64}, {300, 7}, {1, 1}, {513, 257}, {64, 64}} {
-		cs = append(cs, JobCase{Name: fmt.Sprintf("run %d (%dx%d)", i, sz[0], sz[1]), Job: NDVIJob(compute.SceneNoise, sz[0], sz[1], uint64(100+i))})
+		cs = append(cs, JobCase{Name: fmt.Sprintf("run %d (%dx%d)", i, sz[0], sz[1]), Job: NDVIJob(fake.Noise, sz[0], sz[1], uint64(100+i))})
 	}
 	check(t, b, cs, !b.Info().GPU)
 }

@@ -11,6 +11,7 @@ import (
 
 	"canopy/compute"
 	"canopy/compute/computetest"
+	"canopy/compute/fake"
 	"canopy/native/cuda"
 )
 
@@ -28,7 +29,7 @@ func scene(b *testing.B, size int, input string) *compute.Job {
 	if j, ok := scenes.Load(key); ok {
 		return j.(*compute.Job)
 	}
-	j := computetest.NDVIJob(compute.SceneNoise, size, size, 1)
+	j := computetest.NDVIJob(fake.Noise, size, size, 1)
 	if input == "u16" {
 		for k := range j.Bands {
 			f := j.Bands[k].Plane.F32()

@@ -11,6 +11,7 @@ import (
 
 	"canopy/compute"
 	"canopy/compute/computetest"
+	"canopy/compute/fake"
 	"canopy/compute/index"
 )
 
@@ -289,7 +290,7 @@ func TestSentinelTile(t *testing.T) {
 		t.Skip("10980x10980 skipped in -short mode")
 	}
 	b := gpu(t)
-	j := computetest.NDVIJob(compute.SceneLandscape, 10980, 10980, 7)
+	j := computetest.NDVIJob(fake.Landscape, 10980, 10980, 7)
 	red, nir := j.Bands[0].Plane.F32(), j.Bands[1].Plane.F32()
 	for i := 0; i < len(red); i += 9973 {
 		red[i], nir[i] = 0, 0
@@ -434,7 +435,7 @@ func u16NDVI(w, h int, seed uint64) *compute.Job {
 // the total; in overlapped mode they overlap.
 func TestTimingsAddUp(t *testing.T) {
 	b := gpu(t)
-	j := computetest.NDVIJob(compute.SceneNoise, 4096, 4096, 3)
+	j := computetest.NDVIJob(fake.Noise, 4096, 4096, 3)
 	configure(t, b, ModeSequential, HostRegister)
 	if _, err := compute.RunJob(b, j); err != nil {
 		t.Fatal(err)

@@ -11,16 +11,17 @@ import (
 
 	"canopy/compute"
 	"canopy/compute/computetest"
+	"canopy/compute/fake"
 	"canopy/compute/index"
 )
 
 // Run with: go test -run '^$' -bench Job -benchtime 10x ./compute/cudaback
 
 // eviScene is an EVI job over the 10980² noise scene in float32: red and
-// NIR from compute.Fake, blue derived from red; 16 bytes a pixel.
+// NIR from fake.RedNIR, blue derived from red; 16 bytes a pixel.
 var eviScene = sync.OnceValues(func() (*compute.Job, error) {
 	const size = 10980
-	r, n, err := compute.Fake(compute.SceneNoise, size, size, 1)
+	r, n, err := fake.RedNIR(fake.Noise, size, size, 1)
 	if err != nil {
 		return nil, err
 	}

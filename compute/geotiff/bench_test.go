@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"canopy/compute"
+	"canopy/compute/fake"
 )
 
 var (
@@ -33,7 +34,7 @@ func benchPair(b *testing.B, layout string) (red, nir string) {
 	if _, err := os.Stat(nir); err == nil {
 		return red, nir
 	}
-	rb, nb, err := compute.Fake(compute.SceneLandscape, n, n, 1)
+	rb, nb, err := fake.RedNIR(fake.Landscape, n, n, 1)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -109,7 +110,7 @@ func BenchmarkReadPair(b *testing.B) {
 // compression.
 func BenchmarkWriteNDVI(b *testing.B) {
 	n := *benchSize
-	red, nir, err := compute.Fake(compute.SceneLandscape, n, n, 1)
+	red, nir, err := fake.RedNIR(fake.Landscape, n, n, 1)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/zlib"
 
-	"canopy/compute"
+	"canopy/compute/fake"
 	libdeflate "canopy/native/deflate"
 )
 
@@ -22,7 +22,7 @@ import (
 // its NDVI (predictor 3), cut from a 2048² scene.
 var codecTiles = sync.OnceValue(func() map[string][][]byte {
 	const n = 2048
-	red, nir, err := compute.Fake(compute.SceneLandscape, n, n, 1)
+	red, nir, err := fake.RedNIR(fake.Landscape, n, n, 1)
 	if err != nil {
 		panic(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"canopy/compute"
 	"canopy/compute/computetest"
+	"canopy/compute/fake"
 	"canopy/compute/par"
 	"canopy/native/cpu"
 )
@@ -18,7 +19,7 @@ import (
 var benchJobs = sync.OnceValue(func() map[int]*compute.Job {
 	m := map[int]*compute.Job{}
 	for _, side := range []int{2048, 10980} {
-		m[side] = computetest.NDVIJob(compute.SceneNoise, side, side, 1)
+		m[side] = computetest.NDVIJob(fake.Noise, side, side, 1)
 	}
 	return m
 })

@@ -5,13 +5,14 @@ import (
 
 	"canopy/compute"
 	"canopy/compute/computetest"
+	"canopy/compute/fake"
 	"canopy/compute/index"
 )
 
 func TestGoParallelAllocatesNothing(t *testing.T) {
 	p := NewGoParallel(4)
 	defer p.Close()
-	bands, _, err := compute.FakeBands(compute.SceneNoise, 512, 512, 1, []string{"red", "nir"})
+	bands, _, err := fake.Bands(fake.Noise, 512, 512, 1, []string{"red", "nir"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"canopy/compute"
+	"canopy/compute/fake"
 	"canopy/compute/index"
 )
 
@@ -40,7 +41,7 @@ func BenchmarkPlainNDVI(b *testing.B) {
 		sizes = append(sizes, 10980)
 	}
 	for _, n := range sizes {
-		bands, _, err := compute.FakeBands(compute.SceneNoise, n, n, 1, []string{"red", "nir"})
+		bands, _, err := fake.Bands(fake.Noise, n, n, 1, []string{"red", "nir"})
 		if err != nil {
 			b.Fatal(err)
 		}

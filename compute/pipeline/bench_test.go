@@ -16,6 +16,7 @@ import (
 	"unsafe"
 
 	"canopy/compute"
+	"canopy/compute/fake"
 	"canopy/compute/geotiff"
 	"canopy/compute/index"
 	"canopy/compute/pipeline"
@@ -63,7 +64,7 @@ func benchInputs(b *testing.B) (string, string) {
 	}
 	dir := b.TempDir()
 	n := *benchSize
-	s, _ := compute.NewFakeScene(compute.SceneLandscape, n, n, 1)
+	s, _ := fake.NewScene(fake.Landscape, n, n, 1)
 	red, nir := make([]float32, n*n), make([]float32, n*n)
 	s.Rows(0, n, red, nir)
 	var paths []string
@@ -73,7 +74,7 @@ func benchInputs(b *testing.B) (string, string) {
 			dn[i] = uint16(min(v, 6.5) * 10000)
 		}
 		p := filepath.Join(dir, []string{"red.tif", "nir.tif"}[k])
-		if err := geotiff.WriteBands(p, n, n, [][]uint16{dn}, compute.FakeGeoRef(), geotiff.WriteOptions{}); err != nil {
+		if err := geotiff.WriteBands(p, n, n, [][]uint16{dn}, fake.GeoRef(), geotiff.WriteOptions{}); err != nil {
 			b.Fatal(err)
 		}
 		paths = append(paths, p)
@@ -249,7 +250,7 @@ func BenchmarkStreamedBlocks(b *testing.B) {
 		b.Skipf("%s cannot run here: %s", *benchBackend, info.Reason)
 	}
 	n := *benchSize
-	s, _ := compute.NewFakeScene(compute.SceneLandscape, n, n, 1)
+	s, _ := fake.NewScene(fake.Landscape, n, n, 1)
 	redF, nirF := make([]float32, n*n), make([]float32, n*n)
 	s.Rows(0, n, redF, nirF)
 	red, nir := make([]uint16, n*n), make([]uint16, n*n)

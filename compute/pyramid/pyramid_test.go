@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"canopy/compute"
+	"canopy/compute/fake"
 	"canopy/compute/geotiff"
 	_ "canopy/compute/goback"
 	"canopy/compute/index"
@@ -23,7 +24,7 @@ import (
 // numbers (0 as nodata here and there), tiled tile², and returns the paths.
 func pair(t testing.TB, dir string, w, h, tile int) (string, string) {
 	t.Helper()
-	s, err := compute.NewFakeScene(compute.SceneLandscape, w, h, 5)
+	s, err := fake.NewScene(fake.Landscape, w, h, 5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +40,7 @@ func pair(t testing.TB, dir string, w, h, tile int) (string, string) {
 			}
 		}
 		p := filepath.Join(dir, []string{"red.tif", "nir.tif"}[k])
-		if err := geotiff.WriteBands(p, w, h, [][]uint16{dn}, compute.FakeGeoRef(), geotiff.WriteOptions{TileSize: tile, NoData: "0"}); err != nil {
+		if err := geotiff.WriteBands(p, w, h, [][]uint16{dn}, fake.GeoRef(), geotiff.WriteOptions{TileSize: tile, NoData: "0"}); err != nil {
 			t.Fatal(err)
 		}
 		paths = append(paths, p)
@@ -136,7 +137,7 @@ func TestLevelsFromOverviews(t *testing.T) {
 	// Our COG writer: 600² float32, 64² tiles: overviews 300, 150, 75, 38.
 	dir := t.TempDir()
 	n := 600
-	s, _ := compute.NewFakeScene(compute.SceneLandscape, n, n, 2)
+	s, _ := fake.NewScene(fake.Landscape, n, n, 2)
 	red, nir := make([]float32, n*n), make([]float32, n*n)
 	s.Rows(0, n, red, nir)
 	var paths []string
@@ -146,7 +147,7 @@ func TestLevelsFromOverviews(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := geotiff.WriteCOG(f, n, n, [][]float32{band}, compute.FakeGeoRef(), geotiff.COGOptions{TileSize: 64}); err != nil {
+		if err := geotiff.WriteCOG(f, n, n, [][]float32{band}, fake.GeoRef(), geotiff.COGOptions{TileSize: 64}); err != nil {
 			t.Fatal(err)
 		}
 		f.Close()

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"canopy/compute"
+	"canopy/compute/fake"
 	"canopy/compute/geotiff"
 	"canopy/compute/index"
 	"canopy/compute/pipeline"
@@ -46,10 +47,10 @@ func product(t *testing.T, w, h, tile int) (Sources, []compute.BandInput, []uint
 		}
 	}
 	a, q := filepath.Join(dir, "bands.tif"), filepath.Join(dir, "qa.tif")
-	if err := geotiff.WriteBands(a, w, h, [][]uint16{red, nir, alpha}, compute.FakeGeoRef(), geotiff.WriteOptions{TileSize: tile}); err != nil {
+	if err := geotiff.WriteBands(a, w, h, [][]uint16{red, nir, alpha}, fake.GeoRef(), geotiff.WriteOptions{TileSize: tile}); err != nil {
 		t.Fatal(err)
 	}
-	if err := geotiff.WriteBands(q, w, h, [][]uint16{qa}, compute.FakeGeoRef(), geotiff.WriteOptions{TileSize: tile}); err != nil {
+	if err := geotiff.WriteBands(q, w, h, [][]uint16{qa}, fake.GeoRef(), geotiff.WriteOptions{TileSize: tile}); err != nil {
 		t.Fatal(err)
 	}
 	rad := compute.Radiometry{Scale: 1e-4, Offset: -0.1}

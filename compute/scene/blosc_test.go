@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"canopy/compute"
+	"canopy/compute/fake"
 	"canopy/compute/geotiff"
 )
 
@@ -20,7 +20,7 @@ func gdalZarr(t *testing.T, dir string, w, h int, v []uint16, cname, shuffle str
 	t.Helper()
 	needGDALTool(t)
 	tif := filepath.Join(dir, "a.tif")
-	if err := geotiff.WriteBands(tif, w, h, [][]uint16{v}, compute.FakeGeoRef(), geotiff.WriteOptions{}); err != nil {
+	if err := geotiff.WriteBands(tif, w, h, [][]uint16{v}, fake.GeoRef(), geotiff.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, fmt.Sprintf("%s-%s-%dx%d.zarr", cname, shuffle, cw, ch))

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"canopy/compute"
+	"canopy/compute/fake"
 	"canopy/compute/geotiff"
 	_ "canopy/compute/goback"
 	"canopy/compute/index"
@@ -62,7 +63,7 @@ func bandFiles(t *testing.T, w, h int) (red, nir, red16 string) {
 		r16[i] = uint16(i % 4000)
 	}
 	red, nir, red16 = filepath.Join(dir, "red.tif"), filepath.Join(dir, "nir.tif"), filepath.Join(dir, "red16.tif")
-	geo := compute.FakeGeoRef()
+	geo := fake.GeoRef()
 	if err := geotiff.WriteBands(red, w, h, [][]float32{r}, geo, geotiff.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +159,7 @@ func TestOpenFilesAndRun(t *testing.T) {
 	}
 
 	other := filepath.Join(t.TempDir(), "small.tif")
-	if err := geotiff.WriteBands(other, w-1, h, [][]float32{make([]float32, (w-1)*h)}, compute.FakeGeoRef(), geotiff.WriteOptions{}); err != nil {
+	if err := geotiff.WriteBands(other, w-1, h, [][]float32{make([]float32, (w-1)*h)}, fake.GeoRef(), geotiff.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := source.Open(ctx, source.Spec{Files: map[string]string{"red": red, "nir": other}}, roles); err == nil || !strings.Contains(err.Error(), "must share a grid") {
@@ -177,7 +178,7 @@ func TestOpenFilesAndRun(t *testing.T) {
 // that needs a role the run's source lacks is a usage error.
 func TestOpenFakeAndMissingRole(t *testing.T) {
 	ctx := context.Background()
-	src, err := source.Open(ctx, source.Spec{Fake: compute.SceneNoise, Width: 40, Height: 30, Seed: 2}, source.Options{Roles: []string{"red"}})
+	src, err := source.Open(ctx, source.Spec{Fake: fake.Noise, Width: 40, Height: 30, Seed: 2}, source.Options{Roles: []string{"red"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +234,7 @@ func TestMemory(t *testing.T) {
 	if !source.Large(spec, []string{"red", "nir"}, rule) || asked != int64(w*h*(4+2+4)) {
 		t.Errorf("Large asked of %d bytes, want %d (uint16, float32 and the index)", asked, w*h*(4+2+4))
 	}
-	if source.Large(source.Spec{Fake: compute.SceneNoise, Width: 9000, Height: 9000}, []string{"red"}, func(int64) bool { return true }) {
+	if source.Large(source.Spec{Fake: fake.Noise, Width: 9000, Height: 9000}, []string{"red"}, func(int64) bool { return true }) {
 		t.Error("a generated scene is read by views")
 	}
 	im, err := source.OpenViews(source.Spec{Files: map[string]string{"red": red, "nir": nir}}, []string{"red", "nir"})
@@ -247,10 +248,10 @@ func TestMemory(t *testing.T) {
 }
 
 // A generated scene's red and NIR stream by rows; read whole they are
-// the bytes compute.FakeBands makes.
+// the bytes fake.Bands makes.
 func TestFakeStreams(t *testing.T) {
 	const w, h = 90, 700
-	src, err := source.Open(context.Background(), source.Spec{Fake: compute.SceneLandscape, Width: w, Height: h, Seed: 4}, source.Options{Roles: []string{"nir", "red"}})
+	src, err := source.Open(context.Background(), source.Spec{Fake: fake.Landscape, Width: w, Height: h, Seed: 4}, source.Options{Roles: []string{"nir", "red"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,13 +263,13 @@ func TestFakeStreams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _, err := compute.FakeBands(compute.SceneLandscape, w, h, 4, []string{"nir", "red"})
+	want, _, err := fake.Bands(fake.Landscape, w, h, 4, []string{"nir", "red"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range want {
 		if got[i].Role != want[i].Role || got[i].Source != want[i].Source || !bytes.Equal(got[i].Plane.Data, want[i].Plane.Data) {
-			t.Errorf("%s: streamed rows differ from FakeBands", want[i].Role)
+			t.Errorf("%s: streamed rows differ from fake.Bands", want[i].Role)
 		}
 	}
 }
@@ -286,10 +287,10 @@ func TestProductRadiometry(t *testing.T) {
 		fa[i], fb[i] = 0.05, 0.4
 	}
 	dnPath, flPath := filepath.Join(dir, "dn.tif"), filepath.Join(dir, "fl.tif")
-	if err := geotiff.WriteBands(dnPath, w, h, [][]uint16{a, b}, compute.FakeGeoRef(), geotiff.WriteOptions{}); err != nil {
+	if err := geotiff.WriteBands(dnPath, w, h, [][]uint16{a, b}, fake.GeoRef(), geotiff.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := geotiff.WriteBands(flPath, w, h, [][]float32{fa, fb}, compute.FakeGeoRef(), geotiff.WriteOptions{}); err != nil {
+	if err := geotiff.WriteBands(flPath, w, h, [][]float32{fa, fb}, fake.GeoRef(), geotiff.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	roles := source.Options{Roles: []string{"red", "nir"}, Need: "ndvi"}

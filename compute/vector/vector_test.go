@@ -13,6 +13,7 @@ import (
 	"github.com/paulmach/orb"
 
 	"canopy/compute"
+	"canopy/compute/fake"
 )
 
 // needTool skips the test when a command-line tool is missing, unless
@@ -397,8 +398,8 @@ func TestReproject(t *testing.T) {
 }
 
 func TestRasterCRS(t *testing.T) {
-	fake := compute.FakeGeoRef()
-	if s, err := RasterCRS(fake); err != nil || s != "EPSG:32632" {
+	ref := fake.GeoRef()
+	if s, err := RasterCRS(ref); err != nil || s != "EPSG:32632" {
 		t.Fatalf("fake scene: %q %v", s, err)
 	}
 	geo := &compute.GeoRef{GeoKeyDirectory: []uint16{1, 1, 0, 2, 1024, 0, 1, 2, 2048, 0, 1, 4326}}

@@ -14,6 +14,7 @@ import (
 
 	"canopy/compute"
 	"canopy/compute/backends"
+	"canopy/compute/fake"
 	"canopy/compute/usererr"
 )
 
@@ -238,8 +239,8 @@ func parseSize(s string) (w, h int, err error) {
 	if err1 != nil || err2 != nil || w <= 0 || h <= 0 {
 		return 0, 0, compute.Usagef("bad --size %q: want N or NxM with positive integers, e.g. 2048 or 10980x10980", s)
 	}
-	if w*h > compute.MaxFakePixels || w > compute.MaxFakePixels || h > compute.MaxFakePixels {
-		return 0, 0, compute.Usagef("bad --size %q: at most %d pixels", s, compute.MaxFakePixels)
+	if w*h > fake.MaxPixels || w > fake.MaxPixels || h > fake.MaxPixels {
+		return 0, 0, compute.Usagef("bad --size %q: at most %d pixels", s, fake.MaxPixels)
 	}
 	return w, h, nil
 }

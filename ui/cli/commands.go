@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"canopy/compute"
+	"canopy/compute/fake"
 	"canopy/compute/geo"
 	"canopy/compute/geotiff"
 	"canopy/compute/outfile"
@@ -407,7 +408,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	sizes := fs.String("size", "2048", "image sizes, N or NxM, comma-separated")
 	list := fs.String("backends", "all", "backends to time: all or a comma list (name, or name:mode: cuda:overlapped, cuda:sequential, gl:mapped, gl:subdata)")
 	repeat := fs.Int("repeat", 10, "timed runs per backend and size, after one untimed warm-up")
-	scene := fs.String("scene", compute.SceneNoise, "fake scene: noise (uniform random reflectances, the textbook benchmark) or landscape")
+	scene := fs.String("scene", fake.Noise, "fake scene: noise (uniform random reflectances, the textbook benchmark) or landscape")
 	seed := fs.Uint64("seed", 1, "scene seed")
 	asJSON := fs.Bool("json", false, "one JSON object per backend and size")
 	chartOut := fs.String("chart", "", "write a chart PNG (time vs pixels when several sizes, phases when one)")
@@ -420,7 +421,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	if *repeat < 1 {
 		return compute.Usagef("bad --repeat %d: at least 1", *repeat)
 	}
-	if *scene != compute.SceneNoise && *scene != compute.SceneLandscape {
+	if *scene != fake.Noise && *scene != fake.Landscape {
 		return compute.Usagef("unknown --scene %q (noise, landscape)", *scene)
 	}
 	var dims [][2]int
@@ -459,7 +460,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 			inst[0].Info().Device, runtime.GOMAXPROCS(0), *scene, *repeat)
 	}
 	for _, d := range dims {
-		bands, _, err := compute.FakeBands(*scene, d[0], d[1], *seed, sel.roles())
+		bands, _, err := fake.Bands(*scene, d[0], d[1], *seed, sel.roles())
 		if err != nil {
 			return err
 		}
@@ -504,7 +505,7 @@ func cmdFake(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("fake", stderr)
 	size := fs.String("size", "", "N or NxM pixels")
 	seed := fs.Uint64("seed", 1, "random seed (same seed, same bytes)")
-	scene := fs.String("scene", compute.SceneLandscape, "noise (uniform random reflectances) or landscape")
+	scene := fs.String("scene", fake.Landscape, "noise (uniform random reflectances) or landscape")
 	redOut := fs.String("red", "", "output red band GeoTIFF")
 	nirOut := fs.String("nir", "", "output NIR band GeoTIFF")
 	// The fake's per-pixel texture barely compresses (Huffman coding saves
@@ -528,7 +529,7 @@ func cmdFake(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if *scene != compute.SceneNoise && *scene != compute.SceneLandscape {
+	if *scene != fake.Noise && *scene != fake.Landscape {
 		return compute.Usagef("unknown --scene %q (noise, landscape)", *scene)
 	}
 	if err := writeFake(*redOut, *nirOut, *scene, w, h, *seed, comp); err != nil {
@@ -569,7 +570,7 @@ func writeFake(redPath, nirPath, kind string, w, h int, seed uint64, comp geotif
 		if err != nil {
 			return err
 		}
-		c, err := geotiff.NewCOG(fw, w, h, 1, compute.FakeGeoRef(), geotiff.COGOptions{Compression: comp, Level: level, Descriptions: []string{in.Bands[k].Role}, ScratchDir: filepath.Dir(p)})
+		c, err := geotiff.NewCOG(fw, w, h, 1, fake.GeoRef(), geotiff.COGOptions{Compression: comp, Level: level, Descriptions: []string{in.Bands[k].Role}, ScratchDir: filepath.Dir(p)})
 		if err != nil {
 			return fmt.Errorf("write %s: %w", p, err)
 		}

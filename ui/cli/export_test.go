@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"canopy/compute"
+	"canopy/compute/fake"
 	"canopy/compute/pipeline"
 )
 
@@ -34,7 +35,7 @@ func layoutRunOf(t *testing.T, w, h int, index string, st pngStyle, args ...stri
 	if err := lf.check(sel, st.ramp); err != nil {
 		return nil, err
 	}
-	bands, geo, err := compute.FakeBands(compute.SceneLandscape, w, h, 3, sel.roles())
+	bands, geo, err := fake.Bands(fake.Landscape, w, h, 3, sel.roles())
 	if err != nil {
 		t.Fatal(err)
 	}

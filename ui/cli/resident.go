@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"canopy/compute"
+	"canopy/compute/fake"
 	"canopy/compute/index"
 	"canopy/compute/par"
 	"canopy/compute/residentcpu"
@@ -82,7 +83,7 @@ type ResidentAgreement struct {
 // s2Bands are the red and NIR bands of a fake landscape as Sentinel-2
 // L2A stores them: uint16 DN = reflectance × 10000 + 1000, nodata 0.
 func s2Bands(w, h int, seed uint64) ([]compute.BandInput, error) {
-	fb, _, err := compute.FakeBands(compute.SceneLandscape, w, h, seed, []string{"red", "nir"})
+	fb, _, err := fake.Bands(fake.Landscape, w, h, seed, []string{"red", "nir"})
 	if err != nil {
 		return nil, err
 	}

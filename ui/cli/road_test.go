@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"canopy/compute"
+	"canopy/compute/fake"
 	"canopy/compute/geotiff"
 	"canopy/compute/index"
 	"canopy/compute/outfile"
@@ -21,7 +22,7 @@ import (
 func TestComputeTifIsTheRoad(t *testing.T) {
 	const w, h = 600, 530
 	dir := t.TempDir()
-	bands, geo, err := compute.FakeBands(compute.SceneLandscape, w, h, 7, []string{"red", "nir"})
+	bands, geo, err := fake.Bands(fake.Landscape, w, h, 7, []string{"red", "nir"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,13 +11,14 @@ import (
 	"canopy/compute"
 	_ "canopy/compute/backends" // the backends a job runs on
 	"canopy/compute/computetest"
+	"canopy/compute/fake"
 	"canopy/ui/render/colormap"
 )
 
 // smallMap returns a map view of a w×h fake landscape, laid out at size.
 func smallMap(t testing.TB, w, h int, size fyne.Size) *View {
 	t.Helper()
-	j := computetest.NDVIJob(compute.SceneLandscape, w, h, 1)
+	j := computetest.NDVIJob(fake.Landscape, w, h, 1)
 	if _, err := compute.RunJob(engine(), j); err != nil {
 		t.Fatal(err)
 	}

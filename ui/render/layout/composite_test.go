@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"canopy/compute"
+	"canopy/compute/fake"
 	"canopy/ui/render/composite"
 )
 
@@ -17,7 +18,7 @@ import (
 // as green) of a generated w×h landscape, its top-left eighth masked.
 func landscapeComposite(t testing.TB, w, h int) *composite.Composite {
 	t.Helper()
-	red, nir, err := compute.Fake(compute.SceneLandscape, w, h, 7)
+	red, nir, err := fake.RedNIR(fake.Landscape, w, h, 7)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,13 +5,14 @@ import (
 	"testing"
 
 	"canopy/compute"
+	"canopy/compute/fake"
 )
 
 // landscape returns the NDVI of a generated w×h landscape, with a block of
 // no data in its top-left corner.
 func landscape(t testing.TB, w, h int) []float32 {
 	t.Helper()
-	red, nir, err := compute.Fake(compute.SceneLandscape, w, h, 7)
+	red, nir, err := fake.RedNIR(fake.Landscape, w, h, 7)
 	if err != nil {
 		t.Fatal(err)
 	}

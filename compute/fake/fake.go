@@ -1,6 +1,14 @@
-package compute
+// Package fake generates Canopy's fake scenes, seeded and reproducible:
+// "noise", the textbook chapter's own fake image (red uniform in
+// [0.05, 0.40), NIR uniform in [0.20, 0.60), float32), and "landscape",
+// land a forester knows (stands, fields, bare soil, water, roads), made row
+// by row so that a scene of any size is generated block by block (Scene)
+// and the same kind, size and seed give the same bytes on every machine.
+// compute/source opens them as one more kind of source (Spec.Fake).
+package fake
 
 import (
+	"canopy/compute"
 	"canopy/compute/index"
 	"canopy/compute/par"
 	"fmt"
@@ -9,56 +17,56 @@ import (
 	"sync"
 )
 
-// Fake scene kinds.
+// The fake scene kinds.
 const (
-	SceneNoise     = "noise"
-	SceneLandscape = "landscape"
+	Noise     = "noise"
+	Landscape = "landscape"
 )
 
-// Scenes lists the fake scene kinds.
-func Scenes() []string { return []string{SceneNoise, SceneLandscape} }
+// Kinds lists the fake scene kinds.
+func Kinds() []string { return []string{Noise, Landscape} }
 
-// MaxFakePixels bounds a fake scene (a Sentinel-2 tile is 10980², 1.2e8
+// MaxPixels bounds a fake scene (a Sentinel-2 tile is 10980², 1.2e8
 // pixels) so that a typo cannot ask for terabytes.
-const MaxFakePixels = 1 << 30
+const MaxPixels = 1 << 30
 
-// Fake generates a seeded, reproducible pair of float32 bands. "noise" is
+// RedNIR generates a seeded, reproducible pair of float32 bands. "noise" is
 // the textbook benchmark's fake image: red uniform in [0.05, 0.40), NIR uniform in
 // [0.20, 0.60). "landscape" is land a forester knows: forest stands, fields,
 // bare soil, water and roads with spatial structure, scaled to the image.
 // The same kind, size and seed give identical bytes on every machine.
-func Fake(kind string, w, h int, seed uint64) (red, nir *Band, err error) {
-	s, err := NewFakeScene(kind, w, h, seed)
+func RedNIR(kind string, w, h int, seed uint64) (red, nir *compute.Band, err error) {
+	s, err := NewScene(kind, w, h, seed)
 	if err != nil {
 		return nil, nil, err
 	}
-	red, nir = NewBand(w, h), NewBand(w, h)
+	red, nir = compute.NewBand(w, h), compute.NewBand(w, h)
 	red.Source, nir.Source = s.Source()+" red", s.Source()+" nir"
-	red.Geo, nir.Geo = FakeGeoRef(), FakeGeoRef()
+	red.Geo, nir.Geo = GeoRef(), GeoRef()
 	s.Rows(0, h, red.Data, nir.Data)
 	return red, nir, nil
 }
 
-// FakeScene generates a fake scene's red and NIR rows on demand, so that a
+// Scene generates a fake scene's red and NIR rows on demand, so that a
 // scene of any size is made block by block (canopy fake writes its
 // GeoTIFFs so). Rows depend on nothing but the kind, size, seed and their
-// row numbers: any split into blocks gives the bytes Fake gives.
-type FakeScene struct {
+// row numbers: any split into blocks gives the bytes RedNIR gives.
+type Scene struct {
 	kind, source string
 	w, h         int
 	seed         uint64
 	land         *landscape
 }
 
-// NewFakeScene prepares a scene (see Fake) of w×h pixels.
-func NewFakeScene(kind string, w, h int, seed uint64) (*FakeScene, error) {
-	if w <= 0 || h <= 0 || w > MaxFakePixels || h > MaxFakePixels || w*h > MaxFakePixels {
-		return nil, fmt.Errorf("fake scene size %dx%d: sides must be positive and the scene at most %d pixels", w, h, MaxFakePixels)
+// NewScene prepares a scene (see RedNIR) of w×h pixels.
+func NewScene(kind string, w, h int, seed uint64) (*Scene, error) {
+	if w <= 0 || h <= 0 || w > MaxPixels || h > MaxPixels || w*h > MaxPixels {
+		return nil, fmt.Errorf("fake scene size %dx%d: sides must be positive and the scene at most %d pixels", w, h, MaxPixels)
 	}
-	s := &FakeScene{kind: kind, w: w, h: h, seed: seed, source: fmt.Sprintf("fake %s %dx%d seed %d", kind, w, h, seed)}
+	s := &Scene{kind: kind, w: w, h: h, seed: seed, source: fmt.Sprintf("fake %s %dx%d seed %d", kind, w, h, seed)}
 	switch kind {
-	case SceneNoise:
-	case SceneLandscape:
+	case Noise:
+	case Landscape:
 		s.land = newLandscape(w, h, seed)
 	default:
 		return nil, fmt.Errorf("unknown scene %q (known: noise, landscape)", kind)
@@ -67,14 +75,14 @@ func NewFakeScene(kind string, w, h int, seed uint64) (*FakeScene, error) {
 }
 
 // Size is the scene's size.
-func (s *FakeScene) Size() (w, h int) { return s.w, s.h }
+func (s *Scene) Size() (w, h int) { return s.w, s.h }
 
 // Source names the scene ("fake landscape 10980x10980 seed 1").
-func (s *FakeScene) Source() string { return s.source }
+func (s *Scene) Source() string { return s.source }
 
 // Rows fills red and nir ((y1-y0)*width samples each) with rows [y0, y1),
 // on all cores. Calls for disjoint rows may run at the same time.
-func (s *FakeScene) Rows(y0, y1 int, red, nir []float32) {
+func (s *Scene) Rows(y0, y1 int, red, nir []float32) {
 	w := s.w
 	if s.land == nil {
 		par.For(y1-y0, func(r int) {
@@ -85,12 +93,12 @@ func (s *FakeScene) Rows(y0, y1 int, red, nir []float32) {
 	s.land.rows(y0, y1, red, nir)
 }
 
-// FakeGeoRef places fake scenes where a Sentinel-2 tile could be: WGS 84 /
+// GeoRef places fake scenes where a Sentinel-2 tile could be: WGS 84 /
 // UTM zone 32N (EPSG:32632), 10 m pixels, top-left corner at (600000 E,
 // 5300000 N). GIS tools then show them on a map and areas come out in
 // hectares.
-func FakeGeoRef() *GeoRef {
-	return &GeoRef{
+func GeoRef() *compute.GeoRef {
+	return &compute.GeoRef{
 		PixelScale: []float64{10, 10, 0},
 		Tiepoints:  []float64{0, 0, 0, 600000, 5300000, 0},
 		// Version 1.1.0, 3 keys: projected model, pixel-is-area, EPSG:32632.
@@ -447,7 +455,7 @@ func (l *landscape) surfaceAt(x int, u, v, px float64, f fields, across *[4]floa
 	return surface{crop.red * (1 - furrow), crop.nir * (1 + furrow)}, 0.06
 }
 
-// fakeMix is how FakeBands derives the roles other than red and nir from
+// fakeMix is how Bands derives the roles other than red and nir from
 // them on a landscape: typical reflectance relations (green and blue
 // follow red, the red edge moves from red to NIR, the short-wave infrared
 // follows NIR and water), so that every catalogue index draws a
@@ -470,18 +478,18 @@ var noiseRange = map[string][2]float32{
 	"rededge3": {0.20, 0.60}, "nir2": {0.20, 0.60}, "swir1": {0.10, 0.40}, "swir2": {0.05, 0.30},
 }
 
-// FakeBands generates a seeded scene with a float32 band for each role:
-// red and nir exactly as Fake makes them; for "noise" every other role is
+// Bands generates a seeded scene with a float32 band for each role:
+// red and nir exactly as RedNIR makes them; for "noise" every other role is
 // uniform over its typical range (noiseRange: blue and green darker than
 // red, so that EVI's denominator stays away from zero); for "landscape" it
 // is mixed from red and NIR (fakeMix) with a little seeded noise. The same arguments give the same
 // bytes.
-func FakeBands(kind string, w, h int, seed uint64, roles []string) ([]BandInput, *GeoRef, error) {
-	red, nir, err := Fake(kind, w, h, seed)
+func Bands(kind string, w, h int, seed uint64, roles []string) ([]compute.BandInput, *compute.GeoRef, error) {
+	red, nir, err := RedNIR(kind, w, h, seed)
 	if err != nil {
 		return nil, nil, err
 	}
-	var out []BandInput
+	var out []compute.BandInput
 	for _, role := range roles {
 		var data []float32
 		switch role {
@@ -494,14 +502,14 @@ func FakeBands(kind string, w, h int, seed uint64, roles []string) ([]BandInput,
 			if !ok {
 				return nil, nil, fmt.Errorf("fake scene: no band for role %q", role)
 			}
-			data = NewOutput(w * h)
+			data = compute.NewOutput(w * h)
 			// The role's own seed, whatever other roles are asked for.
 			s := seed*31 + uint64(index.RoleIndex(role)) + 1
 			par.For(h, func(y int) {
 				for x := range w {
 					i := y*w + x
 					u := float32(unit(hash2(int64(x), int64(y), s)))
-					if kind == SceneNoise {
+					if kind == Noise {
 						r := noiseRange[role]
 						data[i] = r[0] + (r[1]-r[0])*u
 					} else {
@@ -511,7 +519,7 @@ func FakeBands(kind string, w, h int, seed uint64, roles []string) ([]BandInput,
 			})
 		}
 		src := fmt.Sprintf("fake %s %dx%d seed %d %s", kind, w, h, seed, role)
-		out = append(out, BandInput{Role: role, Plane: PlaneOf(w, h, data), Radiometry: Identity(), Source: src})
+		out = append(out, compute.BandInput{Role: role, Plane: compute.PlaneOf(w, h, data), Radiometry: compute.Identity(), Source: src})
 	}
 	return out, red.Geo, nil
 }

@@ -1,4 +1,4 @@
-package compute_test
+package fake_test
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"canopy/compute"
+	"canopy/compute/fake"
 )
 
 func bandBytes(b *compute.Band) []byte {
@@ -17,18 +18,18 @@ func bandBytes(b *compute.Band) []byte {
 }
 
 func TestFakeReproducible(t *testing.T) {
-	for _, kind := range compute.Scenes() {
-		r1, n1, err := compute.Fake(kind, 333, 217, 42)
+	for _, kind := range fake.Kinds() {
+		r1, n1, err := fake.RedNIR(kind, 333, 217, 42)
 		if err != nil {
 			t.Fatal(err)
 		}
 		prev := runtime.GOMAXPROCS(1)
-		r2, n2, _ := compute.Fake(kind, 333, 217, 42)
+		r2, n2, _ := fake.RedNIR(kind, 333, 217, 42)
 		runtime.GOMAXPROCS(prev)
 		if !bytes.Equal(bandBytes(r1), bandBytes(r2)) || !bytes.Equal(bandBytes(n1), bandBytes(n2)) {
 			t.Errorf("%s: same seed gave different bytes", kind)
 		}
-		r3, _, _ := compute.Fake(kind, 333, 217, 43)
+		r3, _, _ := fake.RedNIR(kind, 333, 217, 43)
 		if bytes.Equal(bandBytes(r1), bandBytes(r3)) {
 			t.Errorf("%s: seeds 42 and 43 gave the same red band", kind)
 		}
@@ -39,7 +40,7 @@ func TestFakeReproducible(t *testing.T) {
 // uniform in [0.20, 0.60), so NDVI spans about -0.33 to 0.85.
 func TestNoiseSceneMatchesChapter(t *testing.T) {
 	const w, h = 1000, 1000
-	r, n, err := compute.Fake(compute.SceneNoise, w, h, 7)
+	r, n, err := fake.RedNIR(fake.Noise, w, h, 7)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +75,7 @@ func TestNoiseSceneMatchesChapter(t *testing.T) {
 // The landscape has water, bare ground, fields and dense forest in
 // believable shares.
 func TestLandscapeHasLandCover(t *testing.T) {
-	r, n, err := compute.Fake(compute.SceneLandscape, 800, 600, 1)
+	r, n, err := fake.RedNIR(fake.Landscape, 800, 600, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +128,7 @@ func TestFakeRejectsBadInput(t *testing.T) {
 		kind string
 		w, h int
 	}{{"noise", 0, 5}, {"noise", 5, -1}, {"noise", 1 << 20, 1 << 20}, {"mars", 5, 5}} {
-		if _, _, err := compute.Fake(c.kind, c.w, c.h, 1); err == nil {
+		if _, _, err := fake.RedNIR(c.kind, c.w, c.h, 1); err == nil {
 			t.Errorf("Fake(%q, %d, %d) gave no error", c.kind, c.w, c.h)
 		}
 	}
