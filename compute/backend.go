@@ -355,13 +355,3 @@ func (r *PoolRunner) Close() {
 		r.pool = nil
 	}
 }
-
-// UsageError marks an error that is the user's invocation (a flag, a
-// formula, a missing band role), not the run: the command line exits 2 on
-// it, the window says it beside the field at fault.
-type UsageError struct{ Msg string }
-
-func (e UsageError) Error() string { return e.Msg }
-
-// Usagef formats a UsageError.
-func Usagef(format string, a ...any) error { return UsageError{fmt.Sprintf(format, a...)} }

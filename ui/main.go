@@ -23,6 +23,7 @@ import (
 	"canopy/compute"
 	"canopy/compute/fake"
 	"canopy/compute/index"
+	"canopy/compute/request"
 	"canopy/compute/source"
 	"canopy/compute/usererr"
 	"canopy/ui/render/colormap"
@@ -154,10 +155,10 @@ func parseFlags(args []string) (flags, error) {
 		if errors.Is(err, flag.ErrHelp) {
 			return f, errHelp
 		}
-		return f, compute.UsageError{Msg: err.Error()}
+		return f, request.Error{Msg: err.Error()}
 	}
 	if fs.NArg() > 0 {
-		return f, compute.Usagef("unexpected argument %q (a product is given with --scene PATH, bands with --band ROLE=FILE)", fs.Arg(0))
+		return f, request.Errorf("unexpected argument %q (a product is given with --scene PATH, bands with --band ROLE=FILE)", fs.Arg(0))
 	}
 	// --scene landscape|noise is the generated scene, as before --fake.
 	if contains(fake.Kinds(), sceneArg) {
@@ -170,21 +171,21 @@ func parseFlags(args []string) (flags, error) {
 		f.opts.Fake = fake.Landscape
 	}
 	if !contains(fake.Kinds(), f.opts.Fake) {
-		return f, compute.Usagef("unknown --fake %q (known: %s)", f.opts.Fake, strings.Join(fake.Kinds(), ", "))
+		return f, request.Errorf("unknown --fake %q (known: %s)", f.opts.Fake, strings.Join(fake.Kinds(), ", "))
 	}
 	specs, err := source.ParseBands(red, nir, bands)
 	if err != nil {
 		return f, err
 	}
 	if len(specs) > 0 && sceneArg != "" {
-		return f, compute.Usagef("give the bands either as files (--red/--nir/--band) or as --scene, not both")
+		return f, request.Errorf("give the bands either as files (--red/--nir/--band) or as --scene, not both")
 	}
 	if len(specs) > 0 {
 		f.opts.Bands = specs
 	}
 	if sceneArg != "" {
 		if _, err := os.Stat(sceneArg); err != nil {
-			return f, compute.Usagef("--scene %q: no such file or folder (a product, or landscape or noise for a generated scene)", sceneArg)
+			return f, request.Errorf("--scene %q: no such file or folder (a product, or landscape or noise for a generated scene)", sceneArg)
 		}
 	}
 	f.opts.Product = sceneArg
@@ -192,7 +193,7 @@ func parseFlags(args []string) (flags, error) {
 		return f, err
 	}
 	if len(f.opts.Assign) > 0 && sceneArg == "" {
-		return f, compute.Usagef("--bands names the bands of a --scene; for band files give --band ROLE=FILE[:BAND]")
+		return f, request.Errorf("--bands names the bands of a --scene; for band files give --band ROLE=FILE[:BAND]")
 	}
 	if len(scales) > 0 {
 		if f.opts.Scale, err = source.ParseScale(scales); err != nil {
@@ -201,20 +202,20 @@ func parseFlags(args []string) (flags, error) {
 	}
 	for _, m := range more {
 		if _, err := os.Stat(m); err != nil {
-			return f, compute.Usagef("--scene %q: no such file or folder", m)
+			return f, request.Errorf("--scene %q: no such file or folder", m)
 		}
 	}
 	if len(more) > 0 {
 		f.opts.More = more
 	}
 	if exprSet && f.opts.Index != "" {
-		return f, compute.Usagef("give --index or --expr, not both")
+		return f, request.Errorf("give --index or --expr, not both")
 	}
 	var roles []string
 	if exprSet {
 		e, err := index.Parse(f.opts.Expr)
 		if err != nil {
-			return f, compute.Usagef("--expr %q: %v", f.opts.Expr, err)
+			return f, request.Errorf("--expr %q: %v", f.opts.Expr, err)
 		}
 		roles = e.Roles()
 	} else {
@@ -224,31 +225,31 @@ func parseFlags(args []string) (flags, error) {
 		}
 		c, ok := index.Lookup(name)
 		if !ok {
-			return f, compute.Usagef("unknown --index %q (indices: %s)", name, strings.Join(index.Names(), ", "))
+			return f, request.Errorf("unknown --index %q (indices: %s)", name, strings.Join(index.Names(), ", "))
 		}
 		f.opts.Index, roles = c.Name, c.Roles
 	}
 	if len(specs) > 0 {
 		for _, r := range roles {
 			if _, ok := specs[r]; !ok {
-				return f, compute.Usagef("%s needs the %s band: give it with --band %s=FILE[:BAND]", indexName(f.opts), r, r)
+				return f, request.Errorf("%s needs the %s band: give it with --band %s=FILE[:BAND]", indexName(f.opts), r, r)
 			}
 		}
 	}
 	if f.opts.Mask != "auto" && f.opts.Mask != "none" {
-		return f, compute.Usagef("bad --mask %q: auto or none", f.opts.Mask)
+		return f, request.Errorf("bad --mask %q: auto or none", f.opts.Mask)
 	}
 	if f.opts.MaskBuffer < 0 || f.opts.MaskBuffer > 1000 {
-		return f, compute.Usagef("bad --mask-buffer %d: 0 to 1000 pixels", f.opts.MaskBuffer)
+		return f, request.Errorf("bad --mask-buffer %d: 0 to 1000 pixels", f.opts.MaskBuffer)
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(*size))
 	if err != nil || n <= 0 || n*n > fake.MaxPixels {
-		return f, compute.Usagef("bad --size %q: want a positive N (the scene is N×N), e.g. 2048 or 10980", *size)
+		return f, request.Errorf("bad --size %q: want a positive N (the scene is N×N), e.g. 2048 or 10980", *size)
 	}
 	f.opts.Size = n
 	s, err := strconv.ParseUint(strings.TrimSpace(*seed), 10, 63)
 	if err != nil {
-		return f, compute.Usagef("bad --seed %q: want a whole number ≥ 0", *seed)
+		return f, request.Errorf("bad --seed %q: want a whole number ≥ 0", *seed)
 	}
 	f.opts.Seed = int(s)
 	if *window != "" {
@@ -256,30 +257,30 @@ func parseFlags(args []string) (flags, error) {
 		ww, err1 := strconv.Atoi(a)
 		wh, err2 := strconv.Atoi(b)
 		if !ok || err1 != nil || err2 != nil || ww < 400 || wh < 300 {
-			return f, compute.Usagef("bad --window %q: want WxH of at least 400x300, e.g. 1600x1000", *window)
+			return f, request.Errorf("bad --window %q: want WxH of at least 400x300, e.g. 1600x1000", *window)
 		}
 		f.opts.WindowSize = fyne.NewSize(float32(ww), float32(wh))
 	}
 	if f.opts.Repeat < 1 {
-		return f, compute.Usagef("bad --repeat %d: at least 1", f.opts.Repeat)
+		return f, request.Errorf("bad --repeat %d: at least 1", f.opts.Repeat)
 	}
 	if f.exitAfter < 0 {
-		return f, compute.Usagef("bad --exit-after: a duration ≥ 0, e.g. 5s")
+		return f, request.Errorf("bad --exit-after: a duration ≥ 0, e.g. 5s")
 	}
 	if f.exportMap != "" && !strings.EqualFold(filepath.Ext(f.exportMap), ".png") {
-		return f, compute.Usagef("bad --export-map %q: a .png file", f.exportMap)
+		return f, request.Errorf("bad --export-map %q: a .png file", f.exportMap)
 	}
 	if f.exportLay != "" {
 		if _, err := layout.FormatOf(f.exportLay); err != nil {
-			return f, compute.Usagef("bad --export-layout %q: a .png, .pdf or .svg file", f.exportLay)
+			return f, request.Errorf("bad --export-layout %q: a .png, .pdf or .svg file", f.exportLay)
 		}
 	}
 	if f.ramp != "" {
 		if _, err := colormap.New(f.ramp, -1, 1); err != nil {
-			return f, compute.Usagef("bad --ramp: %v", err)
+			return f, request.Errorf("bad --ramp: %v", err)
 		}
 		if f.ramp == colormap.RampClasses && (exprSet || f.opts.Index != "ndvi") {
-			return f, compute.Usagef("--ramp classes: the classes are NDVI's, not %s's", indexName(f.opts))
+			return f, request.Errorf("--ramp classes: the classes are NDVI's, not %s's", indexName(f.opts))
 		}
 	}
 	return f, nil

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"canopy/compute"
 	"canopy/compute/geo"
+	"canopy/compute/request"
 )
 
 // Spec is a target grid as a user names it (--grid): a GeoTIFF whose
@@ -130,7 +130,7 @@ func (sp Spec) Resolve(data []Grid, like func(path string) (Grid, error)) (Grid,
 			}
 			im, iok := ic.MetresPerUnit()
 			if !ok || !iok {
-				return Grid{}, compute.Usagef("the grid's system or the data's is not in metres: give the pixel size (CRS,RES)")
+				return Grid{}, request.Errorf("the grid's system or the data's is not in metres: give the pixel size (CRS,RES)")
 			}
 			px := math.Min(g.ResX, g.ResY) * im / m
 			if rx == 0 || px < rx {

@@ -7,6 +7,7 @@ import (
 	"canopy/compute/geotiff"
 	"canopy/compute/grid"
 	"canopy/compute/pipeline"
+	"canopy/compute/request"
 	"canopy/compute/warp"
 )
 
@@ -85,7 +86,7 @@ func warpOnto(target grid.Grid, rg Regrid, srcs []Source, grids []grid.Grid, nam
 	}
 	be, err := warp.Get(name)
 	if err != nil {
-		return nil, 0, compute.UsageError{Msg: err.Error()}
+		return nil, 0, request.Error{Msg: err.Error()}
 	}
 	var inputs [][]*warp.Source
 	for i, s := range srcs {

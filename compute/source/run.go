@@ -8,6 +8,7 @@ import (
 	"canopy/compute/index"
 	"canopy/compute/pipeline"
 	"canopy/compute/pyramid"
+	"canopy/compute/request"
 )
 
 // Job is what a run computes and how: the indices (names and formulas),
@@ -34,7 +35,7 @@ type Job struct {
 // job.Verify) and handed to the sinks in order; a job of no index hands
 // the bands themselves to the sinks (a copy or a conversion). A cancelled ctx stops it
 // at the next block with ctx.Err(). An index that needs a band the source
-// lacks is a usage error; an output that fails verification is the run's
+// lacks is a request error (compute/request); an output that fails verification is the run's
 // error, naming the backend and the index. Sinks that need finishing (a
 // file's layout) are finished by the caller after Run.
 //
@@ -66,7 +67,7 @@ func (job Job) checked(res *pipeline.Result, err error) (*pipeline.Result, error
 	if err != nil {
 		var mr *compute.MissingRoleError
 		if errors.As(err, &mr) {
-			return nil, compute.UsageError{Msg: err.Error()}
+			return nil, request.Error{Msg: err.Error()}
 		}
 		return nil, err
 	}

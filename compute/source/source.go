@@ -11,7 +11,7 @@
 // which decides, once for every face:
 //
 //   - roles: which band of which file or product gives each role; a role
-//     the selection needs and the source lacks is a usage error naming it;
+//     the selection needs and the source lacks is a request error (compute/request) naming it;
 //   - radiometry: reflectance (a product's scale and offset, float bands)
 //     or digital numbers (integer files with no radiometry known);
 //   - masks and nodata: a product's own mask (SCL, QA_PIXEL, alpha) as
@@ -57,6 +57,7 @@ import (
 	"canopy/compute/index"
 	"canopy/compute/pipeline"
 	"canopy/compute/raster"
+	"canopy/compute/request"
 	"canopy/compute/scene"
 )
 
@@ -137,19 +138,19 @@ func bandsRadiometry(bands []compute.BandInput) Radiometry {
 // ParseBands reads the band shorthand of a face's command line: --red,
 // --nir and every --band ROLE=FILE[:BAND] into files by role. A role
 // given twice with different files, an unknown role or a malformed entry
-// is a usage error naming the flag.
+// is a request error (compute/request) naming the flag.
 func ParseBands(red, nir string, bands []string) (map[string]string, error) {
 	m := map[string]string{}
 	add := func(role, spec, flagName string) error {
 		role = strings.ToLower(strings.TrimSpace(role))
 		if index.RoleIndex(role) < 0 {
-			return compute.Usagef("%s: unknown role %q%s (roles: %s)", flagName, role, index.DidYouMean(role, index.Roles[:]), strings.Join(index.Roles[:], ", "))
+			return request.Errorf("%s: unknown role %q%s (roles: %s)", flagName, role, index.DidYouMean(role, index.Roles[:]), strings.Join(index.Roles[:], ", "))
 		}
 		if spec == "" {
-			return compute.Usagef("%s: no file for role %s", flagName, role)
+			return request.Errorf("%s: no file for role %s", flagName, role)
 		}
 		if old, dup := m[role]; dup && old != spec {
-			return compute.Usagef("%s: role %s given twice (%s and %s)", flagName, role, old, spec)
+			return request.Errorf("%s: role %s given twice (%s and %s)", flagName, role, old, spec)
 		}
 		m[role] = spec
 		return nil
@@ -167,7 +168,7 @@ func ParseBands(red, nir string, bands []string) (map[string]string, error) {
 	for _, b := range bands {
 		role, spec, ok := strings.Cut(b, "=")
 		if !ok {
-			return nil, compute.Usagef("--band %q: want ROLE=FILE[:BAND], e.g. --band red=scene.tif:3", b)
+			return nil, request.Errorf("--band %q: want ROLE=FILE[:BAND], e.g. --band red=scene.tif:3", b)
 		}
 		if err := add(role, spec, "--band"); err != nil {
 			return nil, err
@@ -187,7 +188,7 @@ func ParseAssign(s string) (map[string]int, error) {
 		role, num, ok := strings.Cut(strings.TrimSpace(kv), "=")
 		b, err := strconv.Atoi(num)
 		if !ok || err != nil || b < 1 {
-			return nil, compute.Usagef("bad --bands entry %q: want ROLE=BAND, e.g. red=3,nir=4", kv)
+			return nil, request.Errorf("bad --bands entry %q: want ROLE=BAND, e.g. red=3,nir=4", kv)
 		}
 		m[strings.ToLower(role)] = b
 	}
@@ -209,13 +210,13 @@ func ParseScale(list []string) (map[string]compute.Radiometry, error) {
 			r.Offset, err2 = strconv.ParseFloat(strings.TrimSpace(off), 64)
 		}
 		if !ok || err1 != nil || err2 != nil || r.Scale == 0 || math.IsNaN(r.Scale) || math.IsInf(r.Scale, 0) || math.IsNaN(r.Offset) || math.IsInf(r.Offset, 0) {
-			return nil, compute.Usagef("bad --scale %q: want ROLE=SCALE[,OFFSET], e.g. --scale red=0.0000275,-0.2", kv)
+			return nil, request.Errorf("bad --scale %q: want ROLE=SCALE[,OFFSET], e.g. --scale red=0.0000275,-0.2", kv)
 		}
 		if index.RoleIndex(role) < 0 {
-			return nil, compute.Usagef("--scale: unknown role %q%s (roles: %s)", role, index.DidYouMean(role, index.Roles[:]), strings.Join(index.Roles[:], ", "))
+			return nil, request.Errorf("--scale: unknown role %q%s (roles: %s)", role, index.DidYouMean(role, index.Roles[:]), strings.Join(index.Roles[:], ", "))
 		}
 		if _, dup := m[role]; dup {
-			return nil, compute.Usagef("--scale: role %s given twice", role)
+			return nil, request.Errorf("--scale: role %s given twice", role)
 		}
 		m[role] = r
 	}
@@ -225,10 +226,10 @@ func ParseScale(list []string) (map[string]compute.Radiometry, error) {
 // CheckMask checks a mask choice and its buffer.
 func CheckMask(mask string, buffer int) error {
 	if mask != "auto" && mask != "none" {
-		return compute.Usagef("bad --mask %q: auto or none", mask)
+		return request.Errorf("bad --mask %q: auto or none", mask)
 	}
 	if buffer < 0 || buffer > 1000 {
-		return compute.Usagef("bad --mask-buffer %d: 0 to 1000 pixels", buffer)
+		return request.Errorf("bad --mask-buffer %d: 0 to 1000 pixels", buffer)
 	}
 	return nil
 }
@@ -236,13 +237,13 @@ func CheckMask(mask string, buffer int) error {
 // Check validates a spec of files or a product without reading pixels.
 func (s Spec) Check() error {
 	if s.Product != "" && len(s.Files) > 0 {
-		return compute.Usagef("give the bands either as files (--red/--nir/--band) or as --scene, not both")
+		return request.Errorf("give the bands either as files (--red/--nir/--band) or as --scene, not both")
 	}
 	if len(s.More) > 0 && s.Product == "" {
-		return compute.Usagef("further products to mosaic need a first one")
+		return request.Errorf("further products to mosaic need a first one")
 	}
 	if s.Product == "" && len(s.Files) == 0 && s.Fake == "" {
-		return compute.Usagef("no input: give --red and --nir, --band ROLE=FILE[:BAND], or --scene PATH")
+		return request.Errorf("no input: give --red and --nir, --band ROLE=FILE[:BAND], or --scene PATH")
 	}
 	mask := s.Mask
 	if mask == "" {
@@ -253,10 +254,10 @@ func (s Spec) Check() error {
 	}
 	if s.NoData != "" {
 		if _, err := strconv.ParseFloat(s.NoData, 64); err != nil {
-			return compute.Usagef("bad --nodata %q: not a number", s.NoData)
+			return request.Errorf("bad --nodata %q: not a number", s.NoData)
 		}
 		if s.Product != "" {
-			return compute.Usagef("--nodata applies to bands given as files; a --scene's nodata comes from its metadata")
+			return request.Errorf("--nodata applies to bands given as files; a --scene's nodata comes from its metadata")
 		}
 	}
 	return nil
@@ -392,7 +393,7 @@ func openFiles(spec Spec, opt Options) (Source, error) {
 		sp, ok := spec.Files[r]
 		if !ok {
 			given := slices.Sorted(maps.Keys(spec.Files))
-			return nil, compute.UsageError{Msg: (&compute.MissingRoleError{Index: opt.Need, Role: r, Given: given}).Error() + fmt.Sprintf("; give it with --band %s=FILE[:BAND]", r)}
+			return nil, request.Error{Msg: (&compute.MissingRoleError{Index: opt.Need, Role: r, Given: given}).Error() + fmt.Sprintf("; give it with --band %s=FILE[:BAND]", r)}
 		}
 		list = append(list, sp)
 	}
@@ -439,7 +440,7 @@ func openProduct(ctx context.Context, spec Spec, opt Options) (Source, error) {
 	}
 	for _, role := range slices.Sorted(maps.Keys(spec.Assign)) {
 		if err := sc.AssignBand(role, spec.Assign[role]); err != nil {
-			return nil, compute.UsageError{Msg: err.Error()}
+			return nil, request.Error{Msg: err.Error()}
 		}
 	}
 	for _, r := range opt.Roles {
@@ -448,7 +449,7 @@ func openProduct(ctx context.Context, spec Spec, opt Options) (Source, error) {
 			if spec.AssignFlag != "" {
 				msg += " (name it with " + spec.AssignFlag + " " + r + "=BAND)"
 			}
-			return nil, compute.UsageError{Msg: msg}
+			return nil, request.Error{Msg: msg}
 		}
 	}
 	mask := spec.Mask
@@ -599,7 +600,7 @@ func CheckClasses(r Radiometry, what string, raw bool) error {
 	if r != DigitalNumbers || raw {
 		return nil
 	}
-	return compute.Usagef("%s needs reflectance: its bounds are set for reflectance, but the bands are digital numbers with no scale known; give the scale with --scale ROLE=S[,O], or class the raw numbers with --raw", what)
+	return request.Errorf("%s needs reflectance: its bounds are set for reflectance, but the bands are digital numbers with no scale known; give the scale with --scale ROLE=S[,O], or class the raw numbers with --raw", what)
 }
 
 // CheckValues refuses, with the reason, indices whose formula needs
@@ -611,7 +612,7 @@ func CheckValues(r Radiometry, names []string, exprs []*index.Expr, raw bool) er
 	}
 	for i, e := range exprs {
 		if NeedsReflectance(e) {
-			return compute.Usagef("%s needs reflectance: its formula adds constants to the bands (%s), but the bands are digital numbers with no scale known; give the scale with --scale ROLE=S[,O], or compute it on the raw numbers with --raw", names[i], e)
+			return request.Errorf("%s needs reflectance: its formula adds constants to the bands (%s), but the bands are digital numbers with no scale known; give the scale with --scale ROLE=S[,O], or compute it on the raw numbers with --raw", names[i], e)
 		}
 	}
 	return nil

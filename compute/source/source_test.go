@@ -16,6 +16,7 @@ import (
 	"canopy/compute/index"
 	"canopy/compute/pipeline"
 	"canopy/compute/raster"
+	"canopy/compute/request"
 	"canopy/compute/source"
 )
 
@@ -39,7 +40,7 @@ func TestParseBands(t *testing.T) {
 		{"", []string{"red="}, "--band: no file for role red"},
 	} {
 		_, err := source.ParseBands(c.red, "", c.bands)
-		var ue compute.UsageError
+		var ue request.Error
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: %v, want a usage error with %q", c.bands, err, c.want)
 		}
@@ -153,7 +154,7 @@ func TestOpenFilesAndRun(t *testing.T) {
 	}
 
 	_, err = source.Open(ctx, source.Spec{Files: map[string]string{"red": red}}, roles)
-	var ue compute.UsageError
+	var ue request.Error
 	if !errors.As(err, &ue) || err.Error() != "index ndvi needs the nir band, which was not given (bands given: red); give it with --band nir=FILE[:BAND]" {
 		t.Errorf("a missing role: %v", err)
 	}
@@ -187,7 +188,7 @@ func TestOpenFakeAndMissingRole(t *testing.T) {
 		t.Errorf("grid %+v", g)
 	}
 	_, err = source.Run(ctx, src, ndvi(t), pipeline.SinkFunc(func(*pipeline.Block) error { return nil }))
-	var ue compute.UsageError
+	var ue request.Error
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "needs the nir band") {
 		t.Errorf("ndvi over red alone: %v", err)
 	}

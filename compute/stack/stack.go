@@ -28,6 +28,7 @@ import (
 	"canopy/compute/index"
 	"canopy/compute/internal/infile"
 	"canopy/compute/pipeline"
+	"canopy/compute/request"
 	"canopy/compute/scene"
 	"canopy/compute/season"
 	"canopy/compute/source"
@@ -291,7 +292,7 @@ func (st *Stack) addDate(ctx context.Context, t int, src source.Source, job sour
 			return err
 		}
 	} else if g.Width != st.Grid.Width || g.Height != st.Grid.Height || st.Grid.Geo.Mismatch(g.Geo) != "" {
-		return compute.Usagef("%s (%s) is not on the grid of %s (%s): give --grid (e.g. --grid %s, or --grid utm)",
+		return request.Errorf("%s (%s) is not on the grid of %s (%s): give --grid (e.g. --grid %s, or --grid utm)",
 			d.Paths[0], d.ISO, st.Dates[0].Paths[0], st.Dates[0].ISO, st.Dates[0].Paths[0])
 	}
 	st.Files = append(st.Files, src.Files()...)
@@ -350,7 +351,7 @@ func Run(ctx context.Context, s *Stack, b compute.Backend, m season.Model, sink 
 		return nil, total, err
 	}
 	if !season.Runs(b) {
-		return nil, total, compute.Usagef("the %s backend does not run per-pixel models over a stack of dates (go, go-parallel, c, gl and cuda do)", b.Name())
+		return nil, total, request.Errorf("the %s backend does not run per-pixel models over a stack of dates (go, go-parallel, c, gl and cuda do)", b.Name())
 	}
 	step := s.BlockRows()
 	var buf []float32

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"canopy/compute"
 	"canopy/compute/geotiff"
+	"canopy/compute/request"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -62,7 +63,7 @@ func parseShard(s string, getenv func(string) string) (i, n int, err error) {
 				lo, _ = strconv.Atoi(m)
 			}
 			if e1 != nil || e2 != nil || count < 1 || task-lo < 0 || task-lo >= count {
-				return 0, 0, compute.Usagef("--shard env: SLURM_ARRAY_TASK_ID %q, SLURM_ARRAY_TASK_MIN %q and SLURM_ARRAY_TASK_COUNT %q do not make a shard (submit with sbatch --array=0-N)", id, getenv("SLURM_ARRAY_TASK_MIN"), getenv("SLURM_ARRAY_TASK_COUNT"))
+				return 0, 0, request.Errorf("--shard env: SLURM_ARRAY_TASK_ID %q, SLURM_ARRAY_TASK_MIN %q and SLURM_ARRAY_TASK_COUNT %q do not make a shard (submit with sbatch --array=0-N)", id, getenv("SLURM_ARRAY_TASK_MIN"), getenv("SLURM_ARRAY_TASK_COUNT"))
 			}
 			return task - lo, count, nil
 		}
@@ -70,17 +71,17 @@ func parseShard(s string, getenv func(string) string) (i, n int, err error) {
 			task, e1 := strconv.Atoi(id)
 			count, e2 := strconv.Atoi(getenv("CANOPY_SHARDS"))
 			if e1 != nil || e2 != nil || count < 1 || task < 0 || task >= count {
-				return 0, 0, compute.Usagef("--shard env: JOB_COMPLETION_INDEX %q with CANOPY_SHARDS %q does not make a shard (set CANOPY_SHARDS to the Job's completions)", id, getenv("CANOPY_SHARDS"))
+				return 0, 0, request.Errorf("--shard env: JOB_COMPLETION_INDEX %q with CANOPY_SHARDS %q does not make a shard (set CANOPY_SHARDS to the Job's completions)", id, getenv("CANOPY_SHARDS"))
 			}
 			return task, count, nil
 		}
-		return 0, 0, compute.Usagef("--shard env: neither SLURM_ARRAY_TASK_ID nor JOB_COMPLETION_INDEX is set")
+		return 0, 0, request.Errorf("--shard env: neither SLURM_ARRAY_TASK_ID nor JOB_COMPLETION_INDEX is set")
 	}
 	a, b, ok := strings.Cut(s, "/")
 	i, e1 := strconv.Atoi(a)
 	n, e2 := strconv.Atoi(b)
 	if !ok || e1 != nil || e2 != nil || n < 1 || i < 0 || i >= n {
-		return 0, 0, compute.Usagef("bad --shard %q: want I/N with 0 ≤ I < N, or env", s)
+		return 0, 0, request.Errorf("bad --shard %q: want I/N with 0 ≤ I < N, or env", s)
 	}
 	return i, n, nil
 }
@@ -207,7 +208,7 @@ func cmdBatch(args []string, stdout, stderr io.Writer) error {
 		return helpOrUsage(fs, err, stdout)
 	}
 	if *outDir == "" {
-		return compute.Usagef("--out DIR is required")
+		return request.Errorf("--out DIR is required")
 	}
 	bandMap, sel, err := pf.parse()
 	if err != nil {
@@ -222,7 +223,7 @@ func cmdBatch(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if len(all) == 0 {
-		return compute.Usagef("no scene: give PATH... or --list FILE")
+		return request.Errorf("no scene: give PATH... or --list FILE")
 	}
 	var mine []string
 	for k, s := range all {

@@ -12,6 +12,7 @@ import (
 	"canopy/compute/change"
 	"canopy/compute/geotiff"
 	"canopy/compute/outfile"
+	"canopy/compute/request"
 	"canopy/compute/source"
 	"canopy/compute/stats"
 	"canopy/compute/vector"
@@ -80,23 +81,23 @@ func cmdChange(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *before == "" || *after == "" {
-		return compute.Usagef("--before and --after are both required")
+		return request.Errorf("--before and --after are both required")
 	}
 	if (*stands == "") != (*csvOut == "") {
-		return compute.Usagef("--stands and --csv go together")
+		return request.Errorf("--stands and --csv go together")
 	}
 	bandMap, sel, err := pf.parse()
 	if err != nil {
 		return err
 	}
 	if len(sel.names) != 1 {
-		return compute.Usagef("change compares one index, not %d", len(sel.names))
+		return request.Errorf("change compares one index, not %d", len(sel.names))
 	}
 	sel.classTable = "the change classes of " + sel.names[0] + " (hectares by class)"
 	classes := change.ClassesFor(sel.names[0])
 	if *classSpec != "" {
 		if classes, err = change.ParseClasses(*classSpec); err != nil {
-			return compute.Usagef("--classes: %v", err)
+			return request.Errorf("--classes: %v", err)
 		}
 	}
 	rg, err := gf.regrid()
@@ -194,7 +195,7 @@ func cmdChange(args []string, stdout, stderr io.Writer) error {
 func changeByStand(set *outfile.Set, standsSpec, idField, csvOut string, diff []float32, w, h int, geo *compute.GeoRef, classes []compute.Class, stderr io.Writer) error {
 	path, layerName, err := vector.ParseStands(standsSpec)
 	if err != nil {
-		return compute.UsageError{Msg: err.Error()}
+		return request.Error{Msg: err.Error()}
 	}
 	layer, err := vector.Read(path, layerName)
 	if err != nil {

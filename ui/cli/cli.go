@@ -15,6 +15,7 @@ import (
 	"canopy/compute"
 	"canopy/compute/backends"
 	"canopy/compute/fake"
+	"canopy/compute/request"
 	"canopy/compute/usererr"
 )
 
@@ -113,14 +114,14 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, usage)
 		return ExitOK
 	}
-	err := compute.Usagef("unknown command %q (commands: %s)", args[0], commandNames())
+	err := request.Errorf("unknown command %q (commands: %s)", args[0], commandNames())
 	for _, c := range commands {
 		if c.name == args[0] {
 			err = c.run(args[1:], stdout, stderr)
 			break
 		}
 	}
-	var ue compute.UsageError
+	var ue request.Error
 	switch {
 	case err == nil:
 		return ExitOK
@@ -151,10 +152,10 @@ func parse(fs *flag.FlagSet, args []string, stdout io.Writer) error {
 			printHelp(fs, stdout)
 			return err
 		}
-		return compute.UsageError{Msg: err.Error()}
+		return request.Error{Msg: err.Error()}
 	}
 	if fs.NArg() > 0 {
-		return compute.Usagef("unexpected argument %q", fs.Arg(0))
+		return request.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	return nil
 }
@@ -207,17 +208,17 @@ func pickNamed(name string) (compute.Backend, string, error) {
 	base, mode, _ := strings.Cut(name, ":")
 	b, err := compute.New(base)
 	if err != nil {
-		return nil, "", compute.UsageError{Msg: err.Error()}
+		return nil, "", request.Error{Msg: err.Error()}
 	}
 	if mode != "" {
 		m, ok := b.(compute.Moder)
 		if !ok {
 			b.Close()
-			return nil, "", compute.Usagef("backend %s has no modes (asked for %q)", base, mode)
+			return nil, "", request.Errorf("backend %s has no modes (asked for %q)", base, mode)
 		}
 		if !slices.Contains(m.Modes(), mode) {
 			b.Close()
-			return nil, "", compute.Usagef("backend %s has no mode %q (modes: %s)", base, mode, strings.Join(m.Modes(), ", "))
+			return nil, "", request.Errorf("backend %s has no mode %q (modes: %s)", base, mode, strings.Join(m.Modes(), ", "))
 		}
 	}
 	if info := b.Info(); !info.Available {
@@ -237,10 +238,10 @@ func parseSize(s string) (w, h int, err error) {
 		h, err2 = strconv.Atoi(b)
 	}
 	if err1 != nil || err2 != nil || w <= 0 || h <= 0 {
-		return 0, 0, compute.Usagef("bad --size %q: want N or NxM with positive integers, e.g. 2048 or 10980x10980", s)
+		return 0, 0, request.Errorf("bad --size %q: want N or NxM with positive integers, e.g. 2048 or 10980x10980", s)
 	}
 	if w*h > fake.MaxPixels || w > fake.MaxPixels || h > fake.MaxPixels {
-		return 0, 0, compute.Usagef("bad --size %q: at most %d pixels", s, fake.MaxPixels)
+		return 0, 0, request.Errorf("bad --size %q: at most %d pixels", s, fake.MaxPixels)
 	}
 	return w, h, nil
 }

@@ -17,6 +17,7 @@ import (
 	"canopy/compute/geotiff"
 	"canopy/compute/outfile"
 	"canopy/compute/pipeline"
+	"canopy/compute/request"
 	"canopy/compute/source"
 	"canopy/ui/render/colormap"
 )
@@ -283,11 +284,11 @@ func cmdCompute(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *pngSize < 0 {
-		return compute.Usagef("bad --png-size %d: a positive number of pixels, or 0 for full resolution", *pngSize)
+		return request.Errorf("bad --png-size %d: a positive number of pixels, or 0 for full resolution", *pngSize)
 	}
 	comp, ok := map[string]geotiff.Compression{"deflate": geotiff.Deflate, "zstd": geotiff.ZSTD, "none": geotiff.NoCompression}[*compress]
 	if !ok {
-		return compute.Usagef("unknown --compress %q (deflate, zstd, none)", *compress)
+		return request.Errorf("unknown --compress %q (deflate, zstd, none)", *compress)
 	}
 	pngs := pngPaths(*png, sel.names)
 	outs := append(append([]string{*tif}, pngs...), lay.paths(sel.names)...)
@@ -301,7 +302,7 @@ func cmdCompute(args []string, stdout, stderr io.Writer) error {
 		in.outs = append(in.outs, o)
 		for _, o2 := range outs[i+1:] {
 			if sameFile(o, o2) {
-				return compute.Usagef("two outputs name the same file %s", o)
+				return request.Errorf("two outputs name the same file %s", o)
 			}
 		}
 	}
@@ -419,10 +420,10 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *repeat < 1 {
-		return compute.Usagef("bad --repeat %d: at least 1", *repeat)
+		return request.Errorf("bad --repeat %d: at least 1", *repeat)
 	}
 	if *scene != fake.Noise && *scene != fake.Landscape {
-		return compute.Usagef("unknown --scene %q (noise, landscape)", *scene)
+		return request.Errorf("unknown --scene %q (noise, landscape)", *scene)
 	}
 	var dims [][2]int
 	for _, s := range strings.Split(*sizes, ",") {
@@ -434,7 +435,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	}
 	targets, err := compute.BenchPlan(*list)
 	if err != nil {
-		return compute.UsageError{Msg: err.Error()}
+		return request.Error{Msg: err.Error()}
 	}
 	sel, err := ix.parse()
 	if err != nil {
@@ -517,20 +518,20 @@ func cmdFake(args []string, stdout, stderr io.Writer) error {
 	}
 	comp, ok := map[string]geotiff.Compression{"deflate": geotiff.Deflate, "none": geotiff.NoCompression}[*compress]
 	if !ok {
-		return compute.Usagef("unknown --compress %q (deflate, none)", *compress)
+		return request.Errorf("unknown --compress %q (deflate, none)", *compress)
 	}
 	if *size == "" || *redOut == "" || *nirOut == "" {
-		return compute.Usagef("--size, --red and --nir are required")
+		return request.Errorf("--size, --red and --nir are required")
 	}
 	if sameFile(*redOut, *nirOut) {
-		return compute.Usagef("--red and --nir name the same file %s", *redOut)
+		return request.Errorf("--red and --nir name the same file %s", *redOut)
 	}
 	w, h, err := parseSize(*size)
 	if err != nil {
 		return err
 	}
 	if *scene != fake.Noise && *scene != fake.Landscape {
-		return compute.Usagef("unknown --scene %q (noise, landscape)", *scene)
+		return request.Errorf("unknown --scene %q (noise, landscape)", *scene)
 	}
 	if err := writeFake(*redOut, *nirOut, *scene, w, h, *seed, comp); err != nil {
 		return err

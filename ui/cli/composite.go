@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"canopy/compute"
 	"canopy/compute/geotiff"
 	"canopy/compute/outfile"
+	"canopy/compute/request"
 	"canopy/compute/season"
 	"canopy/compute/source"
 	"canopy/compute/stack"
@@ -58,7 +58,7 @@ func parseStat(s string) (season.Stat, float64, error) {
 			return season.Percentile, v, nil
 		}
 	}
-	return 0, 0, compute.Usagef("--stat %q: want median, max-ndvi or pNN (a percentile, e.g. p90)", s)
+	return 0, 0, request.Errorf("--stat %q: want median, max-ndvi or pNN (a percentile, e.g. p90)", s)
 }
 
 // cmdComposite is canopy composite: one statistic of every pixel's valid
@@ -76,10 +76,10 @@ func cmdComposite(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *tif == "" {
-		return compute.Usagef("--tif OUT is required")
+		return request.Errorf("--tif OUT is required")
 	}
 	if *period == "" {
-		return compute.Usagef("--period FROM/TO is required (e.g. 2024-06/2024-08)")
+		return request.Errorf("--period FROM/TO is required (e.g. 2024-06/2024-08)")
 	}
 	p, err := parsePeriod("--period", *period, true)
 	if err != nil {
@@ -91,7 +91,7 @@ func cmdComposite(args []string, stdout, stderr io.Writer) error {
 	}
 	m := season.Model{Kind: season.Composite, Stat: s, Percentile: q, Period: p}
 	if err := m.Check(); err != nil {
-		return compute.UsageError{Msg: err.Error()}
+		return request.Error{Msg: err.Error()}
 	}
 	sf.scratch = filepath.Dir(*tif)
 	var inputs []string

@@ -11,6 +11,7 @@ import (
 	"canopy/compute"
 	"canopy/compute/outfile"
 	"canopy/compute/pipeline"
+	"canopy/compute/request"
 	"canopy/compute/scene"
 	"canopy/ui/render/colormap"
 	"canopy/ui/render/layout"
@@ -49,10 +50,10 @@ func (f *layoutFlags) options() (layout.Options, error) {
 		o.Width, err1 = strconv.Atoi(strings.TrimSpace(w))
 		o.Height, err2 = strconv.Atoi(strings.TrimSpace(h))
 		if !ok || err1 != nil || err2 != nil {
-			return o, compute.Usagef("bad --layout-size %q: give WxH in pixels, e.g. 1600x1200", f.size)
+			return o, request.Errorf("bad --layout-size %q: give WxH in pixels, e.g. 1600x1200", f.size)
 		}
 		if f.paper != "" {
-			return o, compute.Usagef("--layout-size and --paper both give the layout's size: choose one")
+			return o, request.Errorf("--layout-size and --paper both give the layout's size: choose one")
 		}
 	}
 	return o, nil
@@ -65,25 +66,25 @@ func (f *layoutFlags) check(sel selection, ramp string) error {
 	if f.out == "" {
 		for name, set := range map[string]bool{"--layout-size": f.size != "", "--paper": f.paper != "", "--orientation": f.orientation != "", "--dpi": f.dpi != 0, "--grid": f.grid, "--source": f.source != "", "--date": f.date != ""} {
 			if set {
-				return compute.Usagef("%s shapes the print layout: give --layout OUT.png|pdf|svg too", name)
+				return request.Errorf("%s shapes the print layout: give --layout OUT.png|pdf|svg too", name)
 			}
 		}
 		return nil
 	}
 	if _, err := layout.FormatOf(f.out); err != nil {
-		return compute.Usagef("--layout %s: name it .png, .pdf or .svg", f.out)
+		return request.Errorf("--layout %s: name it .png, .pdf or .svg", f.out)
 	}
 	o, err := f.options()
 	if err != nil {
 		return err
 	}
 	if _, _, _, err := o.PageSize(4, 3); err != nil {
-		return compute.UsageError{Msg: strings.Replace(err.Error(), "layout: ", "--layout: ", 1)}
+		return request.Error{Msg: strings.Replace(err.Error(), "layout: ", "--layout: ", 1)}
 	}
 	if strings.EqualFold(ramp, colormap.RampClasses) {
 		for _, n := range sel.names {
 			if _, ok := colormap.IndexClasses(n); !ok {
-				return compute.Usagef("--ramp classes: %s has no established classes (ndvi, ndwi and ndmi have); use a continuous ramp", n)
+				return request.Errorf("--ramp classes: %s has no established classes (ndvi, ndwi and ndmi have); use a continuous ramp", n)
 			}
 		}
 	}
@@ -190,7 +191,7 @@ func (r *layoutRun) finish(inputs []string, geo *compute.GeoRef, sel selection, 
 		if strings.EqualFold(st.ramp, colormap.RampClasses) {
 			tb, ok := colormap.IndexClasses(name)
 			if !ok {
-				return nil, compute.Usagef("--ramp classes: %s has no established classes", name)
+				return nil, request.Errorf("--ramp classes: %s has no established classes", name)
 			}
 			lut, err = colormap.NewClasses(tb)
 		} else {
@@ -217,7 +218,7 @@ func (r *layoutRun) finish(inputs []string, geo *compute.GeoRef, sel selection, 
 		}
 		format, err := layout.FormatOf(p)
 		if err != nil {
-			return nil, compute.UsageError{Msg: err.Error()}
+			return nil, request.Error{Msg: err.Error()}
 		}
 		w, err := set.Create(p)
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 	"canopy/compute"
 	"canopy/compute/fake"
 	"canopy/compute/pipeline"
+	"canopy/compute/request"
 )
 
 // layoutRunOf parses the layout flags from args and runs a fake
@@ -109,7 +110,7 @@ func TestLayoutFlagsCheck(t *testing.T) {
 		"no layout":       {"ndvi", "rdylgn", []string{"--paper", "a4"}, "give --layout"},
 	} {
 		_, err := layoutRunOf(t, 60, 40, c.index, pngStyle{ramp: c.ramp}, c.args...)
-		var ue compute.UsageError
+		var ue request.Error
 		if err == nil || !strings.Contains(err.Error(), c.want) || !asUsage(err, &ue) {
 			t.Errorf("%s: %v, want a usage error saying %q", name, err, c.want)
 		}
@@ -119,8 +120,8 @@ func TestLayoutFlagsCheck(t *testing.T) {
 	}
 }
 
-func asUsage(err error, ue *compute.UsageError) bool {
-	u, ok := err.(compute.UsageError)
+func asUsage(err error, ue *request.Error) bool {
+	u, ok := err.(request.Error)
 	*ue = u
 	return ok
 }

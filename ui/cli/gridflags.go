@@ -4,8 +4,8 @@ import (
 	"flag"
 	"strings"
 
-	"canopy/compute"
 	"canopy/compute/grid"
+	"canopy/compute/request"
 	"canopy/compute/source"
 	"canopy/compute/warp"
 )
@@ -89,11 +89,11 @@ func (f *gridFlags) regrid() (*source.Regrid, error) {
 	}
 	sp, err := grid.ParseSpec(f.grid, source.LikeGrid)
 	if err != nil {
-		return nil, compute.Usagef("--grid: %v", err)
+		return nil, request.Errorf("--grid: %v", err)
 	}
 	r, err := warp.ParseResampling(f.resampling)
 	if err != nil {
-		return nil, compute.Usagef("--grid-resampling: %v", err)
+		return nil, request.Errorf("--grid-resampling: %v", err)
 	}
 	return &source.Regrid{Grid: sp, Resampling: r}, nil
 }

@@ -1,13 +1,12 @@
 package cli
 
 import (
+	"canopy/compute/request"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"strings"
-
-	"canopy/compute"
 )
 
 // help is what `canopy CMD --help` prints before the flags: the synopsis,
@@ -130,5 +129,5 @@ func helpOrUsage(fs *flag.FlagSet, err error, stdout io.Writer) error {
 		printHelp(fs, stdout)
 		return err
 	}
-	return compute.UsageError{Msg: err.Error()}
+	return request.Error{Msg: err.Error()}
 }

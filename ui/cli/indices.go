@@ -1,13 +1,13 @@
 package cli
 
 import (
-	"canopy/compute"
 	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 
 	"canopy/compute/index"
+	"canopy/compute/request"
 	"canopy/compute/scene"
 )
 
@@ -58,10 +58,10 @@ func cmdScene(args []string, stdout, stderr io.Writer) error {
 	if path == "" && fs.NArg() > 0 {
 		path = fs.Arg(0)
 	} else if fs.NArg() > 0 {
-		return compute.Usagef("unexpected argument %q", fs.Arg(0))
+		return request.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	if path == "" {
-		return compute.Usagef("give the product: canopy scene PATH (a .SAFE folder or .zip, a Landsat folder or .tar, a STAC item .json, a GeoTIFF)")
+		return request.Errorf("give the product: canopy scene PATH (a .SAFE folder or .zip, a Landsat folder or .tar, a STAC item .json, a GeoTIFF)")
 	}
 	s, err := scene.Open(path)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"canopy/compute"
 	"canopy/compute/index"
+	"canopy/compute/request"
 	"canopy/compute/source"
 )
 
@@ -77,7 +78,7 @@ func (f *inputFlags) spec() (source.Spec, error) {
 		return source.Spec{}, err
 	}
 	if len(assign) > 0 && f.scene == "" {
-		return source.Spec{}, compute.Usagef("--bands names the bands of a --scene; for band files give --band ROLE=FILE[:BAND]")
+		return source.Spec{}, request.Errorf("--bands names the bands of a --scene; for band files give --band ROLE=FILE[:BAND]")
 	}
 	scale, err := source.ParseScale(f.scale)
 	if err != nil {
@@ -101,7 +102,7 @@ func refuseInputs(outs, inputs []string) error {
 	for _, o := range outs {
 		for _, p := range inputs {
 			if sameFile(o, p) {
-				return compute.Usagef("refusing to overwrite input %s with an output", p)
+				return request.Errorf("refusing to overwrite input %s with an output", p)
 			}
 		}
 	}
@@ -119,10 +120,10 @@ func (f *inputFlags) refuse(files []string) error {
 // check validates the flags without reading pixels.
 func (f *inputFlags) check() error {
 	if f.scene != "" && (f.red != "" || f.nir != "" || len(f.bands) > 0) {
-		return compute.Usagef("give the bands either as files (--red/--nir/--band) or as --scene, not both")
+		return request.Errorf("give the bands either as files (--red/--nir/--band) or as --scene, not both")
 	}
 	if !f.given() {
-		return compute.Usagef("no input: give --red and --nir, --band ROLE=FILE[:BAND], or --scene PATH")
+		return request.Errorf("no input: give --red and --nir, --band ROLE=FILE[:BAND], or --scene PATH")
 	}
 	s, err := f.spec()
 	if err != nil {
@@ -200,16 +201,16 @@ func (s selection) roles() []string {
 func (f *indexFlags) parse() (selection, error) {
 	var s selection
 	if f.exprSet && f.list != "" {
-		return s, compute.Usagef("give --index or --expr, not both")
+		return s, request.Errorf("give --index or --expr, not both")
 	}
 	if f.exprSet {
 		e, err := index.Parse(f.expr)
 		if err != nil {
 			var se *index.SyntaxError
 			if errors.As(err, &se) {
-				return s, compute.Usagef("--expr %q: %v", f.expr, err)
+				return s, request.Errorf("--expr %q: %v", f.expr, err)
 			}
-			return s, compute.Usagef("--expr: %v", err)
+			return s, request.Errorf("--expr: %v", err)
 		}
 		s.names, s.exprs, s.cat = []string{e.String()}, []*index.Expr{e}, []*index.Index{nil}
 		return s, nil
@@ -220,7 +221,7 @@ func (f *indexFlags) parse() (selection, error) {
 	}
 	ix, err := index.ParseList(list)
 	if err != nil {
-		return s, compute.Usagef("--index: %v", err)
+		return s, request.Errorf("--index: %v", err)
 	}
 	for i := range ix {
 		s.names = append(s.names, ix[i].Name)

@@ -11,8 +11,8 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"canopy/compute"
 	"canopy/compute/outfile"
+	"canopy/compute/request"
 	"canopy/compute/season"
 	"canopy/compute/source"
 	"canopy/compute/vector"
@@ -64,24 +64,24 @@ func cmdMonitor(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *tif == "" {
-		return compute.Usagef("--tif OUT is required")
+		return request.Errorf("--tif OUT is required")
 	}
 	if *history == "" || *monitor == "" {
-		return compute.Usagef("--history FROM/TO and --monitor FROM/ are both required")
+		return request.Errorf("--history FROM/TO and --monitor FROM/ are both required")
 	}
 	if (*stands == "") != (*csvOut == "" && *gpkgOut == "") {
-		return compute.Usagef("--stands goes with --csv and/or --gpkg")
+		return request.Errorf("--stands goes with --csv and/or --gpkg")
 	}
 	if *harmonics < 1 || *harmonics > 3 {
-		return compute.Usagef("--harmonics %d: 1 to 3", *harmonics)
+		return request.Errorf("--harmonics %d: 1 to 3", *harmonics)
 	}
 	var layoutFormat string
 	if *layoutOut != "" {
 		if layoutFormat, err = layout.FormatOf(*layoutOut); err != nil {
-			return compute.Usagef("--layout %s: name it .png, .pdf or .svg", *layoutOut)
+			return request.Errorf("--layout %s: name it .png, .pdf or .svg", *layoutOut)
 		}
 	} else if *paper != "" {
-		return compute.Usagef("--paper shapes the print layout: give --layout OUT.png|pdf|svg too")
+		return request.Errorf("--paper shapes the print layout: give --layout OUT.png|pdf|svg too")
 	}
 	hist, err := parsePeriod("--history", *history, false)
 	if err != nil {
@@ -99,7 +99,7 @@ func cmdMonitor(args []string, stdout, stderr io.Writer) error {
 	case "anomaly":
 		m.Kind = season.Anomaly
 	default:
-		return compute.Usagef("--rule %q: mosum or anomaly", *rule)
+		return request.Errorf("--rule %q: mosum or anomaly", *rule)
 	}
 	switch *direction {
 	case "down":
@@ -109,10 +109,10 @@ func cmdMonitor(args []string, stdout, stderr io.Writer) error {
 	case "both":
 		m.Direction = season.Both
 	default:
-		return compute.Usagef("--direction %q: down, up or both", *direction)
+		return request.Errorf("--direction %q: down, up or both", *direction)
 	}
 	if err := m.Check(); err != nil {
-		return compute.UsageError{Msg: err.Error()}
+		return request.Error{Msg: err.Error()}
 	}
 	sf.scratch = filepath.Dir(*tif)
 	var inputs []string
@@ -277,7 +277,7 @@ func share(a, b float64) float64 {
 func alertsByStand(standsSpec, idField string, brk, cnt []float32, g source.Grid, stderr io.Writer) ([]standAlert, error) {
 	path, layerName, err := vector.ParseStands(standsSpec)
 	if err != nil {
-		return nil, compute.UsageError{Msg: err.Error()}
+		return nil, request.Error{Msg: err.Error()}
 	}
 	layer, err := vector.Read(path, layerName)
 	if err != nil {
@@ -374,7 +374,7 @@ func writeStandAlerts(csvW, gpkgW *outfile.Writer, standsSpec, csvOut, gpkgOut s
 	if gpkgW != nil {
 		path, layerName, err := vector.ParseStands(standsSpec)
 		if err != nil {
-			return compute.UsageError{Msg: err.Error()}
+			return request.Error{Msg: err.Error()}
 		}
 		layer, err := vector.Read(path, layerName)
 		if err != nil {

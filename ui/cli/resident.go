@@ -15,6 +15,7 @@ import (
 	"canopy/compute/fake"
 	"canopy/compute/index"
 	"canopy/compute/par"
+	"canopy/compute/request"
 	"canopy/compute/residentcpu"
 	"canopy/ui/render/colormap"
 )
@@ -147,7 +148,7 @@ func cmdBenchResident(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *repeat < 1 {
-		return compute.Usagef("bad --repeat %d: at least 1", *repeat)
+		return request.Errorf("bad --repeat %d: at least 1", *repeat)
 	}
 	w, h, err := parseSize(*size)
 	if err != nil {
@@ -161,7 +162,7 @@ func cmdBenchResident(args []string, stdout, stderr io.Writer) error {
 	for _, name := range strings.Split(*list, ",") {
 		b, err := compute.New(strings.TrimSpace(name))
 		if err != nil {
-			return compute.UsageError{Msg: err.Error()}
+			return request.Error{Msg: err.Error()}
 		}
 		defer b.Close()
 		if info := b.Info(); !info.Available {

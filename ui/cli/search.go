@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"canopy/compute"
 	"canopy/compute/outfile"
+	"canopy/compute/request"
 	"canopy/compute/stac"
 	"canopy/compute/vector"
 )
@@ -53,34 +53,34 @@ func cmdSearch(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if len(cols) == 0 {
-		return compute.Usagef("--collection: name the collection (sentinel-2-l2a, landsat-c2-l2, ...)")
+		return request.Errorf("--collection: name the collection (sentinel-2-l2a, landsat-c2-l2, ...)")
 	}
 	if (*bbox == "") == (*stands == "") {
-		return compute.Usagef("give the area: --bbox W,S,E,N or --stands FILE (one of them)")
+		return request.Errorf("give the area: --bbox W,S,E,N or --stands FILE (one of them)")
 	}
 	if *datetime == "" {
-		return compute.Usagef("--datetime: give the season, START/END (2024-05-01/2024-09-30)")
+		return request.Errorf("--datetime: give the season, START/END (2024-05-01/2024-09-30)")
 	}
 	if _, err := stac.Interval(*datetime); err != nil {
-		return compute.Usagef("--datetime: %v", err)
+		return request.Errorf("--datetime: %v", err)
 	}
 	if *cloud > 100 || math.IsNaN(*cloud) {
-		return compute.Usagef("--cloud %g: a share in percent, 0 to 100", *cloud)
+		return request.Errorf("--cloud %g: a share in percent, 0 to 100", *cloud)
 	}
 	if *limit <= 0 {
-		return compute.Usagef("--max %d: at least 1", *limit)
+		return request.Errorf("--max %d: at least 1", *limit)
 	}
 	apiURL := *api
 	if u, ok := apiNames[strings.ToLower(apiURL)]; ok {
 		apiURL = u
 	} else if !strings.HasPrefix(apiURL, "http://") && !strings.HasPrefix(apiURL, "https://") {
-		return compute.Usagef("--api %q: earth-search, planetary-computer, or an http(s) URL", apiURL)
+		return request.Errorf("--api %q: earth-search, planetary-computer, or an http(s) URL", apiURL)
 	}
 	q := stac.Query{API: apiURL, Collections: cols, Datetime: *datetime, MaxCloud: *cloud, MaxItems: *limit}
 	if *bbox != "" {
 		b, err := parseBBox(*bbox)
 		if err != nil {
-			return compute.Usagef("--bbox: %v", err)
+			return request.Errorf("--bbox: %v", err)
 		}
 		q.BBox = b
 	} else {
@@ -91,7 +91,7 @@ func cmdSearch(args []string, stdout, stderr io.Writer) error {
 		q.BBox = b
 	}
 	if _, err := q.Body(); err != nil {
-		return compute.Usagef("%v", err)
+		return request.Errorf("%v", err)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -181,7 +181,7 @@ func parseBBox(s string) ([]float64, error) {
 func standsBBox(spec string) ([]float64, error) {
 	path, name, err := vector.ParseStands(spec)
 	if err != nil {
-		return nil, compute.Usagef("--stands: %v", err)
+		return nil, request.Errorf("--stands: %v", err)
 	}
 	l, err := vector.Read(path, name)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"canopy/compute"
+	"canopy/compute/request"
 	"canopy/compute/season"
 	"canopy/compute/stack"
 )
@@ -57,17 +58,17 @@ func (o *openedStack) close() {
 // and computes the index there; refuse hears every file before it is read.
 func (f *stackFlags) open(paths []string, inputs *[]string) (*openedStack, error) {
 	if f.memory < 0 {
-		return nil, compute.Usagef("--memory %d: MiB, 0 or more", f.memory)
+		return nil, request.Errorf("--memory %d: MiB, 0 or more", f.memory)
 	}
 	if len(paths) == 0 && f.list == "" {
-		return nil, compute.Usagef("no STACK: name the products or GeoTIFFs of the dates (or --list FILE)")
+		return nil, request.Errorf("no STACK: name the products or GeoTIFFs of the dates (or --list FILE)")
 	}
 	bandMap, sel, err := f.pf.parse()
 	if err != nil {
 		return nil, err
 	}
 	if len(sel.names) != 1 {
-		return nil, compute.Usagef("a stack holds one index, not %d", len(sel.names))
+		return nil, request.Errorf("a stack holds one index, not %d", len(sel.names))
 	}
 	rg, err := f.gf.regrid()
 	if err != nil {
@@ -113,7 +114,7 @@ func (f *stackFlags) open(paths []string, inputs *[]string) (*openedStack, error
 	}
 	dates := stack.Group(entries)
 	if len(dates) > season.MaxDates {
-		return nil, compute.Usagef("%d dates; a stack holds at most %d", len(dates), season.MaxDates)
+		return nil, request.Errorf("%d dates; a stack holds at most %d", len(dates), season.MaxDates)
 	}
 	b, mode, err := pickBackend(f.pf.backend)
 	if err != nil {
@@ -122,7 +123,7 @@ func (f *stackFlags) open(paths []string, inputs *[]string) (*openedStack, error
 	if !season.Runs(b) {
 		if f.pf.backend != "auto" && f.pf.backend != "" {
 			b.Close()
-			return nil, compute.Usagef("the %s backend does not run per-pixel models over a stack of dates yet: use go, go-parallel or c", b.Name())
+			return nil, request.Errorf("the %s backend does not run per-pixel models over a stack of dates yet: use go, go-parallel or c", b.Name())
 		}
 		b.Close()
 		if b, err = compute.New(compute.NameC); err != nil {
@@ -192,26 +193,26 @@ func cmdStack(args []string, stdout, stderr io.Writer) error {
 func parsePeriod(flagName, s string, open bool) (season.Period, error) {
 	a, b, ok := strings.Cut(s, "/")
 	if !ok {
-		return season.Period{}, compute.Usagef("%s %q: want FROM/TO (e.g. 2024-06/2024-08)", flagName, s)
+		return season.Period{}, request.Errorf("%s %q: want FROM/TO (e.g. 2024-06/2024-08)", flagName, s)
 	}
 	from, _, err := periodBound(a)
 	if err != nil {
-		return season.Period{}, compute.Usagef("%s: %v", flagName, err)
+		return season.Period{}, request.Errorf("%s: %v", flagName, err)
 	}
 	p := season.Period{From: season.DecimalYear(from), To: math.Inf(1)}
 	if strings.TrimSpace(b) == "" {
 		if !open {
-			return season.Period{}, compute.Usagef("%s %q: give the end (FROM/TO)", flagName, s)
+			return season.Period{}, request.Errorf("%s %q: give the end (FROM/TO)", flagName, s)
 		}
 		return p, nil
 	}
 	_, to, err := periodBound(b)
 	if err != nil {
-		return season.Period{}, compute.Usagef("%s: %v", flagName, err)
+		return season.Period{}, request.Errorf("%s: %v", flagName, err)
 	}
 	p.To = season.DecimalYear(to)
 	if !(p.To > p.From) {
-		return season.Period{}, compute.Usagef("%s %q ends before it starts", flagName, s)
+		return season.Period{}, request.Errorf("%s %q ends before it starts", flagName, s)
 	}
 	return p, nil
 }

@@ -19,6 +19,7 @@ import (
 	"canopy/compute/grid"
 	"canopy/compute/outfile"
 	"canopy/compute/raster"
+	"canopy/compute/request"
 	"canopy/compute/vector"
 	"canopy/compute/warp"
 	_ "canopy/compute/warp/glwarp" // registers the gl warp backend
@@ -55,10 +56,10 @@ func cmdWarp(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if len(inputs) == 0 {
-		return compute.Usagef("no INPUT: name one or more GeoTIFFs (FILE or FILE:BAND)")
+		return request.Errorf("no INPUT: name one or more GeoTIFFs (FILE or FILE:BAND)")
 	}
 	if *tif == "" {
-		return compute.Usagef("--tif OUT is required")
+		return request.Errorf("--tif OUT is required")
 	}
 	n := 0
 	for _, s := range []string{*bbox, *like, *stands} {
@@ -67,21 +68,21 @@ func cmdWarp(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if n > 1 {
-		return compute.Usagef("--bbox, --like and --stands each give the extent: name one")
+		return request.Errorf("--bbox, --like and --stands each give the extent: name one")
 	}
 	if *like != "" && (*crsFlag != "" || *resFlag != "") {
-		return compute.Usagef("--like gives the system and pixel size: leave out --crs and --res")
+		return request.Errorf("--like gives the system and pixel size: leave out --crs and --res")
 	}
 	r, err := warp.ParseResampling(*resampling)
 	if err != nil {
-		return compute.Usagef("--resampling: %v", err)
+		return request.Errorf("--resampling: %v", err)
 	}
 	be, err := warp.Get(*backendName)
 	if err != nil {
-		return compute.Usagef("--backend: %v", err)
+		return request.Errorf("--backend: %v", err)
 	}
 	if !(*maxErr >= 0) || math.IsInf(*maxErr, 0) {
-		return compute.Usagef("--error %g: want a number ≥ 0", *maxErr)
+		return request.Errorf("--error %g: want a number ≥ 0", *maxErr)
 	}
 	// A GPU backend says at once when it cannot run here (and opens its
 	// device, whose time is set-up, not warp).
@@ -174,7 +175,7 @@ func parseInterspersed(fs *flag.FlagSet, args []string, stdout io.Writer) ([]str
 				printHelp(fs, stdout)
 				return nil, err
 			}
-			return nil, compute.UsageError{Msg: err.Error()}
+			return nil, request.Error{Msg: err.Error()}
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
@@ -193,7 +194,7 @@ func loadWarpInputs(specs []string) ([]*warpInput, error) {
 	for _, spec := range specs {
 		path, band, err := raster.ParseSpec(spec)
 		if err != nil {
-			return nil, compute.Usagef("%s: %v", spec, err)
+			return nil, request.Errorf("%s: %v", spec, err)
 		}
 		f, err := geotiff.Open(path)
 		if err != nil {
@@ -262,7 +263,7 @@ func warpGrid(ins []*warpInput, crsFlag, resFlag, bbox, like, stands string) (gr
 	if stands != "" {
 		path, name, err := vector.ParseStands(stands)
 		if err != nil {
-			return grid.Grid{}, compute.Usagef("--stands: %v", err)
+			return grid.Grid{}, request.Errorf("--stands: %v", err)
 		}
 		if layer, err = vector.Read(path, name); err != nil {
 			return grid.Grid{}, err
@@ -278,7 +279,7 @@ func warpGrid(ins []*warpInput, crsFlag, resFlag, bbox, like, stands string) (gr
 	switch {
 	case crsFlag != "":
 		if def, epsg, err = grid.ParseCRS(crsFlag); err != nil {
-			return grid.Grid{}, compute.Usagef("--crs: %v", err)
+			return grid.Grid{}, request.Errorf("--crs: %v", err)
 		}
 	case layer != nil:
 		if def, epsg, err = grid.ParseCRS(layer.CRS); err != nil {
@@ -304,12 +305,12 @@ func warpGrid(ins []*warpInput, crsFlag, resFlag, bbox, like, stands string) (gr
 	if resFlag != "" {
 		parts := strings.Split(resFlag, ",")
 		if len(parts) > 2 {
-			return grid.Grid{}, compute.Usagef("--res %q: want X or X,Y", resFlag)
+			return grid.Grid{}, request.Errorf("--res %q: want X or X,Y", resFlag)
 		}
 		for i, p := range parts {
 			v, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
 			if err != nil || !(v > 0) || math.IsInf(v, 0) {
-				return grid.Grid{}, compute.Usagef("--res %q: %q is not a positive number", resFlag, p)
+				return grid.Grid{}, request.Errorf("--res %q: %q is not a positive number", resFlag, p)
 			}
 			if i == 0 {
 				rx, ry = v, v
@@ -330,7 +331,7 @@ func warpGrid(ins []*warpInput, crsFlag, resFlag, bbox, like, stands string) (gr
 			}
 			im, iok := ic.MetresPerUnit()
 			if !ok || !iok {
-				return grid.Grid{}, compute.Usagef("--res: the target system or %s is not in metres; give the pixel size", in.spec)
+				return grid.Grid{}, request.Errorf("--res: the target system or %s is not in metres; give the pixel size", in.spec)
 			}
 			px := math.Min(in.grid.ResX, in.grid.ResY) * im / m
 			if rx == 0 || px < rx {
@@ -343,7 +344,7 @@ func warpGrid(ins []*warpInput, crsFlag, resFlag, bbox, like, stands string) (gr
 	switch {
 	case bbox != "":
 		if b, err = grid.ParseBBox(bbox); err != nil {
-			return grid.Grid{}, compute.Usagef("--bbox: %v", err)
+			return grid.Grid{}, request.Errorf("--bbox: %v", err)
 		}
 	case layer != nil:
 		lb := layer.Bound()

@@ -2,13 +2,13 @@ package cli
 
 import (
 	"bufio"
-	"canopy/compute"
 	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 
 	"canopy/compute/outfile"
+	"canopy/compute/request"
 	"canopy/compute/source"
 	"canopy/compute/vector"
 	"canopy/compute/zonal"
@@ -49,10 +49,10 @@ func cmdZonal(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *stands == "" {
-		return compute.Usagef("--stands FILE[:LAYER] is required")
+		return request.Errorf("--stands FILE[:LAYER] is required")
 	}
 	if *csvOut == "" && *gpkgOut == "" {
-		return compute.Usagef("give --csv OUT.csv and/or --gpkg OUT.gpkg")
+		return request.Errorf("give --csv OUT.csv and/or --gpkg OUT.gpkg")
 	}
 	sel, err := ix.parse()
 	sel.raw = in.raw
@@ -60,12 +60,12 @@ func cmdZonal(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if len(sel.names) != 1 {
-		return compute.Usagef("zonal summarises one index, not %d", len(sel.names))
+		return request.Errorf("zonal summarises one index, not %d", len(sel.names))
 	}
 	sel.classTable = "the class table of " + sel.names[0] + " (hectares by class in every stand)"
 	path, layerName, err := vector.ParseStands(*stands)
 	if err != nil {
-		return compute.UsageError{Msg: err.Error()}
+		return request.Error{Msg: err.Error()}
 	}
 	layer, err := vector.Read(path, layerName)
 	if err != nil {
