@@ -75,7 +75,10 @@
 // stack of dates in a compute shader generated per plan (season_glsl.go,
 // the algorithm of cudaback's kernels, the dates' tables in a uniform
 // buffer), one invocation a pixel; OpenCube keeps a block on the card and
-// runs any model of its dates without uploading again.
+// runs any model of its dates without uploading again. The cube and its
+// outputs live where the planes do: in CUDA allocations, the values copied
+// up by the CUDA driver from the caller's page-locked memory, where that
+// works; else in glBufferStorage buffers written with glBufferSubData.
 //
 // # Display selection
 //

@@ -77,23 +77,39 @@ func (b *Backend) OpenCube(c season.Cube) (*Cube, compute.Timings, error) {
 		t0 := time.Now()
 		for p0 := 0; p0 < c.Pixels || (p0 == 0 && c.Pixels == 0); p0 += per {
 			np := min(per, c.Pixels-p0)
-			var buf uint32
-			gl.GenBuffers(1, &buf)
-			gl.BindBuffer(gl.SHADER_STORAGE_BUFFER, buf)
-			gl.BufferStorage(gl.SHADER_STORAGE_BUFFER, max(4, 4*T*np), nil, gl.DYNAMIC_STORAGE_BIT)
+			buf, err := st.newBuffer(max(4, 4*T*np), true)
+			if err != nil {
+				cube.free(st)
+				return fmt.Errorf("device memory for a cube of %d dates × %d pixels: %w", T, c.Pixels, err)
+			}
 			cube.parts = append(cube.parts, cubePart{p0: p0, np: np, buf: buf})
 			if c.Pixels == 0 {
 				break
 			}
 		}
 		if e := gl.GetError(); e != gl.NO_ERROR {
-			cube.free()
+			cube.free(st)
 			return fmt.Errorf("device memory for a cube of %d dates × %d pixels: %s", T, c.Pixels, errName(e))
 		}
-		t.Setup += time.Since(t0)
 		if c.Pixels == 0 {
+			t.Setup += time.Since(t0)
 			return nil
 		}
+		if st.mem != nil {
+			// The cube lives in CUDA memory, as the index planes do:
+			// glBufferStorage's buffers read at a fraction of the card's
+			// bandwidth (the package doc). The copy engines read the
+			// page-locked values.
+			up, err := cube.uploadCUDA(st, c)
+			t.Setup += time.Since(t0) - up
+			if err != nil {
+				cube.free(st)
+				return fmt.Errorf("cube upload: %w", err)
+			}
+			t.Upload, t.Total = up, up
+			return nil
+		}
+		t.Setup += time.Since(t0)
 		// The wall clock: glBufferSubData copies on the host before the
 		// GPU's timestamps see anything.
 		t1 := time.Now()
@@ -108,7 +124,7 @@ func (b *Backend) OpenCube(c season.Cube) (*Cube, compute.Timings, error) {
 		})
 		t.Upload, t.Total = wall, time.Since(t1)
 		if e := gl.GetError(); e != gl.NO_ERROR {
-			cube.free()
+			cube.free(st)
 			return fmt.Errorf("cube upload: %s", errName(e))
 		}
 		return nil
@@ -119,16 +135,52 @@ func (b *Backend) OpenCube(c season.Cube) (*Cube, compute.Timings, error) {
 	return cube, t, nil
 }
 
+// uploadCUDA copies the cube's values into its parts, which live in CUDA
+// memory, on the CUDA stream: the values page-locked in place (staged
+// through pinned buffers when the driver refuses), one copy a date and
+// part. It returns the copies' time (the mapping and page-locking before
+// them are set-up).
+func (c *Cube) uploadCUDA(st *glState, cube season.Cube) (time.Duration, error) {
+	m := st.mem
+	vals := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(cube.Values))), 4*len(cube.Values))
+	u, err := m.prepareUpload(nil, [][]byte{vals}, false)
+	defer u.done()
+	if err != nil {
+		return 0, err
+	}
+	T := len(c.dates)
+	for _, pt := range c.parts {
+		if _, err := m.devicePtr(pt.buf); err != nil {
+			return 0, err
+		}
+	}
+	t1 := time.Now()
+	for _, pt := range c.parts {
+		base, _ := m.devicePtr(pt.buf)
+		for d := range T {
+			row := vals[4*(d*cube.Pixels+pt.p0) : 4*(d*cube.Pixels+pt.p0+pt.np)]
+			to := base.Add(4 * d * pt.np)
+			if u.staged[0] {
+				err = u.stageCopy(to, row)
+			} else {
+				err = m.drv.MemcpyHtoDAsync(to, unsafe.Pointer(unsafe.SliceData(row)), len(row), m.stream)
+			}
+			if err != nil {
+				return 0, err
+			}
+		}
+	}
+	if err := m.drv.StreamSynchronize(m.stream); err != nil {
+		return 0, err
+	}
+	return time.Since(t1), nil
+}
+
 // free deletes the cube's buffers and programs (GL thread).
-func (c *Cube) free() {
+func (c *Cube) free(st *glState) {
 	for i := range c.parts {
 		pt := &c.parts[i]
-		if pt.buf != 0 {
-			gl.DeleteBuffers(1, &pt.buf)
-		}
-		if pt.out != 0 {
-			gl.DeleteBuffers(1, &pt.out)
-		}
+		st.deleteBuffers([]uint32{pt.buf, pt.out})
 	}
 	c.parts = nil
 	for _, p := range c.progs {
@@ -205,13 +257,13 @@ func (c *Cube) run(p *season.Plan, out [][]float32) (time.Duration, error) {
 		for i := range c.parts {
 			pt := &c.parts[i]
 			if need := 4 * outs * pt.np; need > pt.outCap {
-				if pt.out != 0 {
-					gl.DeleteBuffers(1, &pt.out)
+				st.deleteBuffers([]uint32{pt.out})
+				pt.out, pt.outCap = 0, 0
+				b, err := st.newBuffer(need, true)
+				if err != nil {
+					return fmt.Errorf("device memory for %d output planes: %w", outs, err)
 				}
-				gl.GenBuffers(1, &pt.out)
-				gl.BindBuffer(gl.SHADER_STORAGE_BUFFER, pt.out)
-				gl.BufferStorage(gl.SHADER_STORAGE_BUFFER, need, nil, gl.DYNAMIC_STORAGE_BIT)
-				pt.outCap = need
+				pt.out, pt.outCap = b, need
 			}
 		}
 		if e := gl.GetError(); e != gl.NO_ERROR {
@@ -265,8 +317,8 @@ func (c *Cube) Close() {
 	if b.w == nil || b.w != c.w {
 		return // the context went with the backend's Close
 	}
-	b.w.do(func(*glState) error {
-		c.free()
+	b.w.do(func(st *glState) error {
+		c.free(st)
 		return nil
 	})
 }
