@@ -6,6 +6,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#endif
 
 #define NAN32 ((float)NAN)
 
@@ -138,10 +141,62 @@ static void composite(const canopy_series_job *j, size_t px, float *y) {
 	}
 }
 
+/* the most values that the lanes' sorting networks take */
+#define CANOPY_SERIES_SORT_MAX 64
+
+/* sortplan: a sorting network as run by the lanes (a composite's, the
+ * MOSUM's median of the monitoring residuals): the values (a composite's
+ * dates t[0..nv)) are loaded into the slots 0..nv), the slots
+ * nv..N) hold +∞ (never stored: a compare-exchange with a known +∞ does
+ * nothing or swaps, which the plan does by renaming slots), and the
+ * compare-exchanges that the order statistics asked for do not depend on
+ * are left out; slot[i] is where the i-th smallest ends. */
+typedef struct {
+	int nv, ncx;
+	int t[CANOPY_SERIES_SORT_MAX];
+	unsigned char slot[CANOPY_SERIES_SORT_MAX];
+	unsigned char cx[2 * CANOPY_SERIES_SORT_MAX * 21]; /* N/2 · log N (log N + 1)/2 at most */
+} sortplan;
+
+/* mosum_bound is the MOSUM's boundary at the kk-th valid date of a pixel
+ * with n valid history dates. */
+static float mosum_bound(const canopy_series_job *j, int kk, int n) {
+	return j->critval * (float)sqrt((double)(2 * logplus32((float)(kk + 1) / (float)n)));
+}
+
+/* fitplan is what the lanes of one call share: the design's rows and term
+ * sums of the dates with a role, XᵀX's assembly from the sums, and the
+ * MOSUM's boundaries, a row for each history count n met, made when first
+ * needed (the same float operations as mosum_bound). */
+typedef struct {
+	int ns, nf, nr;           /* sums, fit dates, dates with a role */
+	const float *terms;       /* nf x ns: the fit dates' terms */
+	const float *xf;          /* nf x k: the fit dates' design rows */
+	const float *xr;          /* nr x k: the role dates' design rows */
+	const int *tr;            /* nr: the role dates */
+	const unsigned char *rr;  /* nr: their roles */
+	unsigned char op[CANOPY_SERIES_MAX_COEF * (CANOPY_SERIES_MAX_COEF + 1) / 2];
+	unsigned char ia[CANOPY_SERIES_MAX_COEF * (CANOPY_SERIES_MAX_COEF + 1) / 2];
+	unsigned char ib[CANOPY_SERIES_MAX_COEF * (CANOPY_SERIES_MAX_COEF + 1) / 2];
+	const sortplan *ms;       /* the monitoring residuals' median, or NULL */
+	float *bound;             /* (dates + 1) x dates, row n once bound_ok[n] */
+	unsigned char *bound_ok;  /* dates + 1 */
+} fitplan;
+
+static const float *bound_row(const canopy_series_job *j, const fitplan *fp, int n) {
+	float *row = fp->bound + (size_t)n * (size_t)j->dates;
+	if (!fp->bound_ok[n]) {
+		for (int kk = n; kk < j->dates; kk++) row[kk] = mosum_bound(j, kk, n);
+		fp->bound_ok[n] = 1;
+	}
+	return row;
+}
+
 /* tail writes a fitted pixel's outputs from its residuals e (the n valid
  * history dates then the nm valid monitoring dates, in date order; when[i]
- * the date of e[i]), the history's RSS and the coefficients beta. */
-static void tail(const canopy_series_job *j, size_t px, int n, int nm, float *e, const int *when, float rss, const float *beta) {
+ * the date of e[i]), the history's RSS and the coefficients beta; fp, where
+ * not NULL, has the MOSUM's boundaries. */
+static void tail(const canopy_series_job *j, const fitplan *fp, size_t px, int n, int nm, float *e, const int *when, float rss, const float *beta, const float *med) {
 	int k = j->coefs;
 	if (j->kind == CANOPY_HARMONIC) {
 		j->out[0][px] = (float)sqrt((double)(rss / (float)n));
@@ -157,16 +212,17 @@ static void tail(const canopy_series_job *j, size_t px, int n, int nm, float *e,
 		float sum = 0, conf = 0;
 		for (int i = n - K; i < n; i++) sum += e[i];
 		int brk = -1;
+		const float *bounds = fp ? bound_row(j, fp, n) : NULL;
 		for (int i = 0; i < nm; i++) {
 			int kk = n + i;
 			sum += e[kk] - e[kk - K];
-			float mosum = (float)fabs((double)(sum / norm));
-			float bound = j->critval * (float)sqrt((double)(2 * logplus32((float)(kk + 1) / (float)n)));
+			float mosum = fabsf(sum / norm);
+			float bound = bounds ? bounds[kk] : mosum_bound(j, kk, n);
 			if (mosum / bound > conf) conf = mosum / bound;
 			if (brk < 0 && mosum > bound) brk = kk;
 		}
 		if (brk >= 0) j->out[0][px] = j->date32[when[brk]];
-		j->out[1][px] = median32(e + n, nm);
+		j->out[1][px] = med ? *med : median32(e + n, nm);
 		j->out[2][px] = conf;
 		return;
 	}
@@ -248,7 +304,7 @@ static void pixel(const canopy_series_job *j, size_t px) {
 		e[ne++] = r;
 		if (j->role[t] == 1) rss += r * r;
 	}
-	tail(j, px, n, nm, e, when, rss, beta);
+	tail(j, NULL, px, n, nm, e, when, rss, beta, NULL);
 }
 
 /* The fit of LANES pixels at once, one SIMD lane each (a masked lane adds
@@ -264,8 +320,9 @@ static void pixel(const canopy_series_job *j, size_t px) {
  * series_lanes.h is compiled twice on x86-64: for AVX2 and for the
  * baseline. */
 #define LANES 8
-/* the most dates of a composite that the sorting network takes */
-#define CANOPY_SERIES_SORT_MAX 64
+/* how far ahead, in floats of a date's row, the lanes prefetch the cube:
+ * eight groups */
+#define CANOPY_SERIES_PREFETCH 64
 typedef float v8 __attribute__((vector_size(32)));
 typedef int vi8 __attribute__((vector_size(32)));
 
@@ -315,23 +372,25 @@ static void build_terms(const float *x, int T, int k, float *terms) {
 	}
 }
 
-/* sum_c and sum_s put Σcos mθ and Σsin mθ, for any m in −2K..2K, in *v
- * (through a pointer: a v8 is not passed by value outside AVX code). */
-static void sum_c(const v8 *s, int m, v8 *v) {
+/* The index in the sums s (then −s at ns + i, then 0 at 2ns) of Σcos mθ
+ * and Σsin mθ, for any m in −2K..2K. */
+static int at_c(int ns, int m) {
 	if (m < 0) m = -m;
-	*v = m == 0 ? s[0] : s[2 * m - 1];
+	return m == 0 ? 0 : 2 * m - 1;
 }
-static void sum_s(const v8 *s, int m, v8 *v) {
-	if (m == 0) *v = (v8){0};
-	else if (m < 0) *v = -s[-2 * m];
-	else *v = s[2 * m];
+static int at_s(int ns, int m) {
+	if (m == 0) return 2 * ns;
+	if (m < 0) return ns + 2 * -m;
+	return 2 * m;
 }
 
-/* assemble_normal writes XᵀX's lower triangle, packed by rows, from the
- * sums s. */
-static void assemble_normal(const v8 *s, int k, v8 *a) {
-	int K = harmonics_of(k), trend = k % 2 == 0;
-	const v8 half = {.5f, .5f, .5f, .5f, .5f, .5f, .5f, .5f};
+/* plan_normal writes how XᵀX's lower triangle, packed by rows, is made
+ * from the sums (the entry i: s[ia] when op is 0, ½(s[ia] + s[ib]) when 1,
+ * ½(s[ia] − s[ib]) when 2, with s extended by −s and 0): cos jθ·cos kθ =
+ * ½(cos (j−k)θ + cos (j+k)θ), sin jθ·sin kθ = ½(cos (j−k)θ − cos (j+k)θ),
+ * cos jθ·sin kθ = ½(sin (k+j)θ + sin (k−j)θ). */
+static void plan_normal(fitplan *fp, int k) {
+	int K = harmonics_of(k), trend = k % 2 == 0, ns = fp->ns;
 	/* column c: kind 0 intercept, 1 trend, 2 cos, 3 sin; order k */
 	int kind[CANOPY_SERIES_MAX_COEF], ord[CANOPY_SERIES_MAX_COEF];
 	int c = 0;
@@ -351,29 +410,81 @@ static void assemble_normal(const v8 *s, int k, v8 *a) {
 				ka = kb, kb = t;
 				t = ja, ja = jb, jb = t;
 			}
-			v8 u, w;
-			if (ka == 0 && kb == 0) a[i] = s[0];
-			else if (ka == 0 && kb == 1) a[i] = s[T0];
-			else if (ka == 0 && kb == 2) sum_c(s, jb, &a[i]);
-			else if (ka == 0 && kb == 3) sum_s(s, jb, &a[i]);
-			else if (ka == 1 && kb == 1) a[i] = s[T0 + 1];
-			else if (ka == 1 && kb == 2) a[i] = s[T0 + 2 + 2 * (jb - 1)];
-			else if (ka == 1 && kb == 3) a[i] = s[T0 + 3 + 2 * (jb - 1)];
-			else if (ka == 2 && kb == 2) {
-				sum_c(s, ja - jb, &u);
-				sum_c(s, ja + jb, &w);
-				a[i] = half * (u + w);
-			} else if (ka == 3 && kb == 3) {
-				sum_c(s, ja - jb, &u);
-				sum_c(s, ja + jb, &w);
-				a[i] = half * (u - w);
-			} else { /* cos ja · sin jb */
-				sum_s(s, jb + ja, &u);
-				sum_s(s, jb - ja, &w);
-				a[i] = half * (u + w);
-			}
+			int op = 0, u = 0, w = 0;
+			if (ka == 0 && kb == 0) u = 0;
+			else if (ka == 0 && kb == 1) u = T0;
+			else if (ka == 0 && kb == 2) u = at_c(ns, jb);
+			else if (ka == 0 && kb == 3) u = at_s(ns, jb);
+			else if (ka == 1 && kb == 1) u = T0 + 1;
+			else if (ka == 1 && kb == 2) u = T0 + 2 + 2 * (jb - 1);
+			else if (ka == 1 && kb == 3) u = T0 + 3 + 2 * (jb - 1);
+			else if (ka == 2 && kb == 2) op = 1, u = at_c(ns, ja - jb), w = at_c(ns, ja + jb);
+			else if (ka == 3 && kb == 3) op = 2, u = at_c(ns, ja - jb), w = at_c(ns, ja + jb);
+			else op = 1, u = at_s(ns, jb + ja), w = at_s(ns, jb - ja); /* cos ja · sin jb */
+			fp->op[i] = (unsigned char)op;
+			fp->ia[i] = (unsigned char)u;
+			fp->ib[i] = (unsigned char)w;
 		}
 }
+
+
+/* plan_sort makes the plan of a bitonic network of N for nv values in
+ * the slots 0..nv), for the order statistics up to the one at need
+ * (0-based). */
+static void plan_sort(int nv, int N, int need, sortplan *sp) {
+	sp->nv = nv;
+	unsigned char at[CANOPY_SERIES_SORT_MAX], inf[CANOPY_SERIES_SORT_MAX];
+	for (int i = 0; i < N; i++) at[i] = (unsigned char)i, inf[i] = i >= nv;
+	int m = 0;
+	for (int k = 2; k <= N; k <<= 1)
+		for (int s = k >> 1; s > 0; s >>= 1)
+			for (int i = 0; i < N; i++) {
+				int l = i ^ s;
+				if (l <= i) continue;
+				int lo = (i & k) == 0 ? i : l, hi = lo == i ? l : i;
+				if (inf[hi]) continue; /* min(x, +∞) = x: nothing moves */
+				if (inf[lo]) {         /* +∞ goes up: a swap */
+					unsigned char a = at[lo];
+					at[lo] = at[hi], at[hi] = a;
+					inf[lo] = 0, inf[hi] = 1;
+					continue;
+				}
+				sp->cx[2 * m] = at[lo];
+				sp->cx[2 * m + 1] = at[hi];
+				m++;
+			}
+	for (int i = 0; i < N; i++) sp->slot[i] = at[i];
+	/* Backwards: keep a compare-exchange where a slot it writes is needed
+	 * later; then both slots it reads are. */
+	unsigned char needed[CANOPY_SERIES_SORT_MAX] = {0};
+	for (int i = 0; i <= need && i < N; i++) needed[at[i]] = 1;
+	int o = m;
+	for (int c = m - 1; c >= 0; c--) {
+		unsigned char p = sp->cx[2 * c], q = sp->cx[2 * c + 1];
+		if (!needed[p] && !needed[q]) {
+			sp->cx[2 * c] = 0xff; /* left out */
+			continue;
+		}
+		needed[p] = needed[q] = 1;
+	}
+	o = 0;
+	for (int c = 0; c < m; c++) {
+		if (sp->cx[2 * c] == 0xff) continue;
+		sp->cx[2 * o] = sp->cx[2 * c];
+		sp->cx[2 * o + 1] = sp->cx[2 * c + 1];
+		o++;
+	}
+	sp->ncx = o;
+}
+
+/* network returns the size of the bitonic network for n values, 0 when
+ * more than CANOPY_SERIES_SORT_MAX. */
+static int network(int n) {
+	int N = 2;
+	while (N < n) N <<= 1;
+	return N <= CANOPY_SERIES_SORT_MAX ? N : 0;
+}
+
 #define LANES_FN lanes_base
 #define LANES_QFN lanes_q_base
 #define LANES_ATTR
@@ -385,54 +496,115 @@ static void assemble_normal(const v8 *s, int k, v8 *a) {
 #define LANES_FN lanes_avx2
 #define LANES_QFN lanes_q_avx2
 #define LANES_ATTR __attribute__((target("avx2")))
+#define LANES_AVX2 1
 #include "series_lanes.h"
 #undef LANES_FN
 #undef LANES_QFN
 #undef LANES_ATTR
+#undef LANES_AVX2
 #define HAVE_AVX2 1
 #endif
+
+/* quantile_need is the largest 0-based order statistic that a quantile q
+ * of up to n values reads (quantile32's h, lo and lo + 1). */
+static int quantile_need(int n, float q) {
+	if (n <= 1) return 0;
+	float h = (float)(n - 1) * q / 100;
+	int lo = (int)h;
+	return lo >= n - 1 ? n - 1 : lo + 1;
+}
 
 void canopy_series_pixels(const canopy_series_job *j, size_t lo, size_t hi) {
 	size_t px = lo;
 #ifdef HAVE_AVX2
-	int avx2q = __builtin_cpu_supports("avx2");
+	int avx2 = __builtin_cpu_supports("avx2");
+#else
+	int avx2 = 0;
 #endif
-	if (j->kind == CANOPY_COMPOSITE && j->stat != CANOPY_MAX) {
-		int nfit = 0, N = 2;
-		for (int t = 0; t < j->dates; t++) nfit += j->role[t] == 1;
-		while (N < nfit) N <<= 1;
-		if (N <= CANOPY_SERIES_SORT_MAX)
+	(void)avx2;
+	if (j->kind == CANOPY_COMPOSITE && j->stat != CANOPY_MAX && hi - lo >= LANES) {
+		int nfit = 0;
+		for (int t = 0; t < j->dates; t++)
+			if (j->role[t] == 1) nfit++;
+		int N = network(nfit);
+		sortplan *sp = N ? malloc(sizeof *sp) : NULL;
+		if (sp) {
+			for (int t = 0, c = 0; t < j->dates; t++)
+				if (j->role[t] == 1) sp->t[c++] = t;
+			float q = j->stat == CANOPY_MEDIAN ? 50 : j->percentile;
+			/* h grows with n: the most values ask for the highest */
+			int need = 0;
+			for (int n = 1; n <= nfit; n++) {
+				int o = quantile_need(n, q);
+				if (o > need) need = o;
+			}
+			plan_sort(nfit, N, need, sp);
 			for (; px + LANES <= hi; px += LANES) {
 #ifdef HAVE_AVX2
-				if (avx2q) {
-					lanes_q_avx2(j, N, px);
+				if (avx2) {
+					lanes_q_avx2(j, sp, px);
 					continue;
 				}
 #endif
-				lanes_q_base(j, N, px);
+				lanes_q_base(j, sp, px);
 			}
+			free(sp);
+		}
 	}
 	if (j->kind != CANOPY_COMPOSITE && hi - lo >= LANES) {
-		int ns = nsums(j->coefs);
-		float *terms = malloc(sizeof(float) * (size_t)j->dates * (size_t)ns);
-		if (!terms) goto rest;
-		build_terms(j->x, j->dates, j->coefs, terms);
-#ifdef HAVE_AVX2
-		int avx2 = __builtin_cpu_supports("avx2");
-#else
-		int avx2 = 0;
-#endif
+		int T = j->dates, k = j->coefs, ns = nsums(k);
+		fitplan fp;
+		memset(&fp, 0, sizeof fp);
+		fp.ns = ns;
+		float *terms = malloc(sizeof(float) * (size_t)T * (size_t)ns);
+		float *fit = malloc(sizeof(float) * (size_t)T * (size_t)(ns + 2 * k));
+		int *tr = malloc(sizeof(int) * (size_t)T);
+		unsigned char *rr = malloc((size_t)T);
+		int mosum = j->kind == CANOPY_MOSUM;
+		float *bound = mosum ? malloc(sizeof(float) * (size_t)(T + 1) * (size_t)T) : NULL;
+		unsigned char *bound_ok = mosum ? calloc((size_t)T + 1, 1) : NULL;
+		if (!terms || !fit || !tr || !rr || (mosum && (!bound || !bound_ok))) {
+			free(terms), free(fit), free(tr), free(rr), free(bound), free(bound_ok);
+			goto rest;
+		}
+		build_terms(j->x, T, k, terms);
+		float *tf = fit, *xf = fit + (size_t)T * ns, *xr = xf + (size_t)T * k;
+		for (int t = 0; t < T; t++) {
+			if (j->role[t] == 0) continue;
+			if (j->role[t] == 1) {
+				memcpy(tf + (size_t)fp.nf * ns, terms + (size_t)t * ns, sizeof(float) * (size_t)ns);
+				memcpy(xf + (size_t)fp.nf * k, j->x + (size_t)t * k, sizeof(float) * (size_t)k);
+				fp.nf++;
+			}
+			memcpy(xr + (size_t)fp.nr * k, j->x + (size_t)t * k, sizeof(float) * (size_t)k);
+			tr[fp.nr] = t;
+			rr[fp.nr++] = j->role[t];
+		}
+		fp.terms = tf, fp.xf = xf, fp.xr = xr, fp.tr = tr, fp.rr = rr;
+		fp.bound = bound, fp.bound_ok = bound_ok;
+		plan_normal(&fp, k);
+		/* The monitoring residuals' median through a network where the
+		 * history comes before the monitoring. */
+		sortplan *ms = NULL;
+		int nmd = 0, order = 1;
+		for (int i = 0; i < fp.nr; i++) {
+			if (rr[i] == 2) nmd++;
+			else if (nmd > 0) order = 0;
+		}
+		if (mosum && order && nmd > 0 && network(nmd) && (ms = malloc(sizeof *ms)) != NULL) {
+			plan_sort(nmd, network(nmd), nmd / 2, ms);
+			fp.ms = ms;
+		}
 		for (; px + LANES <= hi; px += LANES) {
 #ifdef HAVE_AVX2
 			if (avx2) {
-				lanes_avx2(j, terms, ns, px);
+				lanes_avx2(j, &fp, px);
 				continue;
 			}
 #endif
-			(void)avx2;
-			lanes_base(j, terms, ns, px);
+			lanes_base(j, &fp, px);
 		}
-		free(terms);
+		free(terms), free(fit), free(tr), free(rr), free(bound), free(bound_ok), free(ms);
 	}
 rest:
 	for (; px < hi; px++) pixel(j, px);
