@@ -71,8 +71,11 @@ type Backend struct {
 func New() *Backend { return newBackend(nil) }
 
 // newBackend loads the driver from libs (nil: the system's).
-func newBackend(libs []string) *Backend {
-	s := &state{libs: libs, mode: ModeOverlapped, host: HostRegister,
+func newBackend(libs []string) *Backend { return newBackendOn(libs, 0) }
+
+// newBackendOn is newBackend on the device of the given ordinal.
+func newBackendOn(libs []string, ordinal int) *Backend {
+	s := &state{libs: libs, ordinal: ordinal, mode: ModeOverlapped, host: HostRegister,
 		chunkPixels: DefaultChunkPixels, nstreams: DefaultStreams,
 		firstPixels: FirstChunkPixels, lookahead: Lookahead}
 	b := &Backend{s: s}
@@ -87,6 +90,8 @@ func newBackend(libs []string) *Backend {
 type state struct {
 	mu   sync.Mutex
 	libs []string
+	// ordinal is the CUDA device the backend runs on (OnDevice).
+	ordinal int
 
 	mode, host  string
 	chunkPixels int
@@ -170,6 +175,43 @@ func (b *Backend) Device() (Device, error) {
 	return b.s.dev, nil
 }
 
+// DeviceCount implements season.Devices: the CUDA devices the driver
+// finds (cuDeviceGetCount), 0 with the reason when it cannot start.
+func (b *Backend) DeviceCount() (int, error) {
+	d, err := openDriver(b.s.libs)
+	if err != nil {
+		return 0, fmt.Errorf("cuda: %s", reason(err, nil))
+	}
+	n, err := d.DeviceCount()
+	if b.s.libs != nil {
+		d.Close()
+	}
+	if err != nil {
+		return 0, fmt.Errorf("cuda: %s", reason(err, nil))
+	}
+	return n, nil
+}
+
+// OnDevice implements season.Devices: a new cuda backend on device i, with
+// b's mode, host memory strategy and pipeline, and a context, streams and
+// device memory of its own (the device's primary context: one per device
+// in the process). It touches no driver until Info or a job.
+func (b *Backend) OnDevice(i int) (compute.Backend, error) {
+	n, err := b.DeviceCount()
+	if err != nil {
+		return nil, err
+	}
+	if i < 0 || i >= n {
+		return nil, fmt.Errorf("cuda: no device %d: the driver finds %d", i, n)
+	}
+	o := newBackendOn(b.s.libs, i)
+	b.s.mu.Lock()
+	o.s.mode, o.s.host, o.s.chunkPixels, o.s.nstreams = b.s.mode, b.s.host, b.s.chunkPixels, b.s.nstreams
+	o.s.firstPixels, o.s.lookahead, o.s.gridCap, o.s.jobChunkBytes = b.s.firstPixels, b.s.lookahead, b.s.gridCap, b.s.jobChunkBytes
+	b.s.mu.Unlock()
+	return o, nil
+}
+
 // Modes implements compute.Moder.
 func (*Backend) Modes() []string { return []string{ModeOverlapped, ModeSequential} }
 
@@ -246,7 +288,7 @@ func bytesOf(p []float32) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(p))), 4*len(p))
 }
 
-// open loads the driver, describes device 0, makes its primary context
+// open loads the driver, describes the backend's device, makes its primary context
 // current and creates the streams. It fills s.info; the
 // calling goroutine must be locked to its thread.
 func (s *state) open() error {
@@ -291,7 +333,10 @@ func (s *state) openDevice() (err error) {
 	if count == 0 {
 		return &cuda.Error{Func: "cuDeviceGetCount", Code: cuda.ErrNoDevice}
 	}
-	cd, err := d.Device(0)
+	if s.ordinal >= count {
+		return fmt.Errorf("no CUDA device %d: the driver finds %d", s.ordinal, count)
+	}
+	cd, err := d.Device(s.ordinal)
 	if err != nil {
 		return err
 	}

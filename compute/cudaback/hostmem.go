@@ -54,7 +54,9 @@ func acquire(d *cuda.Driver, host [][]byte, w cuda.PageSpan) (*pinnedRange, bool
 	for _, m := range w.Members {
 		p.pin.Pin(unsafe.SliceData(host[m]))
 	}
-	if err := d.HostRegister(p.base, int(w.Hi-w.Lo), 0); err != nil {
+	// Portable: a backend on another device (season.Devices) that finds
+	// the range here uses it as pinned too.
+	if err := d.HostRegister(p.base, int(w.Hi-w.Lo), cuda.HostRegisterPortable); err != nil {
 		p.pin.Unpin()
 		return nil, false, err
 	}

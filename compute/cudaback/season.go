@@ -20,7 +20,10 @@ func (b *Backend) RunSeries(j *season.Job) (compute.Timings, error) {
 	return season.RunResident(b.OpenCube, j)
 }
 
-var _ season.Runner = (*Backend)(nil)
+var (
+	_ season.Runner  = (*Backend)(nil)
+	_ season.Devices = (*Backend)(nil)
+)
 
 // Cube is a block of a stack kept on the card: uploaded once as stored
 // (T×P float32, date-major), it runs any model of the same dates (another

@@ -20,6 +20,12 @@
 // are compute's (compute.New). Every runner must pass
 // compute/season/seasontest's suite (seasontest.Run).
 //
+// A backend with several devices (cuda: every GPU of the machine) also
+// implements Devices (DeviceCount, OnDevice): Spread opens one backend
+// per device, each with its own context, streams and device buffers, and
+// Deal hands the blocks of a stack to them, the next free device taking
+// the next block, the results in block order (compute/stack.RunRows).
+//
 // # Contract for a backend (cuda, gl, c)
 //
 // Inputs, all on the host, the same for every block of a stack (the Plan)

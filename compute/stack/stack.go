@@ -345,35 +345,64 @@ func (s *Stack) Cube(y0, rows int, dst []float32) (season.Cube, error) {
 // hands each block's output planes (rows×Width values each, in
 // Model.Outputs' order) to sink; it returns the backend's phases summed.
 func Run(ctx context.Context, s *Stack, b compute.Backend, m season.Model, sink func(y0, rows int, out [][]float32) error) (*season.Plan, compute.Timings, error) {
+	return RunRows(ctx, s, []compute.Backend{b}, m, 0, s.Grid.Height, sink)
+}
+
+// RunRows runs the model over rows [y0, y1) of the stack, its blocks dealt
+// to the backends (one per device, season.Spread; season.Deal: the next
+// free one takes the next block), and hands each block's output planes to
+// sink in row order, y0 of a block counted from the stack's first row.
+// Every block's rows are its rows in a run over the whole grid, so that
+// the planes of a part of the grid are bit for bit those of the whole.
+func RunRows(ctx context.Context, s *Stack, backends []compute.Backend, m season.Model, y0, y1 int, sink func(y0, rows int, out [][]float32) error) (*season.Plan, compute.Timings, error) {
 	var total compute.Timings
 	plan, err := season.NewPlan(m, s.Decimals())
 	if err != nil {
 		return nil, total, err
 	}
-	if !season.Runs(b) {
-		return nil, total, request.Errorf("the %s backend does not run per-pixel models over a stack of dates (go, go-parallel, c, gl and cuda do)", b.Name())
+	for _, b := range backends {
+		if !season.Runs(b) {
+			return nil, total, request.Errorf("the %s backend does not run per-pixel models over a stack of dates (go, go-parallel, c, gl and cuda do)", b.Name())
+		}
+	}
+	if y0 < 0 || y1 > s.Grid.Height || y0 > y1 {
+		return nil, total, fmt.Errorf("rows %d to %d of a stack of %d rows", y0, y1, s.Grid.Height)
 	}
 	step := s.BlockRows()
-	var buf []float32
-	for y0 := 0; y0 < s.Grid.Height; y0 += step {
-		if err := ctx.Err(); err != nil {
-			return nil, total, err
+	// Blocks start where a run over the whole grid starts them.
+	first, n := y0/step, 0
+	if y1 > y0 {
+		n = (y1+step-1)/step - first
+	}
+	span := func(k int) (int, int) {
+		a := max((first+k)*step, y0)
+		return a, min((first+k+1)*step, y1)
+	}
+	outs := len(m.Outputs())
+	total, err = season.Deal(ctx, backends, n, func(k int, j *season.Job) (*season.Job, error) {
+		a, b := span(k)
+		var buf []float32
+		if j != nil {
+			buf = j.Cube.Values
 		}
-		rows := min(step, s.Grid.Height-y0)
-		c, err := s.Cube(y0, rows, buf)
+		c, err := s.Cube(a, b-a, buf)
 		if err != nil {
-			return nil, total, err
+			return nil, err
 		}
-		buf = c.Values
-		j := season.NewJob(plan, c)
-		tm, err := season.RunJob(b, j)
-		if err != nil {
-			return nil, total, err
+		if j == nil || cap(j.Out[0]) < c.Pixels {
+			return season.NewJob(plan, c), nil
 		}
-		total.Add(tm)
-		if err := sink(y0, rows, j.Out); err != nil {
-			return nil, total, err
+		j.Cube = c
+		for i := range outs {
+			j.Out[i] = j.Out[i][:c.Pixels]
 		}
+		return j, nil
+	}, func(k int, j *season.Job) error {
+		a, b := span(k)
+		return sink(a, b-a, j.Out)
+	})
+	if err != nil {
+		return nil, total, err
 	}
 	return plan, total, nil
 }

@@ -352,6 +352,11 @@ func (d *Driver) FreeHost(p unsafe.Pointer) error {
 	return d.check("cuMemFreeHost", C.cc_cuMemFreeHost(d.t, p))
 }
 
+// HostRegisterPortable is HostRegister's flag CU_MEMHOSTREGISTER_PORTABLE:
+// the range is page-locked for every context of the process (every
+// device's), not only the current one.
+const HostRegisterPortable = 1
+
 // HostRegister page-locks an existing host range so that the device can
 // reach it by DMA (cuMemHostRegister_v2). The range must stay valid and in
 // place until HostUnregister: Go memory must be pinned (runtime.Pinner).

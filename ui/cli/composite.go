@@ -21,9 +21,11 @@ import (
 // seasonReport is what `canopy composite --json` and `canopy monitor
 // --json` print.
 type seasonReport struct {
-	Model   string   `json:"model"`
-	Index   string   `json:"index"`
-	Backend string   `json:"backend"`
+	Model   string `json:"model"`
+	Index   string `json:"index"`
+	Backend string `json:"backend"`
+	// Devices is how many devices of the backend the blocks were dealt to.
+	Devices int      `json:"devices"`
 	Width   int      `json:"width"`
 	Height  int      `json:"height"`
 	Dates   int      `json:"dates"`
@@ -67,6 +69,8 @@ func cmdComposite(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("composite", stderr)
 	var sf stackFlags
 	sf.register(fs, "the index composited (one)")
+	var rf seasonRunFlags
+	rf.register(fs)
 	period := fs.String("period", "", "the dates composited, FROM/TO: YYYY, YYYY-MM or YYYY-MM-DD, TO included (e.g. 2024-06/2024-08)")
 	stat := fs.String("stat", "median", "median, max-ndvi (the greatest value, and its date) or pNN (a percentile, e.g. p90)")
 	tif := fs.String("tif", "", "output COG: the composite, the count of valid dates and the date of the maximum (decimal year)")
@@ -80,6 +84,9 @@ func cmdComposite(args []string, stdout, stderr io.Writer) error {
 	}
 	if *period == "" {
 		return request.Errorf("--period FROM/TO is required (e.g. 2024-06/2024-08)")
+	}
+	if _, err := rf.deviceCount(); err != nil {
+		return err
 	}
 	p, err := parsePeriod("--period", *period, true)
 	if err != nil {
@@ -103,7 +110,7 @@ func cmdComposite(args []string, stdout, stderr io.Writer) error {
 	rep := seasonReport{Model: "composite " + *stat, Index: o.sel.names[0]}
 	set := outfile.NewSet(inputs...)
 	defer set.Abort()
-	if err := runSeason(o, m, set, *tif, &rep, nil); err != nil {
+	if err := runSeason(o, &rf, m, set, *tif, &rep, nil); err != nil {
 		return err
 	}
 	if err := set.Commit(); err != nil {
@@ -119,9 +126,14 @@ func cmdComposite(args []string, stdout, stderr io.Writer) error {
 // runSeason runs the model over the stack and writes its planes as a COG
 // (band descriptions: the model's outputs); keep, when set, hears every
 // block's planes too.
-func runSeason(o *openedStack, m season.Model, set *outfile.Set, tif string, rep *seasonReport, keep func(y0, rows int, out [][]float32)) error {
+func runSeason(o *openedStack, rf *seasonRunFlags, m season.Model, set *outfile.Set, tif string, rep *seasonReport, keep func(y0, rows int, out [][]float32)) error {
 	st := o.st
 	names := m.Outputs()
+	backends, closeDevices, err := rf.spread(o.backend)
+	if err != nil {
+		return err
+	}
+	defer closeDevices()
 	w, err := set.Create(tif)
 	if err != nil {
 		return err
@@ -136,7 +148,7 @@ func runSeason(o *openedStack, m season.Model, set *outfile.Set, tif string, rep
 	}
 	valued := 0
 	var write time.Duration
-	_, tm, err := stack.Run(context.Background(), st, o.backend, m, func(y0, rows int, planes [][]float32) error {
+	_, tm, err := stack.RunRows(context.Background(), st, backends, m, 0, st.Grid.Height, func(y0, rows int, planes [][]float32) error {
 		// A composite's pixels with a value; a monitor's with a valid
 		// observation.
 		if m.Kind == season.Composite {
@@ -168,6 +180,7 @@ func runSeason(o *openedStack, m season.Model, set *outfile.Set, tif string, rep
 		return fmt.Errorf("write %s: %w", tif, err)
 	}
 	write += time.Since(t0)
+	rep.Devices = len(backends)
 	rep.Backend, rep.Width, rep.Height, rep.Dates, rep.Bands = o.backend.Name(), st.Grid.Width, st.Grid.Height, len(st.Dates), names
 	rep.LoadMS, rep.WriteMS = ms(o.load), ms(write)
 	rep.KernelMS, rep.Pixels, rep.Valued, rep.Tif = ms(tm.Kernel), st.Grid.Width*st.Grid.Height, valued, tif

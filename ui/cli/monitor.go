@@ -38,6 +38,8 @@ func cmdMonitor(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("monitor", stderr)
 	var sf stackFlags
 	sf.register(fs, "the index monitored (one; ndmi or nbr for bark beetle and storms)")
+	var rf seasonRunFlags
+	rf.register(fs)
 	history := fs.String("history", "", "the history the model is fitted on, FROM/TO (YYYY, YYYY-MM or YYYY-MM-DD, TO included)")
 	monitor := fs.String("monitor", "", "the monitoring period, FROM/ (to the last date) or FROM/TO")
 	harmonics := fs.Int("harmonics", 3, "harmonics of the seasonal model (1 to 3; bfastmonitor's order)")
@@ -74,6 +76,9 @@ func cmdMonitor(args []string, stdout, stderr io.Writer) error {
 	}
 	if *harmonics < 1 || *harmonics > 3 {
 		return request.Errorf("--harmonics %d: 1 to 3", *harmonics)
+	}
+	if _, err := rf.deviceCount(); err != nil {
+		return err
 	}
 	var layoutFormat string
 	if *layoutOut != "" {
@@ -170,7 +175,7 @@ func cmdMonitor(args []string, stdout, stderr io.Writer) error {
 			copy(cnt[y0*g.Width:], out[3])
 		}
 	}
-	if err := runSeason(o, m, set, *tif, &rep, keep); err != nil {
+	if err := runSeason(o, &rf, m, set, *tif, &rep, keep); err != nil {
 		return err
 	}
 	rep.Alerts = alerts

@@ -283,6 +283,9 @@ func TestSeasonUsage(t *testing.T) {
 		{[]string{"monitor", paths[0], "--history", "2019/2019", "--monitor", "2020/", "--window", "0.3", "--tif", out}, "0.3"},
 		{[]string{"monitor", paths[0], "--history", "2019/2019", "--monitor", "2020/", "--rule", "x", "--tif", out}, "--rule"},
 		{[]string{"stack"}, "STACK"},
+		{[]string{"composite", paths[0], "--period", "2019/2019", "--devices", "0", "--tif", out}, "--devices"},
+		{[]string{"monitor", paths[0], "--history", "2019/2019", "--monitor", "2020/", "--devices", "x", "--tif", out}, "--devices"},
+		{[]string{"composite", paths[0], "--period", "2019/2019", "--backend", "c", "--devices", "2", "--tif", out}, "the c backend runs on one device, not 2"},
 	} {
 		code, _, e := run(t, c.args...)
 		if code != 2 || !strings.Contains(e, c.want) {
