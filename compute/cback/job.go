@@ -7,14 +7,9 @@ import (
 	"time"
 
 	"canopy/compute"
+	"canopy/compute/internal/vec"
 	"canopy/native/cpu"
 )
-
-// StreamPixels is the image size from which the outputs are written with
-// streaming stores: far larger than the caches, the stores then skip the
-// read-for-ownership of every output line (a third less memory traffic for
-// NDVI); smaller images stay in the cache for whoever reads them next.
-const StreamPixels = 1 << 21
 
 // RunJob runs any index job with the C block interpreter (native/cpu): the
 // job's program runs op by op over blocks of cpu.Block pixels that stay in
@@ -92,7 +87,7 @@ func (t *jobTask) prepare(j *compute.Job, workers int) (allocated bool, err erro
 		return false, fmt.Errorf("%d bands for a program of %d inputs", len(t.bands), len(j.Program.Inputs))
 	}
 	marshal(j.Program, &t.code)
-	if err := t.prog.Prepare(&t.code, j.Pixels(), t.bands, j.Out, j.Mask, j.Pixels() >= StreamPixels); err != nil {
+	if err := t.prog.Prepare(&t.code, j.Pixels(), t.bands, j.Out, j.Mask, j.Pixels() >= vec.StreamPixels); err != nil {
 		return false, err
 	}
 	need := t.prog.ScratchFloats()

@@ -74,6 +74,9 @@ type blockProgram struct {
 	direct  []bool // band k is read in place
 	scratch chan *registers
 	size    int
+	// stream: the outputs are written with streaming stores (a plane of
+	// vec.StreamPixels or more, no mask to apply after the store).
+	stream bool
 }
 
 // registers is one worker's register file: own[r] is register r's
@@ -86,6 +89,7 @@ type registers struct {
 
 func (b *blockProgram) prepare(j *compute.Job, workers int) {
 	b.j = j
+	b.stream = j.Mask == nil && j.Pixels() >= vec.StreamPixels
 	if b.prog != j.Program {
 		// A compiled program does not change: its plan is kept for the
 		// next run of it (a run then allocates nothing).
@@ -145,9 +149,14 @@ func (b *blockProgram) store(c, lo, hi int, a, bb []float32, nd bool) {
 			continue
 		}
 		dst := j.Out[o][lo:hi]
-		if nd {
+		switch {
+		case nd && b.stream:
+			b.ops.NDFiniteStream(dst, bb, a)
+		case nd:
 			b.ops.NDFinite(dst, bb, a)
-		} else {
+		case b.stream:
+			b.ops.FiniteStream(dst, a)
+		default:
 			b.ops.Finite(dst, a)
 		}
 		if j.Mask != nil {

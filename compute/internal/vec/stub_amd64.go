@@ -64,6 +64,12 @@ func ndviAVX2(out []float32, red []float32, nir []float32)
 // ndFiniteAVX2 sets out[i] = (nir[i]-red[i])/(nir[i]+red[i]), NaN where the sum is ±0 and where the quotient is ±Inf, for the first len(out)&^7 elements.
 func ndFiniteAVX2(out []float32, red []float32, nir []float32)
 
+// ndFiniteStreamAVX2 is ndFiniteAVX2 with streaming stores; out is 32-byte aligned.
+func ndFiniteStreamAVX2(out []float32, red []float32, nir []float32)
+
+// finiteStreamAVX2 is finiteAVX2 with streaming stores; dst is 32-byte aligned.
+func finiteStreamAVX2(dst []float32, a []float32)
+
 // loadU8AVX2 converts the first len(dst)&^7 samples of src; mode bit 1: (x + add) * scale + offset, bit 2: NaN where the sample's 32-bit lane (zero- or sign-extended as its type) equals nd.
 func loadU8AVX2(dst []float32, src []uint8, add float32, scale float32, offset float32, nd uint32, mode uint32)
 

@@ -44,6 +44,12 @@ func ndviAVX2(out, red, nir []float32) { panic("vec: ndviAVX2 without the assemb
 
 func ndFiniteAVX2(out, red, nir []float32) { panic("vec: ndFiniteAVX2 without the assembly") }
 
+func ndFiniteStreamAVX2(out, red, nir []float32) {
+	panic("vec: ndFiniteStreamAVX2 without the assembly")
+}
+
+func finiteStreamAVX2(dst, a []float32) { panic("vec: finiteStreamAVX2 without the assembly") }
+
 func loadU8AVX2(dst []float32, src []uint8, add, scale, offset float32, nd uint32, mode uint32) {
 	panic("vec: loadU8AVX2 without the assembly")
 }

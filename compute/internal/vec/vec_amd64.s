@@ -1150,6 +1150,162 @@ ndfinite_done:
 	VZEROUPPER
 	RET
 
+// func ndFiniteStreamAVX2(out []float32, red []float32, nir []float32)
+// Requires: AVX, AVX2, MMX+
+TEXT ·ndFiniteStreamAVX2(SB), NOSPLIT, $0-72
+	MOVQ         out_base+0(FP), AX
+	MOVQ         red_base+24(FP), CX
+	MOVQ         nir_base+48(FP), DX
+	MOVQ         out_len+8(FP), BX
+	VXORPS       Y0, Y0, Y0
+	VPCMPEQD     Y1, Y1, Y1
+	VPSRLD       $0x01, Y1, Y1
+	MOVL         $0x7f800000, SI
+	VMOVD        SI, X2
+	VPBROADCASTD X2, Y2
+	XORQ         SI, SI
+	MOVQ         BX, DI
+	SHRQ         $0x05, DI
+	JZ           ndfinitestream_one
+
+ndfinitestream_four:
+	VMOVUPS  (CX)(SI*4), Y3
+	VMOVUPS  (DX)(SI*4), Y4
+	VADDPS   Y3, Y4, Y5
+	VSUBPS   Y3, Y4, Y3
+	VDIVPS   Y5, Y3, Y3
+	VCMPPS   $0x00, Y0, Y5, Y4
+	VORPS    Y4, Y3, Y3
+	VANDPS   Y1, Y3, Y4
+	VCMPPS   $0x00, Y2, Y4, Y4
+	VORPS    Y4, Y3, Y3
+	VMOVNTPS Y3, (AX)(SI*4)
+	VMOVUPS  32(CX)(SI*4), Y3
+	VMOVUPS  32(DX)(SI*4), Y4
+	VADDPS   Y3, Y4, Y5
+	VSUBPS   Y3, Y4, Y3
+	VDIVPS   Y5, Y3, Y3
+	VCMPPS   $0x00, Y0, Y5, Y4
+	VORPS    Y4, Y3, Y3
+	VANDPS   Y1, Y3, Y4
+	VCMPPS   $0x00, Y2, Y4, Y4
+	VORPS    Y4, Y3, Y3
+	VMOVNTPS Y3, 32(AX)(SI*4)
+	VMOVUPS  64(CX)(SI*4), Y3
+	VMOVUPS  64(DX)(SI*4), Y4
+	VADDPS   Y3, Y4, Y5
+	VSUBPS   Y3, Y4, Y3
+	VDIVPS   Y5, Y3, Y3
+	VCMPPS   $0x00, Y0, Y5, Y4
+	VORPS    Y4, Y3, Y3
+	VANDPS   Y1, Y3, Y4
+	VCMPPS   $0x00, Y2, Y4, Y4
+	VORPS    Y4, Y3, Y3
+	VMOVNTPS Y3, 64(AX)(SI*4)
+	VMOVUPS  96(CX)(SI*4), Y3
+	VMOVUPS  96(DX)(SI*4), Y4
+	VADDPS   Y3, Y4, Y5
+	VSUBPS   Y3, Y4, Y3
+	VDIVPS   Y5, Y3, Y3
+	VCMPPS   $0x00, Y0, Y5, Y4
+	VORPS    Y4, Y3, Y3
+	VANDPS   Y1, Y3, Y4
+	VCMPPS   $0x00, Y2, Y4, Y4
+	VORPS    Y4, Y3, Y3
+	VMOVNTPS Y3, 96(AX)(SI*4)
+	ADDQ     $0x20, SI
+	DECQ     DI
+	JNZ      ndfinitestream_four
+
+ndfinitestream_one:
+	MOVQ BX, DI
+	SHRQ $0x03, DI
+	ANDQ $0x03, DI
+	JZ   ndfinitestream_done
+
+ndfinitestream_onel:
+	VMOVUPS  (CX)(SI*4), Y3
+	VMOVUPS  (DX)(SI*4), Y4
+	VADDPS   Y3, Y4, Y5
+	VSUBPS   Y3, Y4, Y3
+	VDIVPS   Y5, Y3, Y3
+	VCMPPS   $0x00, Y0, Y5, Y4
+	VORPS    Y4, Y3, Y3
+	VANDPS   Y1, Y3, Y4
+	VCMPPS   $0x00, Y2, Y4, Y4
+	VORPS    Y4, Y3, Y3
+	VMOVNTPS Y3, (AX)(SI*4)
+	ADDQ     $0x08, SI
+	DECQ     DI
+	JNZ      ndfinitestream_onel
+
+ndfinitestream_done:
+	SFENCE
+	VZEROUPPER
+	RET
+
+// func finiteStreamAVX2(dst []float32, a []float32)
+// Requires: AVX, AVX2, MMX+
+TEXT ·finiteStreamAVX2(SB), NOSPLIT, $0-48
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         a_base+24(FP), CX
+	MOVQ         dst_len+8(FP), DX
+	VPCMPEQD     Y0, Y0, Y0
+	VPSRLD       $0x01, Y0, Y0
+	MOVL         $0x7f800000, BX
+	VMOVD        BX, X1
+	VPBROADCASTD X1, Y1
+	XORQ         BX, BX
+	MOVQ         DX, SI
+	SHRQ         $0x05, SI
+	JZ           finitestream_one
+
+finitestream_four:
+	VMOVUPS  (CX)(BX*4), Y2
+	VANDPS   Y0, Y2, Y3
+	VCMPPS   $0x00, Y1, Y3, Y3
+	VORPS    Y3, Y2, Y2
+	VMOVNTPS Y2, (AX)(BX*4)
+	VMOVUPS  32(CX)(BX*4), Y2
+	VANDPS   Y0, Y2, Y3
+	VCMPPS   $0x00, Y1, Y3, Y3
+	VORPS    Y3, Y2, Y2
+	VMOVNTPS Y2, 32(AX)(BX*4)
+	VMOVUPS  64(CX)(BX*4), Y2
+	VANDPS   Y0, Y2, Y3
+	VCMPPS   $0x00, Y1, Y3, Y3
+	VORPS    Y3, Y2, Y2
+	VMOVNTPS Y2, 64(AX)(BX*4)
+	VMOVUPS  96(CX)(BX*4), Y2
+	VANDPS   Y0, Y2, Y3
+	VCMPPS   $0x00, Y1, Y3, Y3
+	VORPS    Y3, Y2, Y2
+	VMOVNTPS Y2, 96(AX)(BX*4)
+	ADDQ     $0x20, BX
+	DECQ     SI
+	JNZ      finitestream_four
+
+finitestream_one:
+	MOVQ DX, SI
+	SHRQ $0x03, SI
+	ANDQ $0x03, SI
+	JZ   finitestream_done
+
+finitestream_onel:
+	VMOVUPS  (CX)(BX*4), Y2
+	VANDPS   Y0, Y2, Y3
+	VCMPPS   $0x00, Y1, Y3, Y3
+	VORPS    Y3, Y2, Y2
+	VMOVNTPS Y2, (AX)(BX*4)
+	ADDQ     $0x08, BX
+	DECQ     SI
+	JNZ      finitestream_onel
+
+finitestream_done:
+	SFENCE
+	VZEROUPPER
+	RET
+
 // func loadU8AVX2(dst []float32, src []uint8, add float32, scale float32, offset float32, nd uint32, mode uint32)
 // Requires: AVX, AVX2
 TEXT ·loadU8AVX2(SB), NOSPLIT, $0-68

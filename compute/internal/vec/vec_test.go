@@ -87,7 +87,7 @@ func compare(t *testing.T, what string, got, want []float32, in ...[]float32) {
 
 var binaries = map[string]func(dst, a, b []float32){
 	"Add": Add, "Sub": Sub, "Mul": Mul, "Div": Div, "Min": Min, "Max": Max, "NDVI": NDVI,
-	"NDFinite": NDFinite,
+	"NDFinite": NDFinite, "NDFiniteStream": NDFiniteStream,
 }
 
 var withConst = map[string]func(dst, a []float32, k float32){
@@ -95,7 +95,39 @@ var withConst = map[string]func(dst, a []float32, k float32){
 }
 
 var unaries = map[string]func(dst, a []float32){
-	"Neg": Neg, "Abs": Abs, "Sqrt": Sqrt, "Finite": Finite,
+	"Neg": Neg, "Abs": Abs, "Sqrt": Sqrt, "Finite": Finite, "FiniteStream": FiniteStream,
+}
+
+// alignedFloats returns n float32 starting on a 32-byte boundary, as the
+// streaming stores need.
+func alignedFloats(n int) []float32 {
+	s := make([]float32, n+8)
+	for i := range 8 {
+		if aligned32(s[i:]) {
+			return s[i : i+n]
+		}
+	}
+	panic("no 32-byte boundary in 8 float32")
+}
+
+// TestStreamsAligned runs the streaming stores where they run (a 32-byte
+// aligned output; the other tests' outputs may or may not be) against the
+// definitions, at every length, the tail included.
+func TestStreamsAligned(t *testing.T) {
+	needAVX2(t)
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, n := range lengths() {
+		a, b := floats(r, n), floats(r, n)
+		want := make([]float32, n)
+		withScalar(func() { NDFinite(want, a, b) })
+		got := alignedFloats(n)
+		NDFiniteStream(got, a, b)
+		compare(t, fmt.Sprintf("NDFiniteStream n=%d aligned", n), got, want, a, b)
+		withScalar(func() { Finite(want, a) })
+		got = alignedFloats(n)
+		FiniteStream(got, a)
+		compare(t, fmt.Sprintf("FiniteStream n=%d aligned", n), got, want, a)
+	}
 }
 
 // TestKernelsEqualDefinitions runs every kernel against its Go definition at
@@ -304,6 +336,8 @@ func TestDefinitions(t *testing.T) {
 		{"NDFinite", NDFinite, 0.1, 0.5, float32(0.4) / float32(0.6)},
 		{"NDFinite", NDFinite, 0, 0, nan()},
 		{"NDFinite", NDFinite, 0.2, nan(), nan()},
+		{"NDFiniteStream", NDFiniteStream, -1e38, 3e38, nan()},
+		{"NDFiniteStream", NDFiniteStream, 0, 0, nan()},
 	}
 	for _, kernel := range []bool{false, true} {
 		if kernel && !haveAVX2() {

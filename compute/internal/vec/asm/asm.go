@@ -57,6 +57,13 @@ func text(name, sig, doc string) {
 // eight per step, then one vector per step; body(i, u) handles the eight
 // elements starting at element i+8u. It ends the function (VZEROUPPER, RET).
 func loop(prefix string, n reg.Register, body func(i reg.Register, u int)) {
+	loopFenced(prefix, n, body, false)
+}
+
+// loopFenced is loop, with an SFENCE before the end when fence is set: the
+// streaming stores of the body are ordered before whatever the caller does
+// next.
+func loopFenced(prefix string, n reg.Register, body func(i reg.Register, u int), fence bool) {
 	i := GP64()
 	XORQ(i, i)
 	c := GP64()
@@ -81,6 +88,9 @@ func loop(prefix string, n reg.Register, body func(i reg.Register, u int)) {
 	DECQ(c)
 	JNZ(LabelRef(prefix + "_onel"))
 	Label(prefix + "_done")
+	if fence {
+		SFENCE()
+	}
 	VZEROUPPER()
 	RET()
 }
@@ -329,6 +339,42 @@ func genNDFinite() {
 	})
 }
 
+// finiteOp is the finite unary operation's code.
+func finiteOp() func(reg.VecVirtual) reg.VecVirtual {
+	for _, o := range unops {
+		if o.name == "finite" {
+			return o.op()
+		}
+	}
+	panic("no finite operation")
+}
+
+// genStreams emits the streaming-store forms of the two operations that
+// write a block program's output (ndFinite and finite): VMOVNTPS, which
+// spares the read-for-ownership of every output line, then SFENCE. out
+// must be 32-byte aligned (the Go wrapper checks).
+func genStreams() {
+	text("ndFiniteStreamAVX2", "(out, red, nir []float32)", "ndFiniteStreamAVX2 is ndFiniteAVX2 with streaming stores; out is 32-byte aligned.")
+	d := Load(Param("out").Base(), GP64())
+	pr := Load(Param("red").Base(), GP64())
+	pn := Load(Param("nir").Base(), GP64())
+	n := Load(Param("out").Len(), GP64())
+	zero := zeros()
+	fin := finiteOp()
+	loopFenced("ndfinitestream", n, func(i reg.Register, u int) {
+		VMOVNTPS(fin(ndvi(zero, load(f32(pr, i, u)), load(f32(pn, i, u)))), f32(d, i, u))
+	}, true)
+
+	text("finiteStreamAVX2", "(dst, a []float32)", "finiteStreamAVX2 is finiteAVX2 with streaming stores; dst is 32-byte aligned.")
+	d = Load(Param("dst").Base(), GP64())
+	pa := Load(Param("a").Base(), GP64())
+	n = Load(Param("dst").Len(), GP64())
+	fin = finiteOp()
+	loopFenced("finitestream", n, func(i reg.Register, u int) {
+		VMOVNTPS(fin(load(f32(pa, i, u))), f32(d, i, u))
+	}, true)
+}
+
 // A stored sample type and how eight of them become eight int32 lanes (or,
 // for float32, eight float lanes).
 type sample struct {
@@ -495,6 +541,7 @@ func main() {
 	}
 	genNDVI()
 	genNDFinite()
+	genStreams()
 	for _, s := range samples {
 		genLoad(s)
 	}
