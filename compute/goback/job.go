@@ -64,7 +64,9 @@ func (p *GoParallel) RunJob(j *compute.Job) (compute.Timings, error) {
 // float32 bands with nothing to convert are read in place, a normalised
 // difference is one pass (vec.NDVI), and an output's last finite writes the
 // output plane itself; an NDVI job is then a single pass from the bands to
-// the output. None of it changes a bit of the results.
+// the output. Outputs of vec.StreamPixels or more (with no mask to apply
+// after the store) are written with streaming stores, as the c backend's
+// are. None of it changes a bit of the results.
 type blockProgram struct {
 	j       *compute.Job
 	ops     *vec.Ops       // the operations: vec.Kernels or vec.Loops
