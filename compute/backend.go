@@ -287,15 +287,6 @@ func PreferCPU(host, bus float64) bool {
 	return CKernelShare*host >= bus
 }
 
-// Label names a backend run as "name" or "name:mode", the one spelling of
-// it in charts, tables, JSON and the window.
-func Label(name, mode string) string {
-	if mode == "" {
-		return name
-	}
-	return name + ":" + mode
-}
-
 // NewOutput allocates a plane of n pixels (in huge pages where the system
 // offers them) and touches every page of it on all cores, so that the
 // operating system's first-touch page faults are paid here, as setup,

@@ -2,17 +2,12 @@ package compute
 
 import (
 	"canopy/compute/par"
-	"fmt"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 )
-
-// BytesPerPixel is the memory traffic of one NDVI pixel over float32
-// bands: two reads and one write (the charts' ceiling lines).
-const BytesPerPixel = 12
 
 // Phase summarises one timed phase over the repeats, in milliseconds.
 type Phase struct {
@@ -94,9 +89,6 @@ type BenchResult struct {
 	NaNMismatch int     `json:"nan_mismatch"`
 	Error       string  `json:"error,omitempty"`
 }
-
-// Pixels returns Width*Height.
-func (r BenchResult) Pixels() int { return r.Width * r.Height }
 
 // MinSample is the shortest timed sample Bench takes: runs shorter than
 // this are batched and averaged.
@@ -318,78 +310,4 @@ func hostCopyStat(bytes int, stat func([]time.Duration) time.Duration) float64 {
 		best = min(best, stat(ds))
 	}
 	return 2 * float64(n*4) / float64(best.Nanoseconds())
-}
-
-// String formats r as one human line.
-func (r BenchResult) String() string {
-	if r.Error != "" && !r.Verified {
-		return fmt.Sprintf("%-12s %6dx%-6d error: %s", r.Label(), r.Width, r.Height, r.Error)
-	}
-	line := fmt.Sprintf("%-12s %6dx%-6d setup %8.2f ms  up %8.3f  kernel %8.3f [%.3f-%.3f]  down %8.3f  total %8.3f ms  kernel %6.1f GB/s = %3.0f%% of %s %.1f GB/s  max err %.2g",
-		r.Label(), r.Width, r.Height, r.SetupMS, r.UploadMS, r.KernelMS, r.Kernel.Min, r.Kernel.Max, r.DownloadMS, r.TotalMS, r.KernelGBps, r.KernelPct, r.CeilingKind, r.CeilingGBps, r.MaxAbsErr)
-	if r.H2DGBps > 0 && r.D2HGBps > 0 && r.UploadGBps > 0 && r.DownloadGBps > 0 {
-		line += fmt.Sprintf("  up %.1f GB/s = %.0f%% of %.1f, down %.1f GB/s = %.0f%% of %.1f",
-			r.UploadGBps, 100*r.UploadGBps/r.H2DGBps, r.H2DGBps, r.DownloadGBps, 100*r.DownloadGBps/r.D2HGBps, r.D2HGBps)
-	}
-	return line
-}
-
-// Label is the run's "backend" or "backend:mode".
-func (r BenchResult) Label() string { return Label(r.Backend, r.Mode) }
-
-// BenchModes lists every way to time b, the one policy the command line
-// and the window share: its Moder modes; nil for a backend without modes
-// (one run in its only way).
-func BenchModes(b Backend) []string {
-	if m, ok := b.(Moder); ok {
-		return m.Modes()
-	}
-	return nil
-}
-
-// BenchTarget is one backend in one mode ("" for its only way) to time.
-type BenchTarget struct {
-	Name, Mode string
-}
-
-// BenchPlan resolves a list of backends to time: "all" (or "") is every
-// registered backend in every mode of BenchModes (an unavailable backend
-// once, to report why); otherwise a comma list of "name" (every mode) or
-// "name:mode". An unknown backend or mode is an error.
-func BenchPlan(list string) ([]BenchTarget, error) {
-	var ts []BenchTarget
-	every := func(b Backend) {
-		ms := BenchModes(b)
-		if len(ms) == 0 || !b.Info().Available {
-			ts = append(ts, BenchTarget{b.Name(), ""})
-			return
-		}
-		for _, m := range ms {
-			ts = append(ts, BenchTarget{b.Name(), m})
-		}
-	}
-	var names []string
-	if list == "all" || list == "" {
-		names = Names()
-	} else {
-		names = strings.Split(list, ",")
-	}
-	for _, s := range names {
-		name, mode, _ := strings.Cut(strings.TrimSpace(s), ":")
-		b, err := New(name)
-		if err != nil {
-			return nil, err
-		}
-		switch {
-		case mode == "":
-			every(b)
-		case !slices.Contains(BenchModes(b), mode):
-			b.Close()
-			return nil, fmt.Errorf("backend %s has no mode %q", name, mode)
-		default:
-			ts = append(ts, BenchTarget{name, mode})
-		}
-		b.Close()
-	}
-	return ts, nil
 }

@@ -45,9 +45,15 @@ func newBackendEntry(b compute.Backend) *backendEntry {
 
 func (e *backendEntry) name() string { return e.b.Name() }
 
-// modes are the choices of the entry's mode picker: the backend's Moder
-// modes.
-func (e *backendEntry) modes() []string { return compute.BenchModes(e.b) }
+// modes are the choices of the entry's mode picker: the backend's
+// compute.Moder modes; none for a backend without modes (one run in its
+// only way).
+func (e *backendEntry) modes() []string {
+	if m, ok := e.b.(compute.Moder); ok {
+		return m.Modes()
+	}
+	return nil
+}
 
 // run is the entry as a job runs it: the backend, what it reported about
 // itself, and the mode chosen now.

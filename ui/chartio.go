@@ -17,7 +17,7 @@ func crossoverText(rs []compute.BenchResult) string {
 	var gpus []string
 	seen := map[string]bool{}
 	for _, r := range rs {
-		if l := r.Label(); r.GPU && !seen[l] {
+		if l := chart.Label(r.Backend, r.Mode); r.GPU && !seen[l] {
 			seen[l] = true
 			gpus = append(gpus, l)
 		}
@@ -56,7 +56,7 @@ func crossoverText(rs []compute.BenchResult) string {
 func indexCrossoverText(rs []compute.BenchResult) string {
 	var gpus []string
 	for _, r := range rs {
-		if l := r.Label(); r.GPU && !contains(gpus, l) {
+		if l := chart.Label(r.Backend, r.Mode); r.GPU && !contains(gpus, l) {
 			gpus = append(gpus, l)
 		}
 	}

@@ -145,7 +145,7 @@ func (p *chartsPanel) showTimings(rs []compute.BenchResult) {
 		widget.NewLabelWithStyle("Backend", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		head("Setup"), head("Kernel"), head("+ transfers"), head("GB/s"), head("% ceiling"), head("Check"))
 	for _, r := range rs {
-		name := widget.NewLabel(r.Label())
+		name := widget.NewLabel(chart.Label(r.Backend, r.Mode))
 		if r.Error != "" && !r.Verified {
 			grid.Add(name)
 			msg := widget.NewLabel(firstLine(r.Error))

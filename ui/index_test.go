@@ -9,6 +9,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"canopy/compute"
+	"canopy/ui/render/chart"
 	"canopy/ui/render/colormap"
 )
 
@@ -198,7 +199,7 @@ func TestIndexSweep(t *testing.T) {
 	counts := map[int]int{}
 	for _, r := range rs {
 		if !r.Verified || r.Width != 256 {
-			t.Errorf("%s %s: verified %v, %d wide: %s", r.Label(), r.Index, r.Verified, r.Width, r.Error)
+			t.Errorf("%s %s: verified %v, %d wide: %s", chart.Label(r.Backend, r.Mode), r.Index, r.Verified, r.Width, r.Error)
 		}
 		counts[strings.Count(r.Index, ",")+1]++
 	}

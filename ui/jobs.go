@@ -650,7 +650,7 @@ func (w *Window) indexSweep() {
 }
 
 // benchPlan lists the runs of Compare all and the sweeps: every entry in
-// every mode of compute.BenchModes (the command line's policy), in the
+// every mode of its modes (the command line's policy), in the
 // order of the picker.
 func benchPlan(entries []*backendEntry) []runSpec {
 	var runs []runSpec
@@ -719,9 +719,9 @@ func resultLine(r compute.BenchResult, s *shown) string {
 		name = s.idx.name
 	}
 	if r.Error != "" && !r.Verified {
-		return fmt.Sprintf("%s on %s: %s", name, r.Label(), r.Error)
+		return fmt.Sprintf("%s on %s: %s", name, chart.Label(r.Backend, r.Mode), r.Error)
 	}
-	line := fmt.Sprintf("%s on %s, %d×%d: kernel %s", name, r.Label(), r.Width, r.Height, ms(r.KernelMS))
+	line := fmt.Sprintf("%s on %s, %d×%d: kernel %s", name, chart.Label(r.Backend, r.Mode), r.Width, r.Height, ms(r.KernelMS))
 	if r.GPU {
 		line += fmt.Sprintf(", with transfers %s", ms(r.TotalMS))
 	}
@@ -740,7 +740,7 @@ func compareLine(rs []compute.BenchResult) string {
 	maxErr := 0.0
 	for _, r := range rs {
 		if !r.Verified {
-			bad = append(bad, r.Label()+": "+firstLine(r.Error))
+			bad = append(bad, chart.Label(r.Backend, r.Mode)+": "+firstLine(r.Error))
 		}
 		maxErr = max(maxErr, r.MaxAbsErr)
 	}

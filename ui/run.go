@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"canopy/compute"
+	"canopy/ui/render/chart"
 )
 
 // runSpec is one backend in one mode, fixed on the event goroutine when a
@@ -19,7 +20,7 @@ type runSpec struct {
 	mode string
 }
 
-func (r runSpec) label() string { return compute.Label(r.b.Name(), r.mode) }
+func (r runSpec) label() string { return chart.Label(r.b.Name(), r.mode) }
 
 // ceiling measures the host copy bandwidth once per process (64 MiB per
 // buffer: past any cache, small enough not to matter next to a scene).

@@ -16,6 +16,7 @@ import (
 	"canopy/compute"
 	"canopy/compute/fake"
 	"canopy/compute/geotiff"
+	"canopy/ui/render/chart"
 )
 
 // writeOrtho writes a w×h float32 multi-band GeoTIFF (an orthomosaic) with
@@ -373,7 +374,7 @@ func TestCompareOnMaskedScene(t *testing.T) {
 	w.Wait()
 	var labels []string
 	for _, r := range w.Results() {
-		labels = append(labels, r.Label())
+		labels = append(labels, chart.Label(r.Backend, r.Mode))
 	}
 	if got := strings.Join(labels, ","); got != "go,gl:mapped,gl:subdata" {
 		t.Errorf("Compare all ran %s", got)

@@ -19,6 +19,7 @@ import (
 	"canopy/compute/pipeline"
 	"canopy/compute/request"
 	"canopy/compute/source"
+	"canopy/ui/render/chart"
 	"canopy/ui/render/colormap"
 )
 
@@ -379,7 +380,7 @@ func cmdCompute(args []string, stdout, stderr io.Writer) error {
 		return json.NewEncoder(stdout).Encode(rep)
 	}
 	fmt.Fprintf(stdout, "%s of %dx%d on %s (%s): load %.1f ms, setup %.1f ms, upload %.3f ms, kernel %.3f ms, download %.3f ms, total %.3f ms\n",
-		rep.Index, rep.Width, rep.Height, compute.Label(rep.Backend, rep.Mode), rep.Device, rep.LoadMS, rep.SetupMS, rep.UploadMS, rep.KernelMS, rep.DownloadMS, rep.TotalMS)
+		rep.Index, rep.Width, rep.Height, chart.Label(rep.Backend, rep.Mode), rep.Device, rep.LoadMS, rep.SetupMS, rep.UploadMS, rep.KernelMS, rep.DownloadMS, rep.TotalMS)
 	if rep.DigitalNumbers {
 		fmt.Fprintln(stdout, "note: the bands are integers with no radiometry known; the index is computed on the raw digital numbers")
 	}
@@ -433,7 +434,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		}
 		dims = append(dims, [2]int{w, h})
 	}
-	targets, err := compute.BenchPlan(*list)
+	targets, err := benchPlan(*list)
 	if err != nil {
 		return request.Error{Msg: err.Error()}
 	}
@@ -452,7 +453,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	// One instance per target for the whole run: setup is paid once.
 	inst := make([]compute.Backend, len(targets))
 	for i, t := range targets {
-		b, _ := compute.New(t.Name)
+		b, _ := compute.New(t.name)
 		inst[i] = b
 		defer b.Close()
 	}
@@ -471,7 +472,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		}
 		ceiling := compute.HostCopyCeiling(min(max(j.Pixels()*4, 64<<20), 512<<20))
 		for i, b := range inst {
-			j.Mode = targets[i].Mode
+			j.Mode = targets[i].mode
 			r := compute.BenchJob(b, j, compute.BenchOptions{Repeat: *repeat, HostCeiling: ceiling})
 			all = append(all, r)
 			if r.Error != "" && b.Info().Available {
@@ -482,7 +483,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 					return err
 				}
 			} else {
-				fmt.Fprintln(stdout, r)
+				fmt.Fprintln(stdout, benchLine(r))
 			}
 		}
 		bands, j = nil, nil

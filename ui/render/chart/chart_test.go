@@ -125,12 +125,12 @@ func TestTimingsLabels(t *testing.T) {
 	// its row.
 	prevY := math.Inf(1)
 	for i, r := range rs {
-		name, ok := find(texts, r.Label())
+		name, ok := find(texts, label(r))
 		if !ok {
-			t.Fatalf("row label %q missing", r.Label())
+			t.Fatalf("row label %q missing", label(r))
 		}
 		if name.Y >= prevY {
-			t.Errorf("row %d %q at y=%g is not below the previous row (y=%g)", i, r.Label(), name.Y, prevY)
+			t.Errorf("row %d %q at y=%g is not below the previous row (y=%g)", i, label(r), name.Y, prevY)
 		}
 		prevY = name.Y
 		v, ok := find(texts, valueLabel(r))
@@ -138,7 +138,7 @@ func TestTimingsLabels(t *testing.T) {
 			t.Fatalf("value label %q missing", valueLabel(r))
 		}
 		if math.Abs(v.Y-name.Y) > 12 {
-			t.Errorf("value label of %s at y=%g, its row at y=%g", r.Label(), v.Y, name.Y)
+			t.Errorf("value label of %s at y=%g, its row at y=%g", label(r), v.Y, name.Y)
 		}
 	}
 	for _, want := range []string{
@@ -316,8 +316,8 @@ func TestCSVRoundTrip(t *testing.T) {
 		k, _ := strconv.ParseFloat(rec[col["kernel_median_ms"]], 64)
 		kmax, _ := strconv.ParseFloat(rec[col["kernel_max_ms"]], 64)
 		px, _ := strconv.Atoi(rec[col["pixels"]])
-		if k != r.Kernel.Median || kmax != r.Kernel.Max || px != r.Pixels() || rec[col["backend"]] != r.Backend {
-			t.Errorf("row %d: kernel %g/%g pixels %d backend %s, want %g/%g %d %s", i, k, kmax, px, rec[col["backend"]], r.Kernel.Median, r.Kernel.Max, r.Pixels(), r.Backend)
+		if k != r.Kernel.Median || kmax != r.Kernel.Max || px != pixelsOf(r) || rec[col["backend"]] != r.Backend {
+			t.Errorf("row %d: kernel %g/%g pixels %d backend %s, want %g/%g %d %s", i, k, kmax, px, rec[col["backend"]], r.Kernel.Median, r.Kernel.Max, pixelsOf(r), r.Backend)
 		}
 	}
 	back, err := ReadCSV(&buf)

@@ -70,7 +70,7 @@ func WriteRunsCSV(w io.Writer, runs []Run) error {
 		for _, r := range run.Results {
 			rec := []string{
 				r.Backend, r.Mode, r.Device, strconv.FormatBool(r.GPU),
-				strconv.Itoa(r.Width), strconv.Itoa(r.Height), strconv.Itoa(r.Pixels()), strconv.Itoa(r.Repeat),
+				strconv.Itoa(r.Width), strconv.Itoa(r.Height), strconv.Itoa(pixelsOf(r)), strconv.Itoa(r.Repeat),
 				ff(r.SetupMS),
 				ff(r.Upload.Median), ff(r.Upload.Min), ff(r.Upload.Max),
 				ff(r.Kernel.Median), ff(r.Kernel.Min), ff(r.Kernel.Max),
@@ -140,7 +140,7 @@ func ReadCSV(r io.Reader) ([]compute.BenchResult, error) {
 		if p.err != nil {
 			return nil, p.err
 		}
-		if px := p.int(6); p.err == nil && px != res.Pixels() {
+		if px := p.int(6); p.err == nil && px != pixelsOf(res) {
 			return nil, fmt.Errorf("read timings CSV line %d: %d pixels for %dx%d", line, px, res.Width, res.Height)
 		}
 		res.UploadMS, res.KernelMS, res.DownloadMS, res.TotalMS = res.Upload.Median, res.Kernel.Median, res.Download.Median, res.Total.Median

@@ -17,7 +17,7 @@ func result(backend, mode string, gpu bool, w int, setup, up, kern, down float64
 	}
 	ph := func(m float64) compute.Phase { return compute.Phase{Median: m, Min: m * 0.95, Max: m * 1.2} }
 	tot := up + kern + down
-	bytes := float64(w*w) * compute.BytesPerPixel
+	bytes := float64(w*w) * bytesPerPixel
 	r := compute.BenchResult{
 		Backend: backend, Mode: mode, Device: dev, GPU: gpu, Width: w, Height: w, Repeat: 9,
 		SetupMS: setup, UploadMS: up, KernelMS: kern, DownloadMS: down, TotalMS: tot,

@@ -20,7 +20,7 @@ import (
 
 // usable reports whether r carries a timing to plot.
 func usable(r compute.BenchResult) bool {
-	return r.Pixels() > 0 && r.KernelMS > 0 && !math.IsInf(r.KernelMS, 0) && (r.Error == "" || r.Verified)
+	return pixelsOf(r) > 0 && r.KernelMS > 0 && !math.IsInf(r.KernelMS, 0) && (r.Error == "" || r.Verified)
 }
 
 // cpuTime is the end-to-end time of a CPU result (its kernel time when the
@@ -42,7 +42,7 @@ func cpuTime(r compute.BenchResult) float64 {
 // smallest size measured, that size is returned. ok is false when the GPU
 // never wins at a size both were measured at.
 func Crossover(results []compute.BenchResult, gpuBackend string, withTransfers bool) (pixels int, ok bool) {
-	gpu, cpu, sizes := bestTimes(results, gpuBackend, withTransfers, compute.BenchResult.Pixels)
+	gpu, cpu, sizes := bestTimes(results, gpuBackend, withTransfers, pixelsOf)
 	for i, px := range sizes {
 		if gpu[px] >= cpu[px] {
 			continue
@@ -85,7 +85,7 @@ func group(results []compute.BenchResult, x func(compute.BenchResult) float64, a
 		if !usable(r) {
 			continue
 		}
-		l := r.Label()
+		l := label(r)
 		s, seen := g.byLabel[l]
 		if !seen {
 			s = &series{label: l, gpu: r.GPU}
@@ -166,7 +166,7 @@ func Sweep(results []compute.BenchResult, w, h int) (image.Image, error) {
 func drawSweep(dc draw.Canvas, results []compute.BenchResult) error {
 	ceilings := map[string][]float64{}
 	var h2d, d2h []float64
-	g := group(results, func(r compute.BenchResult) float64 { return float64(r.Pixels()) }, func(r compute.BenchResult) {
+	g := group(results, func(r compute.BenchResult) float64 { return float64(pixelsOf(r)) }, func(r compute.BenchResult) {
 		if r.CeilingGBps > 0 && r.CeilingKind != "" {
 			ceilings[r.CeilingKind] = append(ceilings[r.CeilingKind], r.CeilingGBps)
 		}
@@ -228,7 +228,7 @@ func drawSweep(dc draw.Canvas, results []compute.BenchResult) error {
 		if i%2 == 1 {
 			dash = []vg.Length{vg.Points(1), vg.Points(2), vg.Points(5), vg.Points(2)}
 		}
-		if err := ceilLine(compute.BytesPerPixel/(g*1e6), dash, fmt.Sprintf("%s ceiling, %.0f GB/s", k, g)); err != nil {
+		if err := ceilLine(bytesPerPixel/(g*1e6), dash, fmt.Sprintf("%s ceiling, %.0f GB/s", k, g)); err != nil {
 			return err
 		}
 	}
@@ -317,7 +317,7 @@ func bestTimes(results []compute.BenchResult, gpuBackend string, withTransfers b
 		}
 		k := key(r)
 		switch {
-		case r.GPU && (r.Backend == gpuBackend || r.Label() == gpuBackend):
+		case r.GPU && (r.Backend == gpuBackend || label(r) == gpuBackend):
 			t := r.KernelMS
 			if withTransfers {
 				t = r.TotalMS
@@ -372,7 +372,7 @@ func sizeTicks(results []compute.BenchResult) plot.Ticker {
 		if r.Width != r.Height || r.Width <= 0 {
 			return logTicks{format: fmtPixels}
 		}
-		if v := float64(r.Pixels()); !slices.Contains(px, v) {
+		if v := float64(pixelsOf(r)); !slices.Contains(px, v) {
 			px = append(px, v)
 		}
 	}

@@ -46,9 +46,9 @@ func finite(v float64) float64 {
 // device wrapped to lines no wider than w (nothing is cut).
 func rowLabel(r compute.BenchResult, sty text.Style, w vg.Length) string {
 	if d := ShortDevice(r.Device); d != "" {
-		return r.Label() + "\n" + wrapText(d, sty, w)
+		return label(r) + "\n" + wrapText(d, sty, w)
 	}
-	return r.Label()
+	return label(r)
 }
 
 // robustCap returns the end beyond which a bar is an outlier that would
