@@ -1,6 +1,7 @@
 package cudaback
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -19,7 +20,9 @@ import (
 // segments (the host runs the approximate transformer, as for every
 // backend) and the target's plane and filled map. A mosaic's inputs are
 // warped one after another into the target kept on the device
-// (warp.Mosaicker), which is uploaded and downloaded once. Importing the
+// (warp.Mosaicker), which is uploaded and downloaded once; a streamed
+// mosaic (warp.Streamer) makes the target on the device (set there, not
+// uploaded) and warps each input while the next is read. Importing the
 // package registers it.
 type WarpBackend struct {
 	once sync.Once
@@ -133,6 +136,80 @@ var _ = [1]struct{}{}[unsafe.Offsetof(warp.Segment{}.SX)-16]
 // warpLaunchPixels is the most destination pixels one launch covers.
 const warpLaunchPixels = 1 << 28
 
+// warpJob is one run of the warp kernel on dev: the device buffers it
+// holds and the time it spent compiling kernels.
+type warpJob struct {
+	dev  residentDev
+	bufs []cuda.DevicePtr
+	jit  time.Duration
+}
+
+// put allocates a device buffer for b and queues b's upload.
+func (r *warpJob) put(b []byte) (cuda.DevicePtr, error) {
+	p, err := r.alloc(len(b))
+	if err != nil {
+		return 0, err
+	}
+	if len(b) > 0 {
+		err = r.dev.upload(p, b)
+	}
+	return p, err
+}
+
+// freeFrom frees the buffers from the first-th on (the caller has
+// synchronised the work that reads them).
+func (r *warpJob) freeFrom(first int) {
+	for _, p := range r.bufs[first:] {
+		r.dev.free(p)
+	}
+	r.bufs = r.bufs[:first]
+}
+
+// input uploads src's band and mask and plan's segments and queues the
+// kernel over the target's plane and filled map on the device. It
+// returns the index of its first buffer in r.bufs.
+func (r *warpJob) input(plan *warp.Plan, src *warp.Source, dPlane, dFilled cuda.DevicePtr, dst *warp.Target) (int, error) {
+	first := len(r.bufs)
+	if plan.Empty || len(plan.Segs) == 0 {
+		return first, nil
+	}
+	dev := r.dev
+	sh := warpShape{Type: src.Plane.Type, Resampling: int(plan.Resampling), Use4: plan.Use4,
+		Mask: src.Mask != nil, NoData: src.HasNoData, DstNoData: dst.HasNoData && src.Plane.Type != compute.F32}
+	spec := genWarp(sh, dev.target())
+	t0 := time.Now()
+	jitted, err := dev.prepare(spec)
+	if err != nil {
+		return first, err
+	}
+	if jitted {
+		r.jit += time.Since(t0)
+	}
+	var ptr [6]cuda.DevicePtr
+	for i, b := range [][]byte{src.Plane.Data, src.Mask, raw(plan.Segs), raw(plan.RowStart), raw(plan.Far), raw(plan.FarStart)} {
+		if b == nil && i != 1 && i < 4 {
+			return first, errors.New("an empty plan or band")
+		}
+		if b == nil {
+			continue // no mask, or no far corners (read by average only)
+		}
+		if ptr[i], err = r.put(b); err != nil {
+			return first, err
+		}
+	}
+	n := dst.Plane.Pixels()
+	for lo := 0; lo < n; lo += warpLaunchPixels {
+		count := min(warpLaunchPixels, n-lo)
+		args := []any{ptr[0], ptr[1], dPlane, dFilled, ptr[2], ptr[3], ptr[4], ptr[5],
+			uint32(src.Plane.Width), uint32(src.Plane.Height), uint32(plan.Dst.Width), uint32(lo), uint32(count),
+			uint32(plan.XRadius), uint32(plan.YRadius), src.NoData, dst.NoData, plan.XScale, plan.YScale}
+		if err := dev.launch(spec, (count+residentBlock-1)/residentBlock, args); err != nil {
+			return first, err
+		}
+	}
+	return first, nil
+}
+
 // runWarp warps on dev (entered here): the target's plane and filled map
 // up, each source's band, mask and plan up and its kernel run, the plane
 // and filled map down. It returns the time spent compiling kernels.
@@ -142,93 +219,217 @@ func runWarp(dev residentDev, plans []*warp.Plan, srcs []*warp.Source, dst *warp
 		return 0, err
 	}
 	defer leave()
-	var bufs []cuda.DevicePtr
+	r := &warpJob{dev: dev}
 	defer func() {
 		if err != nil {
 			dev.sync()
 		}
-		for _, p := range bufs {
-			dev.free(p)
-		}
+		r.freeFrom(0)
 	}()
-	put := func(b []byte) (cuda.DevicePtr, error) {
-		p, err := dev.alloc(max(len(b), 8))
-		if err != nil {
-			return 0, err
-		}
-		bufs = append(bufs, p)
-		if len(b) > 0 {
-			err = dev.upload(p, b)
-		}
-		return p, err
-	}
-	n := dst.Plane.Pixels()
 	filled := dst.Filled
 	if filled == nil {
-		filled = make([]uint8, n)
+		filled = make([]uint8, dst.Plane.Pixels())
 	}
-	dPlane, err := put(dst.Plane.Data)
+	dPlane, err := r.put(dst.Plane.Data)
 	if err != nil {
-		return jit, err
+		return r.jit, err
 	}
-	dFilled, err := put(filled)
+	dFilled, err := r.put(filled)
 	if err != nil {
-		return jit, err
+		return r.jit, err
 	}
 	for k, plan := range plans {
-		src := srcs[k]
-		if plan.Empty || len(plan.Segs) == 0 {
-			continue
-		}
-		sh := warpShape{Type: src.Plane.Type, Resampling: int(plan.Resampling), Use4: plan.Use4,
-			Mask: src.Mask != nil, NoData: src.HasNoData, DstNoData: dst.HasNoData && src.Plane.Type != compute.F32}
-		spec := genWarp(sh, dev.target())
-		t0 := time.Now()
-		jitted, err := dev.prepare(spec)
+		first, err := r.input(plan, srcs[k], dPlane, dFilled, dst)
 		if err != nil {
-			return jit, err
-		}
-		if jitted {
-			jit += time.Since(t0)
-		}
-		first := len(bufs)
-		var ptr [6]cuda.DevicePtr
-		for i, b := range [][]byte{src.Plane.Data, src.Mask, raw(plan.Segs), raw(plan.RowStart), raw(plan.Far), raw(plan.FarStart)} {
-			if b == nil && i != 1 && i < 4 {
-				return jit, errors.New("an empty plan or band")
-			}
-			if b == nil {
-				continue // no mask, or no far corners (read by average only)
-			}
-			if ptr[i], err = put(b); err != nil {
-				return jit, err
-			}
-		}
-		for lo := 0; lo < n; lo += warpLaunchPixels {
-			count := min(warpLaunchPixels, n-lo)
-			args := []any{ptr[0], ptr[1], dPlane, dFilled, ptr[2], ptr[3], ptr[4], ptr[5],
-				uint32(src.Plane.Width), uint32(src.Plane.Height), uint32(plan.Dst.Width), uint32(lo), uint32(count),
-				uint32(plan.XRadius), uint32(plan.YRadius), src.NoData, dst.NoData, plan.XScale, plan.YScale}
-			if err := dev.launch(spec, (count+residentBlock-1)/residentBlock, args); err != nil {
-				return jit, err
-			}
+			return r.jit, err
 		}
 		// The source's buffers go once its kernel is done.
 		if err := dev.sync(); err != nil {
-			return jit, err
+			return r.jit, err
 		}
-		for _, p := range bufs[first:] {
-			dev.free(p)
-		}
-		bufs = bufs[:first]
+		r.freeFrom(first)
 	}
 	if err := dev.download(dst.Plane.Data, dPlane); err != nil {
-		return jit, err
+		return r.jit, err
 	}
 	if dst.Filled != nil {
 		if err := dev.download(dst.Filled, dFilled); err != nil {
-			return jit, err
+			return r.jit, err
 		}
 	}
-	return jit, dev.sync()
+	return r.jit, dev.sync()
+}
+
+// filler is a device that sets memory itself (cuMemset*): count
+// elements of size bytes (1, 2 or 4) to value's low bytes.
+type filler interface {
+	fill(p cuda.DevicePtr, value uint32, size, count int) error
+}
+
+func (d *cudaDev) fill(p cuda.DevicePtr, value uint32, size, count int) error {
+	return d.s.drv.MemsetAsync(p, value, size, count, d.stream)
+}
+
+// WarpStream implements warp.Streamer: the inputs warped as they arrive
+// into targets made on the device (the plane set to the fill value, the
+// filled map to zero, neither uploaded), each input's band going up and
+// its kernel running while the next input is read; the targets come down
+// once, after the last.
+func (w *WarpBackend) WarpStream(n int, next func(i int) (*warp.Plan, []*warp.Source, error)) ([]*warp.Target, error) {
+	dev, setup, err := w.backend().newDev()
+	w.addSetup(setup)
+	if err != nil {
+		return nil, fmt.Errorf("cuda warp: %w", err)
+	}
+	defer func() {
+		if leave, err := dev.enter(); err == nil {
+			dev.close()
+			leave()
+		}
+	}()
+	out, jit, err := runStream(dev, n, next)
+	w.addSetup(jit)
+	if err != nil {
+		return nil, fmt.Errorf("cuda warp: %w", err)
+	}
+	return out, nil
+}
+
+// runStream is WarpStream on dev: entered while it queues work, left
+// while it waits for the next input.
+func runStream(dev residentDev, n int, next func(i int) (*warp.Plan, []*warp.Source, error)) (out []*warp.Target, jit time.Duration, err error) {
+	r := &warpJob{dev: dev}
+	entered := func(f func() error) error {
+		leave, err := dev.enter()
+		if err != nil {
+			return err
+		}
+		defer leave()
+		return f()
+	}
+	defer func() {
+		entered(func() error {
+			if err != nil {
+				dev.sync()
+			}
+			r.freeFrom(0)
+			return nil
+		})
+	}()
+	type onDev struct{ plane, filled cuda.DevicePtr }
+	var targets []onDev
+	// pending is the first buffer of the inputs whose kernels may still
+	// run: freed once the next input has arrived and they are done.
+	pending := -1
+	for i := range n {
+		plan, srcs, err := next(i)
+		if err != nil {
+			return nil, r.jit, err
+		}
+		err = entered(func() error {
+			if pending >= 0 {
+				if err := dev.sync(); err != nil {
+					return err
+				}
+				r.freeFrom(pending)
+				pending = -1
+			}
+			if i == 0 {
+				for _, s := range srcs {
+					t, fill, err := warp.EmptyTarget(plan, s.Plane.Type, s.NoData, s.HasNoData)
+					if err != nil {
+						return err
+					}
+					if err := checkWarp([]*warp.Plan{plan}, []*warp.Source{s}, t); err != nil {
+						return err
+					}
+					var d onDev
+					if d.plane, d.filled, err = r.target(plan, t, fill); err != nil {
+						return err
+					}
+					out = append(out, t)
+					targets = append(targets, d)
+				}
+			}
+			for b, s := range srcs {
+				if err := checkWarp([]*warp.Plan{plan}, []*warp.Source{s}, out[b]); err != nil {
+					return err
+				}
+				first, err := r.input(plan, s, targets[b].plane, targets[b].filled, out[b])
+				if err != nil {
+					return err
+				}
+				if pending < 0 {
+					pending = first
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, r.jit, err
+		}
+	}
+	err = entered(func() error {
+		for b, t := range out {
+			if err := dev.download(t.Plane.Data, targets[b].plane); err != nil {
+				return err
+			}
+			if err := dev.download(t.Filled, targets[b].filled); err != nil {
+				return err
+			}
+		}
+		return dev.sync()
+	})
+	if err != nil {
+		return nil, r.jit, err
+	}
+	return out, r.jit, nil
+}
+
+// target allocates t's plane and filled map (plan's) on the device, the
+// plane set to fill's value and the map to zero: with cuMemset where the
+// device has it, else uploaded from a target NewTarget made.
+func (r *warpJob) target(plan *warp.Plan, t *warp.Target, fill compute.Plane) (plane, filled cuda.DevicePtr, err error) {
+	f, ok := r.dev.(filler)
+	if !ok {
+		nt, err := warp.NewTarget(plan, t.Plane.Type, t.NoData, t.HasNoData)
+		if err != nil {
+			return 0, 0, err
+		}
+		if plane, err = r.put(nt.Plane.Data); err != nil {
+			return 0, 0, err
+		}
+		filled, err = r.put(nt.Filled)
+		return plane, filled, err
+	}
+	size := fill.Type.Size()
+	var v uint32
+	switch size {
+	case 1:
+		v = uint32(fill.Data[0])
+	case 2:
+		v = uint32(binary.NativeEndian.Uint16(fill.Data))
+	case 4:
+		v = binary.NativeEndian.Uint32(fill.Data)
+	}
+	if plane, err = r.alloc(len(t.Plane.Data)); err != nil {
+		return 0, 0, err
+	}
+	if err := f.fill(plane, v, size, t.Plane.Pixels()); err != nil {
+		return 0, 0, err
+	}
+	if filled, err = r.alloc(len(t.Filled)); err != nil {
+		return 0, 0, err
+	}
+	return plane, filled, f.fill(filled, 0, 1, len(t.Filled))
+}
+
+// alloc allocates a device buffer of the run.
+func (r *warpJob) alloc(bytes int) (cuda.DevicePtr, error) {
+	p, err := r.dev.alloc(max(bytes, 8))
+	if err != nil {
+		return 0, err
+	}
+	r.bufs = append(r.bufs, p)
+	return p, nil
 }

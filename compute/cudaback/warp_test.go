@@ -1,6 +1,7 @@
 package cudaback
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -11,6 +12,7 @@ import (
 	"canopy/compute/computetest"
 	"canopy/compute/grid"
 	"canopy/compute/warp"
+	"canopy/native/cuda"
 )
 
 // warpRun warps the sources along their plans into dst in order.
@@ -177,4 +179,170 @@ func TestWarpGPU(t *testing.T) {
 	types := []compute.DataType{compute.U8, compute.U16, compute.I16, compute.U32, compute.I32, compute.F32}
 	same, all := checkWarpBackend(t, wb.WarpAll, 96, 80, false, types)
 	t.Logf("%d of %d pixels identical to the reference's", same, all)
+}
+
+// fill sets simulated device memory as cuMemset does.
+func (d *simDev) fill(p cuda.DevicePtr, value uint32, size, count int) error {
+	b, err := d.span(p, size*count)
+	if err != nil {
+		return err
+	}
+	for i := 0; i < size*count; i++ {
+		b[i] = byte(value >> (8 * (i % size)))
+	}
+	return nil
+}
+
+// noFill is a device without cuMemset: the targets go up from the host.
+type noFill struct{ residentDev }
+
+// A streamed mosaic (warp.Streamer) on the PTX interpreter equals the
+// float64 reference's mosaic bit for bit, its targets set on the device
+// (cuMemset) or uploaded, and frees what it allocates.
+func TestWarpStreamSimulated(t *testing.T) {
+	w, h := 20, 16
+	types := []compute.DataType{compute.U16, compute.I16, compute.F32}
+	if testing.Short() {
+		types = []compute.DataType{compute.I16, compute.F32}
+	}
+	rng := rand.New(rand.NewPCG(11, 13))
+	for _, typ := range types {
+		var inputs [][]*warp.Source
+		for k, sg := range []warp.SourceGrid{
+			{Width: w, Height: h, Affine: [6]float64{699000, 10, 0, 5601000, 0, -10}, CRS: "EPSG:32632"},
+			{Width: w, Height: h, Affine: [6]float64{699150, 10, 0, 5601050, 0, -10}, CRS: "EPSG:32632"},
+		} {
+			p := compute.NewPlane(typ, w, h)
+			for i := range p.Data {
+				p.Data[i] = byte(rng.UintN(256))
+			}
+			if typ == compute.F32 {
+				for i := range p.F32() {
+					p.F32()[i] = float32(rng.Float64() * 1000)
+				}
+			}
+			s := &warp.Source{Plane: p, Grid: sg, Name: fmt.Sprintf("%s %d", typ, k)}
+			if k == 0 {
+				s.HasNoData, s.NoData = true, p.At(w*5+3)
+			}
+			inputs = append(inputs, []*warp.Source{s})
+		}
+		sg := grid.Grid{CRS: "EPSG:32632", EPSG: 32632, X0: 699000, Y0: 5601050, ResX: 10, ResY: 10, Width: w + 15, Height: h + 5}
+		fp, err := grid.Footprint(sg, "EPSG:32633")
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := grid.Aligned("EPSG:32633", 32633, 10, 10, fp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range []warp.Resampling{warp.Nearest, warp.Bilinear} {
+			ref, _ := warp.Get("go")
+			want, _, err := warp.Mosaic(g, inputs, r, warp.MaxError, ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var plans []*warp.Plan
+			for _, in := range inputs {
+				p, err := warp.NewPlan(g, in[0].Grid, r, warp.MaxError)
+				if err != nil {
+					t.Fatal(err)
+				}
+				plans = append(plans, p)
+			}
+			next := func(i int) (*warp.Plan, []*warp.Source, error) { return plans[i], inputs[i], nil }
+			for _, memset := range []bool{true, false} {
+				d := newSimDev(t)
+				var dev residentDev = d
+				if !memset {
+					dev = noFill{d}
+				}
+				got, _, err := runStream(dev, len(inputs), next)
+				if err != nil {
+					t.Fatalf("%s %s: %v", typ, r, err)
+				}
+				if !bytes.Equal(got[0].Plane.Data, want[0].Plane.Data) || !bytes.Equal(got[0].Filled, want[0].Filled) {
+					t.Errorf("%s %s (memset %v): differs from the reference's mosaic", typ, r, memset)
+				}
+				if d.live != 0 {
+					t.Errorf("%s %s (memset %v): %d device buffers left allocated", typ, r, memset, d.live)
+				}
+			}
+		}
+	}
+}
+
+// A streamed mosaic on the GPU (warp.MosaicStream, the cuda backend's
+// warp.Streamer) equals the reference's mosaic bit for bit.
+func TestWarpStreamGPU(t *testing.T) {
+	be, err := warp.Get("cuda")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok, why := be.(*WarpBackend).Available()
+	computetest.SkipUnlessGPU(t, ok, why)
+	w, h := 300, 200
+	rng := rand.New(rand.NewPCG(17, 19))
+	for _, typ := range []compute.DataType{compute.U8, compute.U16, compute.I16, compute.U32, compute.I32, compute.F32} {
+		var inputs [][]*warp.Source
+		var grids []warp.SourceGrid
+		var names []string
+		for k, sg := range []warp.SourceGrid{
+			{Width: w, Height: h, Affine: [6]float64{699000, 10, 0, 5601000, 0, -10}, CRS: "EPSG:32632"},
+			{Width: w, Height: h, Affine: [6]float64{202000, 10, 0, 5601500, 0, -10}, CRS: "EPSG:32633"},
+		} {
+			var bands []*warp.Source
+			for b := range 2 {
+				p := compute.NewPlane(typ, w, h)
+				for i := range p.Data {
+					p.Data[i] = byte(rng.UintN(256))
+				}
+				if typ == compute.F32 {
+					for i := range p.F32() {
+						p.F32()[i] = float32(rng.Float64() * 1000)
+					}
+				}
+				s := &warp.Source{Plane: p, Grid: sg, Name: fmt.Sprintf("%s %d:%d", typ, k, b+1), HasNoData: true, NoData: p.At(w*7 + 9)}
+				if b == 1 {
+					s.Mask = make([]uint8, w*h)
+					for i := 50 * w; i < 53*w; i++ {
+						s.Mask[i] = 1
+					}
+				}
+				bands = append(bands, s)
+			}
+			inputs = append(inputs, bands)
+			grids = append(grids, sg)
+			names = append(names, bands[0].Name)
+		}
+		var fps [][4]float64
+		for _, sg := range grids {
+			fp, err := grid.Footprint(grid.Grid{CRS: sg.CRS, X0: sg.Affine[0], Y0: sg.Affine[3], ResX: 10, ResY: 10, Width: w, Height: h}, "EPSG:32633")
+			if err != nil {
+				t.Fatal(err)
+			}
+			fps = append(fps, fp)
+		}
+		g, err := grid.Aligned("EPSG:32633", 32633, 10, 10, grid.Union(fps...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		read := func(i int) ([]*warp.Source, error) { return inputs[i], nil }
+		for _, r := range []warp.Resampling{warp.Nearest, warp.Bilinear, warp.Cubic, warp.Average} {
+			ref, _ := warp.Get("go")
+			want, _, err := warp.Mosaic(g, inputs, r, warp.MaxError, ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _, err := warp.MosaicStream(g, grids, names, read, r, warp.MaxError, be)
+			if err != nil {
+				t.Fatalf("%s %s: %v", typ, r, err)
+			}
+			for b := range want {
+				if !bytes.Equal(got[b].Plane.Data, want[b].Plane.Data) || !bytes.Equal(got[b].Filled, want[b].Filled) {
+					t.Errorf("%s %s band %d: differs from the reference's mosaic", typ, r, b+1)
+				}
+			}
+		}
+	}
 }

@@ -148,18 +148,20 @@ func planRows(t *transformer, dst grid.Grid, dx, dy, maxErr float64, srcW, srcH 
 	h := dst.Height
 	rows := make([][]Segment, h)
 	workers := par.Workers(h)
-	ts := make([]*transformer, workers)
-	ts[0] = t
-	for i := 1; i < workers; i++ {
-		c, err := t.clone()
-		if err != nil {
-			return nil, nil, err
-		}
-		ts[i] = c
-	}
 	spans := par.Split(h, workers, 1)
+	errs := make([]error, len(spans))
 	par.ForN(workers, len(spans), func(w int) {
-		tw := ts[w]
+		// Each worker opens its own PROJ object: opening one reads PROJ's
+		// database for milliseconds, which one after another on many
+		// cores took longer than planning the rows.
+		tw := t
+		if w > 0 {
+			var err error
+			if tw, err = t.clone(); err != nil {
+				errs[w] = err
+				return
+			}
+		}
 		var buf []Segment
 		for r := spans[w][0]; r < spans[w][1]; r++ {
 			buf = tw.approxRow(buf[:0], dx, float64(r)+dy, dst.Width, maxErr)
@@ -170,6 +172,11 @@ func planRows(t *transformer, dst grid.Grid, dx, dy, maxErr float64, srcW, srcH 
 			}
 		}
 	})
+	for _, err := range errs {
+		if err != nil {
+			return nil, nil, err
+		}
+	}
 	n := 0
 	for _, s := range rows {
 		n += len(s)

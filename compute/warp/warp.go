@@ -199,32 +199,68 @@ func (goParallel) Warp(plan *Plan, src *Source, dst *Target) error {
 // t, every pixel set to nodata (NaN or nd for float32; nd for integers),
 // with a filled map for a mosaic.
 func NewTarget(plan *Plan, t compute.DataType, nd float64, hasND bool) (*Target, error) {
-	n := plan.Dst.Width * plan.Dst.Height
-	p := compute.NewPlane(t, plan.Dst.Width, plan.Dst.Height)
-	if p.Type.Size() == 0 {
-		return nil, fmt.Errorf("unknown sample type %d", t)
+	tg, fill, err := EmptyTarget(plan, t, nd, hasND)
+	if err != nil {
+		return nil, err
 	}
-	fill := nd
-	if !hasND {
-		fill = 0
-	}
-	if fill != 0 || t == compute.F32 {
+	if !allZero(fill.Data) {
+		p := tg.Plane
 		switch t {
 		case compute.U8:
-			fillPlane(p.U8(), uint8(fill))
+			fillPlane(p.U8(), fill.U8()[0])
 		case compute.U16:
-			fillPlane(p.U16(), uint16(fill))
+			fillPlane(p.U16(), fill.U16()[0])
 		case compute.I16:
-			fillPlane(p.I16(), int16(fill))
+			fillPlane(p.I16(), fill.I16()[0])
 		case compute.U32:
-			fillPlane(p.U32(), uint32(fill))
+			fillPlane(p.U32(), fill.U32()[0])
 		case compute.I32:
-			fillPlane(p.I32(), int32(fill))
+			fillPlane(p.I32(), fill.I32()[0])
 		case compute.F32:
-			fillPlane(p.F32(), float32(fill))
+			fillPlane(p.F32(), fill.F32()[0])
 		}
 	}
-	return &Target{Plane: p, NoData: nd, HasNoData: hasND, Filled: make([]uint8, n)}, nil
+	return tg, nil
+}
+
+// EmptyTarget is NewTarget's target with its plane left zero, for a
+// backend that sets it elsewhere (a GPU on the device), and the one-pixel
+// plane of the value NewTarget fills it with.
+func EmptyTarget(plan *Plan, t compute.DataType, nd float64, hasND bool) (*Target, compute.Plane, error) {
+	fill := compute.NewPlane(t, 1, 1)
+	if fill.Type.Size() == 0 {
+		return nil, fill, fmt.Errorf("unknown sample type %d", t)
+	}
+	v := nd
+	if !hasND {
+		v = 0
+	}
+	switch t {
+	case compute.U8:
+		fill.U8()[0] = uint8(v)
+	case compute.U16:
+		fill.U16()[0] = uint16(v)
+	case compute.I16:
+		fill.I16()[0] = int16(v)
+	case compute.U32:
+		fill.U32()[0] = uint32(v)
+	case compute.I32:
+		fill.I32()[0] = int32(v)
+	case compute.F32:
+		fill.F32()[0] = float32(v)
+	}
+	n := plan.Dst.Width * plan.Dst.Height
+	p := compute.NewPlane(t, plan.Dst.Width, plan.Dst.Height)
+	return &Target{Plane: p, NoData: nd, HasNoData: hasND, Filled: make([]uint8, n)}, fill, nil
+}
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func fillPlane[T sample](s []T, v T) {

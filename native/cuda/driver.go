@@ -33,6 +33,9 @@ static CUresult cc_cuMemHostUnregister(cc_table *t, void *p) { return t->cuMemHo
 static CUresult cc_cuMemcpyHtoDAsync(cc_table *t, CUdeviceptr d, const void *s, size_t n, CUstream st) { return t->cuMemcpyHtoDAsync(d, s, n, st); }
 static CUresult cc_cuMemcpyDtoHAsync(cc_table *t, void *d, CUdeviceptr s, size_t n, CUstream st) { return t->cuMemcpyDtoHAsync(d, s, n, st); }
 static CUresult cc_cuMemcpyDtoDAsync(cc_table *t, CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) { return t->cuMemcpyDtoDAsync(d, s, n, st); }
+static CUresult cc_cuMemsetD8Async(cc_table *t, CUdeviceptr d, unsigned char v, size_t n, CUstream st) { return t->cuMemsetD8Async(d, v, n, st); }
+static CUresult cc_cuMemsetD16Async(cc_table *t, CUdeviceptr d, unsigned short v, size_t n, CUstream st) { return t->cuMemsetD16Async(d, v, n, st); }
+static CUresult cc_cuMemsetD32Async(cc_table *t, CUdeviceptr d, unsigned int v, size_t n, CUstream st) { return t->cuMemsetD32Async(d, v, n, st); }
 static CUresult cc_cuStreamCreate(cc_table *t, CUstream *s, unsigned int f) { return t->cuStreamCreate(s, f); }
 static CUresult cc_cuStreamDestroy(cc_table *t, CUstream s) { return t->cuStreamDestroy(s); }
 static CUresult cc_cuStreamSynchronize(cc_table *t, CUstream s) { return t->cuStreamSynchronize(s); }
@@ -413,6 +416,21 @@ func (d *Driver) MemcpyHtoDAsync(dst DevicePtr, src unsafe.Pointer, bytes int, s
 // (cuMemcpyDtoHAsync_v2).
 func (d *Driver) MemcpyDtoHAsync(dst unsafe.Pointer, src DevicePtr, bytes int, s Stream) error {
 	return d.check("cuMemcpyDtoHAsync_v2", C.cc_cuMemcpyDtoHAsync(d.t, dst, C.CUdeviceptr(src), C.size_t(bytes), s.h))
+}
+
+// MemsetAsync queues setting count elements of size bytes (1, 2 or 4)
+// from dst to value's low bytes on s (cuMemsetD8Async, cuMemsetD16Async,
+// cuMemsetD32Async).
+func (d *Driver) MemsetAsync(dst DevicePtr, value uint32, size, count int, s Stream) error {
+	switch size {
+	case 1:
+		return d.check("cuMemsetD8Async", C.cc_cuMemsetD8Async(d.t, C.CUdeviceptr(dst), C.uchar(value), C.size_t(count), s.h))
+	case 2:
+		return d.check("cuMemsetD16Async", C.cc_cuMemsetD16Async(d.t, C.CUdeviceptr(dst), C.ushort(value), C.size_t(count), s.h))
+	case 4:
+		return d.check("cuMemsetD32Async", C.cc_cuMemsetD32Async(d.t, C.CUdeviceptr(dst), C.uint(value), C.size_t(count), s.h))
+	}
+	return fmt.Errorf("cuMemsetAsync: no %d-byte elements", size)
 }
 
 // MemcpyDtoDAsync queues a device-to-device copy on s

@@ -75,6 +75,9 @@ typedef struct cc_table {
 	CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr, const void *, size_t, CUstream);
 	CUresult (*cuMemcpyDtoHAsync)(void *, CUdeviceptr, size_t, CUstream);
 	CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
+	CUresult (*cuMemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
+	CUresult (*cuMemsetD16Async)(CUdeviceptr, unsigned short, size_t, CUstream);
+	CUresult (*cuMemsetD32Async)(CUdeviceptr, unsigned int, size_t, CUstream);
 	CUresult (*cuLaunchKernel)(CUfunction, unsigned int, unsigned int, unsigned int,
 	                           unsigned int, unsigned int, unsigned int, unsigned int,
 	                           CUstream, void **, void **);

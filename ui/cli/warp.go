@@ -29,12 +29,14 @@ import (
 // stored, the mosaic's bands and their filled maps.
 const warpMemory = 8 << 30
 
-// warpInput is one INPUT of canopy warp: its bands as stored and where
-// they lie.
+// warpInput is one INPUT of canopy warp: its file, open until its bands
+// are read, the bands it gives (1-based), their type and where they lie.
 type warpInput struct {
 	spec  string
 	path  string
-	bands []*warp.Source
+	f     *geotiff.File
+	bands []int
+	typ   compute.DataType
 	grid  grid.Grid
 }
 
@@ -92,21 +94,20 @@ func cmdWarp(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	t0 := time.Now()
-	ins, err := loadWarpInputs(inputs)
+	ins, err := openWarpInputs(inputs)
 	if err != nil {
 		return err
 	}
-	load := time.Since(t0)
+	defer closeWarpInputs(ins)
+	open := time.Since(t0)
 	target, err := warpGrid(ins, *crsFlag, *resFlag, *bbox, *like, *stands)
 	if err != nil {
 		return err
 	}
 	bands := len(ins[0].bands)
-	need := int64(target.Width) * int64(target.Height) * int64(bands) * int64(ins[0].bands[0].Plane.Type.Size()+1)
+	need := int64(target.Width) * int64(target.Height) * int64(bands) * int64(ins[0].typ.Size()+1)
 	for _, in := range ins {
-		for _, b := range in.bands {
-			need += int64(len(b.Plane.Data))
-		}
+		need += int64(in.grid.Width) * int64(in.grid.Height) * int64(len(in.bands)) * int64(in.typ.Size())
 	}
 	if need > warpMemory {
 		return fmt.Errorf("the mosaic of %s needs %s of memory, more than the %s canopy warp takes: choose a smaller extent or a coarser pixel", target, raster.Bytes(need), raster.Bytes(warpMemory))
@@ -116,16 +117,20 @@ func cmdWarp(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 
-	// Each pixel from the first input valid there, in the order given.
-	var inputBands [][]*warp.Source
+	// Each pixel from the first input valid there, in the order given:
+	// the inputs read one after another (each on every core) while the
+	// plans are made, and each warped as soon as it is read.
+	var grids []warp.SourceGrid
+	var names []string
 	for _, in := range ins {
-		inputBands = append(inputBands, in.bands)
+		grids = append(grids, warp.SourceGrid{Width: in.grid.Width, Height: in.grid.Height, Affine: in.grid.Affine(), CRS: in.grid.CRS})
+		names = append(names, in.spec)
 	}
-	targets, times, err := warp.Mosaic(target, inputBands, r, *maxErr, be)
+	read := func(i int) ([]*warp.Source, error) { return ins[i].read() }
+	targets, times, err := warp.MosaicStream(target, grids, names, read, r, *maxErr, be)
 	if err != nil {
 		return err
 	}
-	planTime, warpTime := times.Plan, times.Warp
 	if !slices.Contains(targets[0].Filled, 1) {
 		return fmt.Errorf("no input has a valid pixel on the grid (%s): nothing written", target)
 	}
@@ -151,17 +156,22 @@ func cmdWarp(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	ms := func(d time.Duration) float64 { return math.Round(float64(d.Microseconds())/10) / 100 }
+	// The inputs' reading, the plans and the warps overlap: total is
+	// their wall time (with the files' opening, without the grid's
+	// choosing); load and plan end when the last input is read and the
+	// last plan made, warp is what came after both.
+	total := open + times.Total
 	if *asJSON {
 		return json.NewEncoder(stdout).Encode(map[string]any{
 			"crs": target.CRS, "epsg": target.EPSG, "res_x": target.ResX, "res_y": target.ResY,
 			"width": target.Width, "height": target.Height, "x0": target.X0, "y0": target.Y0,
 			"bands": bands, "inputs": len(ins), "resampling": r.String(), "backend": be.Name(),
-			"valid_pixels": valid, "load_ms": ms(load), "plan_ms": ms(planTime), "warp_ms": ms(warpTime), "write_ms": ms(writeTime),
-			"setup_ms": ms(times.Setup),
+			"valid_pixels": valid, "total_ms": ms(total), "load_ms": ms(open + times.Read), "plan_ms": ms(times.Plan),
+			"warp_ms": ms(times.Tail), "write_ms": ms(writeTime), "setup_ms": ms(times.Setup),
 		})
 	}
-	fmt.Fprintf(stdout, "%s: %s, %s (%s), %d band(s) from %d input(s), %d of %d pixels valid; plan %.1f ms, warp %.1f ms, write %.1f ms\n",
-		*tif, target, r, be.Name(), bands, len(ins), valid, target.Width*target.Height, ms(planTime), ms(warpTime), ms(writeTime))
+	fmt.Fprintf(stdout, "%s: %s, %s (%s), %d band(s) from %d input(s), %d of %d pixels valid; read, plan and warp %.1f ms (read %.1f ms with the plans made meanwhile in %.1f ms, then warp %.1f ms), write %.1f ms\n",
+		*tif, target, r, be.Name(), bands, len(ins), valid, target.Width*target.Height, ms(total), ms(open+times.Read), ms(times.Plan), ms(times.Tail), ms(writeTime))
 	return nil
 }
 
@@ -186,23 +196,26 @@ func parseInterspersed(fs *flag.FlagSet, args []string, stdout io.Writer) ([]str
 	}
 }
 
-// loadWarpInputs reads every input's bands (FILE: all of them; FILE:B:
-// band B) at their stored type (warp.Mosaic checks that every input
-// gives as many, of the same types).
-func loadWarpInputs(specs []string) ([]*warpInput, error) {
+// openWarpInputs opens every input (FILE: all its bands; FILE:B: band
+// B) and reads its header: what its bands hold and where they lie. The
+// samples are read later (warpInput.read).
+func openWarpInputs(specs []string) ([]*warpInput, error) {
 	var ins []*warpInput
 	for _, spec := range specs {
 		path, band, err := raster.ParseSpec(spec)
 		if err != nil {
+			closeWarpInputs(ins)
 			return nil, request.Errorf("%s: %v", spec, err)
 		}
 		f, err := geotiff.Open(path)
 		if err != nil {
+			closeWarpInputs(ins)
 			return nil, err
 		}
-		in, err := readWarpInput(f, spec, path, band)
-		f.Close()
+		in, err := openWarpInput(f, spec, path, band)
 		if err != nil {
+			f.Close()
+			closeWarpInputs(ins)
 			return nil, err
 		}
 		ins = append(ins, in)
@@ -210,7 +223,13 @@ func loadWarpInputs(specs []string) ([]*warpInput, error) {
 	return ins, nil
 }
 
-func readWarpInput(f *geotiff.File, spec, path string, band int) (*warpInput, error) {
+func closeWarpInputs(ins []*warpInput) {
+	for _, in := range ins {
+		in.close()
+	}
+}
+
+func openWarpInput(f *geotiff.File, spec, path string, band int) (*warpInput, error) {
 	if !f.Geo().Valid() {
 		return nil, fmt.Errorf("%s is not georeferenced: a warp needs to know where its pixels are", path)
 	}
@@ -228,21 +247,42 @@ func readWarpInput(f *geotiff.File, spec, path string, band int) (*warpInput, er
 		return nil, fmt.Errorf("%s has %d band(s), no band %d", path, f.Bands(), band)
 	}
 	t, _ := f.DataType()
+	return &warpInput{spec: spec, path: path, grid: g, f: f, bands: bands, typ: t}, nil
+}
+
+// read decodes the input's bands at their stored type (warp.MosaicStream
+// checks that every input gives as many, of the same types), on every
+// core, and closes the file.
+func (in *warpInput) read() ([]*warp.Source, error) {
+	defer in.close()
+	f := in.f
+	if f == nil {
+		return nil, fmt.Errorf("%s: read twice", in.path)
+	}
 	nd, has := f.NoData()
-	in := &warpInput{spec: spec, path: path, grid: g}
-	for _, b := range bands {
-		p := compute.NewPlane(t, f.Width(), f.Height())
+	var out []*warp.Source
+	g := in.grid
+	for _, b := range in.bands {
+		p := compute.NewPlane(in.typ, f.Width(), f.Height())
 		if err := f.ReadRowsInto(b, 0, f.Height(), p); err != nil {
 			return nil, err
 		}
-		s := &warp.Source{Plane: p, NoData: nd, HasNoData: has, Name: fmt.Sprintf("%s:%d", path, b),
+		s := &warp.Source{Plane: p, NoData: nd, HasNoData: has, Name: fmt.Sprintf("%s:%d", in.path, b),
 			Grid: warp.SourceGrid{Width: g.Width, Height: g.Height, Affine: g.Affine(), CRS: g.CRS}}
-		if t != compute.F32 && has && (nd != math.Trunc(nd) || math.IsNaN(nd)) {
+		if in.typ != compute.F32 && has && (nd != math.Trunc(nd) || math.IsNaN(nd)) {
 			s.HasNoData = false // no sample of the type can equal it
 		}
-		in.bands = append(in.bands, s)
+		out = append(out, s)
 	}
-	return in, nil
+	return out, nil
+}
+
+// close closes the input's file (again: nothing).
+func (in *warpInput) close() {
+	if in.f != nil {
+		in.f.Close()
+		in.f = nil
+	}
 }
 
 // warpGrid decides the target grid from the flags and the inputs.
