@@ -1,11 +1,12 @@
 // Package season is the cgo bridge to Canopy's per-pixel models over a
 // stack of dates in C (series.c): composites, the harmonic season-trend
 // fit, the MOSUM monitoring and the anomaly rule, in float32, eight pixels
-// a SIMD lane set: the fits assemble XᵀX from per-date sums of cos/sin
-// products (compute/season/normal's shortcut, within the conformance
-// suite's bound of the Go kernel), the composites are the Go kernel's bit
-// for bit; a span's last pixels, one at a time, follow the Go kernel's
-// order of operations. It knows nothing of compute: the c backend (compute/cback)
+// a vector (sixteen where the CPU has AVX-512: the same operations lane by
+// lane, so the same bits): the fits assemble XᵀX from per-date sums of
+// cos/sin products (compute/season/normal's shortcut, within the
+// conformance suite's bound of the Go kernel), the composites and the
+// MOSUM's median are sorting networks, the Go kernel's bits; a span's last
+// pixels, one at a time, follow the Go kernel's order of operations. It knows nothing of compute: the c backend (compute/cback)
 // hands it the cube, the plan and the output planes as plain slices and
 // spreads spans of pixels over its worker pool.
 package season

@@ -325,6 +325,9 @@ static void pixel(const canopy_series_job *j, size_t px) {
 #define CANOPY_SERIES_PREFETCH 64
 typedef float v8 __attribute__((vector_size(32)));
 typedef int vi8 __attribute__((vector_size(32)));
+typedef float v16 __attribute__((vector_size(64)));
+
+typedef int vi16 __attribute__((vector_size(64)));
 
 /* The layout of a date's terms for a design of k columns (intercept,
  * the trend when k is even, then cos kθ, sin kθ for k = 1..K): 0 the
@@ -485,6 +488,9 @@ static int network(int n) {
 	return N <= CANOPY_SERIES_SORT_MAX ? N : 0;
 }
 
+#define NL 8
+#define VF v8
+#define VI vi8
 #define LANES_FN lanes_base
 #define LANES_QFN lanes_q_base
 #define LANES_ATTR
@@ -495,15 +501,34 @@ static int network(int n) {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define LANES_FN lanes_avx2
 #define LANES_QFN lanes_q_avx2
-#define LANES_ATTR __attribute__((target("avx2")))
+#define LANES_ATTR __attribute__((target("avx2,fma")))
 #define LANES_AVX2 1
 #include "series_lanes.h"
 #undef LANES_FN
 #undef LANES_QFN
 #undef LANES_ATTR
 #undef LANES_AVX2
+#undef NL
+#undef VF
+#undef VI
+/* AVX-512: sixteen pixels a vector, the same operations lane by lane */
+#define NL 16
+#define VF v16
+#define VI vi16
+#define LANES_FN lanes_avx512
+#define LANES_QFN lanes_q_avx512
+#define LANES_ATTR __attribute__((target("avx512f")))
+#define LANES_AVX512 1
+#include "series_lanes.h"
+#undef LANES_FN
+#undef LANES_QFN
+#undef LANES_ATTR
+#undef LANES_AVX512
 #define HAVE_AVX2 1
 #endif
+#undef NL
+#undef VF
+#undef VI
 
 /* quantile_need is the largest 0-based order statistic that a quantile q
  * of up to n values reads (quantile32's h, lo and lo + 1). */
@@ -517,11 +542,11 @@ static int quantile_need(int n, float q) {
 void canopy_series_pixels(const canopy_series_job *j, size_t lo, size_t hi) {
 	size_t px = lo;
 #ifdef HAVE_AVX2
-	int avx2 = __builtin_cpu_supports("avx2");
+	int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"), avx512 = __builtin_cpu_supports("avx512f");
 #else
-	int avx2 = 0;
+	int avx2 = 0, avx512 = 0;
 #endif
-	(void)avx2;
+	(void)avx2, (void)avx512;
 	if (j->kind == CANOPY_COMPOSITE && j->stat != CANOPY_MAX && hi - lo >= LANES) {
 		int nfit = 0;
 		for (int t = 0; t < j->dates; t++)
@@ -539,6 +564,10 @@ void canopy_series_pixels(const canopy_series_job *j, size_t lo, size_t hi) {
 				if (o > need) need = o;
 			}
 			plan_sort(nfit, N, need, sp);
+#ifdef HAVE_AVX2
+			if (avx512)
+				for (; px + 16 <= hi; px += 16) lanes_q_avx512(j, sp, px);
+#endif
 			for (; px + LANES <= hi; px += LANES) {
 #ifdef HAVE_AVX2
 				if (avx2) {
@@ -595,6 +624,10 @@ void canopy_series_pixels(const canopy_series_job *j, size_t lo, size_t hi) {
 			plan_sort(nmd, network(nmd), nmd / 2, ms);
 			fp.ms = ms;
 		}
+#ifdef HAVE_AVX2
+		if (avx512)
+			for (; px + 16 <= hi; px += 16) lanes_avx512(j, &fp, px);
+#endif
 		for (; px + LANES <= hi; px += LANES) {
 #ifdef HAVE_AVX2
 			if (avx2) {
