@@ -19,7 +19,7 @@ import (
 // tapped while it runs) leaves the sidebar on the scene still shown.
 func TestGenerateReplacesProduct(t *testing.T) {
 	path := writeOrtho(t, "ortho.tif", 40, 30, 0, []string{"blue", "green", "red", "nir"})
-	w := newTestWindow(t, Options{})
+	w := newTestWindow(t, options{})
 	openTyped(w, path)
 	if _, _, wd, _ := w.Plane(); wd != 40 {
 		t.Fatalf("the orthomosaic is not shown (%d wide)", wd)
@@ -80,7 +80,7 @@ func TestGenerateReplacesProduct(t *testing.T) {
 func TestFailedBandPickNotListed(t *testing.T) {
 	plain := writeOrtho(t, "plain.tif", 20, 10, 0, []string{"", "", "", ""})
 	other := writeOrtho(t, "other.tif", 30, 10, 0, []string{"", "", "", ""})
-	w := newTestWindow(t, Options{})
+	w := newTestWindow(t, options{})
 	for _, r := range []string{"red", "nir"} {
 		if err := w.bands.SetFile(r, plain); err != nil {
 			t.Fatal(err)
@@ -108,14 +108,14 @@ func TestFailedBandPickNotListed(t *testing.T) {
 // TestHeaderNamesTheDateView: in two-date mode the map's header names
 // what the map shows: the before date, the after date or the difference.
 func TestHeaderNamesTheDateView(t *testing.T) {
-	w := newTestWindow(t, Options{})
+	w := newTestWindow(t, options{})
 	_, _, bw, bh := w.Plane()
 	path, _ := afterDate(t, "after.tif", bw, bh, 7, fake.GeoRef())
 	openAfterTyped(w, path)
 	for _, c := range []struct{ view, want, not string }{
-		{ViewDifference, "dNDVI (before − after)", ""},
-		{ViewAfter, "after date", "before − after"},
-		{ViewBefore, "before date", "before − after"},
+		{viewDifference, "dNDVI (before − after)", ""},
+		{viewAfter, "after date", "before − after"},
+		{viewBefore, "before date", "before − after"},
 	} {
 		if err := w.SetDateView(c.view); err != nil {
 			t.Fatal(err)
@@ -124,7 +124,7 @@ func TestHeaderNamesTheDateView(t *testing.T) {
 		if !strings.Contains(got, c.want) || (c.not != "" && strings.Contains(got, c.not)) {
 			t.Errorf("%s view: header %q, want it to say %q", c.view, got, c.want)
 		}
-		if c.view == ViewAfter && !strings.Contains(got, "· after ·") {
+		if c.view == viewAfter && !strings.Contains(got, "· after ·") {
 			t.Errorf("after view: header %q does not name the after date's file", got)
 		}
 	}
@@ -139,7 +139,7 @@ func TestHeaderNamesTheDateView(t *testing.T) {
 // zoom and the centre of the map, and the stretch is the new index's
 // (its range, or its own percentiles), in the legend and the colours.
 func TestIndexChangeKeepsViewAndStretch(t *testing.T) {
-	w := newTestWindow(t, Options{Size: 256})
+	w := newTestWindow(t, options{Size: 256})
 	w.Map.ZoomBy(3)
 	w.Map.PanBy(40, -25)
 	z0, x0, y0 := w.Map.View()
@@ -187,7 +187,7 @@ func percentiles(v []float32, p, q float64) (float64, float64) {
 // is: the run of the index shown, the composite's bands, the after
 // date's run, the difference.
 func TestStatusFollowsView(t *testing.T) {
-	w := newTestWindow(t, Options{})
+	w := newTestWindow(t, options{})
 	first := w.Status.Text
 	if !strings.HasPrefix(first, "NDVI on ") {
 		t.Fatalf("status %q after the first map", first)
@@ -211,9 +211,9 @@ func TestStatusFollowsView(t *testing.T) {
 	path, _ := afterDate(t, "after.tif", bw, bh, 7, fake.GeoRef())
 	openAfterTyped(w, path)
 	for _, c := range []struct{ view, want string }{
-		{ViewAfter, "After date: NDVI on "},
-		{ViewBefore, "NDVI on "},
-		{ViewDifference, "dNDVI = before − after"},
+		{viewAfter, "After date: NDVI on "},
+		{viewBefore, "NDVI on "},
+		{viewDifference, "dNDVI = before − after"},
 	} {
 		if err := w.SetDateView(c.view); err != nil {
 			t.Fatal(err)

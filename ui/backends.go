@@ -174,7 +174,7 @@ func (p *backendPanel) pick(e *backendEntry) {
 // SelectBackend selects a backend by name (name or name:mode), as a click
 // in the picker does. It refuses, with the reason, a backend that is
 // unknown or cannot run here, and leaves the selection as it was.
-func (w *Window) SelectBackend(spec string) error { return w.backs.selectSpec(spec) }
+func (w *window) SelectBackend(spec string) error { return w.backs.selectSpec(spec) }
 
 func (p *backendPanel) selectSpec(spec string) error {
 	name, mode, _ := strings.Cut(spec, ":")
@@ -205,7 +205,7 @@ func (p *backendPanel) selectSpec(spec string) error {
 }
 
 // Selected returns the name of the selected backend, "" when none.
-func (w *Window) Selected() string {
+func (w *window) Selected() string {
 	if w.backs.selected == nil {
 		return ""
 	}
@@ -214,7 +214,7 @@ func (w *Window) Selected() string {
 
 // BackendMode returns the picker's mode choice for a backend, nil when it
 // has none (tests pick from it).
-func (w *Window) BackendMode(name string) *widget.Select {
+func (w *window) BackendMode(name string) *widget.Select {
 	if e := w.backs.entry(name); e != nil {
 		return e.picker
 	}
@@ -232,7 +232,7 @@ func (p *backendPanel) entry(name string) *backendEntry {
 }
 
 // BackendRadio returns the picker's radio button for a backend (tests tap it).
-func (w *Window) BackendRadio(name string) *widget.RadioGroup {
+func (w *window) BackendRadio(name string) *widget.RadioGroup {
 	if e := w.backs.entry(name); e != nil {
 		return e.radio
 	}
@@ -241,7 +241,7 @@ func (w *Window) BackendRadio(name string) *widget.RadioGroup {
 
 // BackendDetail returns the text under a backend in the picker: its device
 // or the reason it is unavailable.
-func (w *Window) BackendDetail(name string) string {
+func (w *window) BackendDetail(name string) string {
 	if e := w.backs.entry(name); e != nil {
 		return e.detail.Text
 	}

@@ -76,7 +76,7 @@ func (b *bridge) doAndWait(f func()) {
 // eventLoop stands in for Fyne's event goroutine in tests. Fyne's test
 // driver runs fyne.Do at once on the calling goroutine, which would update
 // widgets from a job's goroutine while the test reads them; with the loop
-// they are updated on the test's goroutine, inside Window.Wait, as the
+// they are updated on the test's goroutine, inside window.Wait, as the
 // real app updates them on its event goroutine.
 type eventLoop struct{ q chan func() }
 

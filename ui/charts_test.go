@@ -21,7 +21,7 @@ import (
 // flat colour). "Indices per upload" once left the Timings and Size-sweep
 // charts blank.
 func TestChartsAfterEveryRunKind(t *testing.T) {
-	w := newTestWindow(t, Options{Repeat: 1})
+	w := newTestWindow(t, options{Repeat: 1})
 	w.charts.SweepMax.SetSelected(sizeLabel(1024))
 	w.charts.IndicesSize.SetSelected(sizeLabel(256))
 	runIndices := findButton(t, w.charts.indicesTab, "Run")
@@ -88,7 +88,7 @@ func TestChartsAfterEveryRunKind(t *testing.T) {
 // TestChartCSVRuns: the window's CSV export names each row's run and its
 // number of indices.
 func TestChartCSVRuns(t *testing.T) {
-	w := newTestWindow(t, Options{Repeat: 1})
+	w := newTestWindow(t, options{Repeat: 1})
 	w.charts.IndicesSize.SetSelected(sizeLabel(256))
 	test.Tap(w.CompareAll)
 	w.Wait()
@@ -133,7 +133,7 @@ func expireRenderer(t *testing.T, o fyne.Widget) {
 
 // onScreenFlat captures the window and reports whether the part where o
 // lies is one colour.
-func onScreenFlat(w *Window, o fyne.CanvasObject) bool {
+func onScreenFlat(w *window, o fyne.CanvasObject) bool {
 	img := w.Win.Canvas().Capture()
 	c := w.Win.Canvas()
 	pos := fyne.CurrentApp().Driver().AbsolutePositionForObject(o)
@@ -181,7 +181,7 @@ func findButton(t *testing.T, o fyne.CanvasObject, text string) *widget.Button {
 // bands in cache) reads "in cache" in the table, with the reason under
 // it, not "170%".
 func TestCeilingAbove100Explained(t *testing.T) {
-	w := newTestWindow(t, Options{})
+	w := newTestWindow(t, options{})
 	rs := w.Results()
 	rs[0].KernelPct = 170
 	w.charts.showTimings(rs)

@@ -117,7 +117,7 @@ func (e *classEditor) apply() {
 }
 
 // classesFor is the class table of index c: the user's, else its preset.
-func (w *Window) classesFor(c indexChoice) colormap.ClassTable {
+func (w *window) classesFor(c indexChoice) colormap.ClassTable {
 	if t, ok := w.tables[c.name]; ok {
 		return t
 	}
@@ -127,7 +127,7 @@ func (w *Window) classesFor(c indexChoice) colormap.ClassTable {
 // SetClasses gives the index chosen the class table t (as Apply in the
 // class editor does): the map shows the classes ramp, and the legend and
 // the class statistics follow.
-func (w *Window) SetClasses(t colormap.ClassTable) {
+func (w *window) SetClasses(t colormap.ClassTable) {
 	if w.tables == nil {
 		w.tables = map[string]colormap.ClassTable{}
 	}

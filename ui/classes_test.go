@@ -25,7 +25,7 @@ type classRow struct {
 	share  string
 }
 
-func classRows(w *Window) []classRow {
+func classRows(w *window) []classRow {
 	var out []classRow
 	for _, o := range w.stats.classes.Objects {
 		c, ok := o.(*fyne.Container)
@@ -66,7 +66,7 @@ func sameColour(a, b color.Color) bool {
 // a colour, and all three follow, with the share counted again; a bad
 // bound is said in words and changes nothing.
 func TestEditClasses(t *testing.T) {
-	w := newTestWindow(t, Options{})
+	w := newTestWindow(t, options{})
 	w.colour.SetRamp(colormap.RampClasses)
 	w.Wait()
 	table := w.lut.Classes()
@@ -167,7 +167,7 @@ func TestDigitalNumbersFlagged(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	w := newTestWindow(t, Options{Bands: map[string]string{"red": rp, "nir": np}})
+	w := newTestWindow(t, options{Bands: map[string]string{"red": rp, "nir": np}})
 	if !w.stats.Raw.Visible() || !strings.Contains(w.stats.Raw.Text, "digital numbers") {
 		t.Errorf("no digital-number warning in the statistics: %q", w.stats.Raw.Text)
 	}
@@ -175,7 +175,7 @@ func TestDigitalNumbersFlagged(t *testing.T) {
 		t.Errorf("status %q", w.Status.Text)
 	}
 	// A generated scene is reflectance: no warning.
-	w2 := newTestWindow(t, Options{})
+	w2 := newTestWindow(t, options{})
 	if w2.stats.Raw.Visible() {
 		t.Errorf("a generated scene is flagged: %q", w2.stats.Raw.Text)
 	}
@@ -194,7 +194,7 @@ func TestDigitalNumbersFlaggedProduct(t *testing.T) {
 	if err := geotiff.WriteBands(p, wd, ht, [][]uint16{red, nir}, fake.GeoRef(), geotiff.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	w := newTestWindow(t, Options{Product: p, Assign: map[string]int{"red": 1, "nir": 2}})
+	w := newTestWindow(t, options{Product: p, Assign: map[string]int{"red": 1, "nir": 2}})
 	if !w.stats.Raw.Visible() || !strings.Contains(w.stats.Raw.Text, "digital numbers") {
 		t.Errorf("no digital-number warning in the statistics: %q", w.stats.Raw.Text)
 	}

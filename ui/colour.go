@@ -175,7 +175,7 @@ func (p *colourPanel) enableStretch(ramp string) {
 
 // recolour shows the map in ramp and the stretch named mode: at once when
 // the stretch is known, else after a short job that reads it from the data.
-func (w *Window) recolour(ramp, mode string) {
+func (w *window) recolour(ramp, mode string) {
 	s := w.shown
 	if s == nil {
 		if lut, err := colormap.New(ramp, -1, 1); err == nil {
@@ -217,7 +217,7 @@ func (w *Window) recolour(ramp, mode string) {
 
 // applyColour shows the map, the legend and the histogram in the current
 // LUT.
-func (w *Window) applyColour(onlyColour bool) {
+func (w *window) applyColour(onlyColour bool) {
 	defer w.showHeader()
 	defer w.showMask()
 	if w.applyTwoView(onlyColour) {

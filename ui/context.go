@@ -43,8 +43,8 @@ func (v viewSpec) jobLabel() string {
 
 var viewSpecs = [...]viewSpec{
 	viewIndex:   {label: "Index"},
-	viewNatural: {label: "Natural colour", roles: [3]string{"red", "green", "blue"}, file: ViewNatural},
-	viewFalse:   {label: "False colour (NIR)", roles: [3]string{"nir", "red", "green"}, file: ViewFalse},
+	viewNatural: {label: "Natural colour", roles: [3]string{"red", "green", "blue"}, file: viewNameNatural},
+	viewFalse:   {label: "False colour (NIR)", roles: [3]string{"nir", "red", "green"}, file: viewNameFalse},
 }
 
 // contextView is the map's view switch (Index | Natural colour | False
@@ -85,7 +85,7 @@ type contextView struct {
 	unmasked bool
 }
 
-func newContextView(w *Window) *contextView {
+func newContextView(w *window) *contextView {
 	v := &contextView{Note: widget.NewLabel(""), Legend: container.NewVBox()}
 	for i := range v.Buttons {
 		m := viewMode(i)
@@ -142,7 +142,7 @@ func bandRoles(src bandSource, idx indexChoice) []string {
 }
 
 // missingFor are the roles of view m that the scene shown lacks.
-func (w *Window) missingFor(m viewMode) []string {
+func (w *window) missingFor(m viewMode) []string {
 	s := w.shown
 	if s == nil || m == viewIndex {
 		return nil
@@ -152,7 +152,7 @@ func (w *Window) missingFor(m viewMode) []string {
 
 // updateViews enables the views the scene shown can give and says why the
 // others cannot.
-func (w *Window) updateViews() {
+func (w *window) updateViews() {
 	v := w.view
 	var why []string
 	for i, b := range v.Buttons {
@@ -205,7 +205,7 @@ func viewNeeds(m viewMode, src bandSource, miss []string) string {
 // The bands a composite needs beyond those loaded are read in a job;
 // a view the scene lacks a band for is refused with the reason in the
 // status bar.
-func (w *Window) SetView(m viewMode) {
+func (w *window) SetView(m viewMode) {
 	s := w.shown
 	if m == viewIndex || s == nil {
 		w.view.mode = viewIndex
@@ -242,7 +242,7 @@ func (w *Window) SetView(m viewMode) {
 // shown hold (with the source's radiometry and mask), and stretches the
 // composite. The composite hides the pixels the index map hides (the
 // product's mask) and those the extra bands mark (nodata, saturation).
-func (w *Window) compositeJob(s *shown, m viewMode, have map[string]compute.BandInput) job {
+func (w *window) compositeJob(s *shown, m viewMode, have map[string]compute.BandInput) job {
 	spec := viewSpecs[m]
 	unmasked := w.view.unmasked
 	return func(ctx context.Context, progress progressFunc) (func(), error) {
@@ -319,7 +319,7 @@ func (w *Window) compositeJob(s *shown, m viewMode, have map[string]compute.Band
 }
 
 // compositeLine is the status line of composite c shown.
-func (w *Window) compositeLine(c *composite.Composite) string {
+func (w *window) compositeLine(c *composite.Composite) string {
 	line := c.Title() + ": " + c.Describe()
 	if w.view.unmasked {
 		line += " · shown under the mask (the clouds and shadows it removes are drawn)"
@@ -372,7 +372,7 @@ func (s bandSource) bandName(role string) string {
 }
 
 // shownComposite is the composite on the map (nil in the index view).
-func (w *Window) shownComposite() *composite.Composite {
+func (w *window) shownComposite() *composite.Composite {
 	v, s := w.view, w.shown
 	if v.mode == viewIndex || s == nil || v.key != s.src.key() || v.w != s.w || v.h != s.h {
 		return nil
@@ -382,7 +382,7 @@ func (w *Window) shownComposite() *composite.Composite {
 
 // showView draws the view chosen: the composite and its legend, or the
 // index and its ramp; the header names it.
-func (w *Window) showView() {
+func (w *window) showView() {
 	c := w.shownComposite()
 	if c == nil {
 		w.view.mode = viewIndex
@@ -391,7 +391,7 @@ func (w *Window) showView() {
 	w.view.drawn = c
 	w.Map.SetComposite(c)
 	if c != nil {
-		w.two.swipe.show(false) // the swipe is between the dates' indices
+		w.two.swipe.Show(false) // the swipe is between the dates' indices
 	} else if back {
 		w.applyColour(false) // the index, or the two-date view chosen
 	}
@@ -445,17 +445,17 @@ func (v *contextView) fillLegend(c *composite.Composite, masked bool) {
 
 // View names, as session files and ShowView spell them.
 const (
-	ViewIndex   = "index"
-	ViewNatural = "natural-colour"
-	ViewFalse   = "false-colour"
+	viewNameIndex   = "index"
+	viewNameNatural = "natural-colour"
+	viewNameFalse   = "false-colour"
 )
 
-// ShowView shows the map's view by name: ViewIndex, ViewNatural or
-// ViewFalse ("" is the index). A composite whose bands are not loaded yet
+// ShowView shows the map's view by name: viewNameIndex, viewNameNatural or
+// viewNameFalse ("" is the index). A composite whose bands are not loaded yet
 // is read in a job (Wait, in tests, waits for it); a name that is none of
 // these is an error.
-func (w *Window) ShowView(name string) error {
-	if name == "" || name == ViewIndex {
+func (w *window) ShowView(name string) error {
+	if name == "" || name == viewNameIndex {
 		w.SetView(viewIndex)
 		return nil
 	}
@@ -465,14 +465,14 @@ func (w *Window) ShowView(name string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("no map view %q (views: %s, %s, %s)", name, ViewIndex, ViewNatural, ViewFalse)
+	return fmt.Errorf("no map view %q (views: %s, %s, %s)", name, viewNameIndex, viewNameNatural, viewNameFalse)
 }
 
-// ViewName is the name of the view on the map (ViewIndex while a
+// ViewName is the name of the view on the map (viewNameIndex while a
 // composite is still being read).
-func (w *Window) ViewName() string {
+func (w *window) ViewName() string {
 	if w.view.mode == viewIndex {
-		return ViewIndex
+		return viewNameIndex
 	}
 	return viewSpecs[w.view.mode].file
 }
@@ -480,7 +480,7 @@ func (w *Window) ViewName() string {
 // viewShown follows a new map (another index, backend, mask or scene): a
 // composite of the same source stays; one of another source is made again
 // for the new scene when it has the bands, else the index is shown.
-func (w *Window) viewShown() {
+func (w *window) viewShown() {
 	v, s := w.view, w.shown
 	if v.key != s.src.key() || v.w != s.w || v.h != s.h {
 		v.drop()

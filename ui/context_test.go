@@ -103,7 +103,7 @@ func orthoExpected(w, h, cols, x, y int, bands [3]int) color.NRGBA {
 
 // seen is the colour the window shows at image pixel (col, row) of the
 // map: the window's canvas captured, read at the pixel's centre.
-func seen(t *testing.T, w *Window, col, row int) color.NRGBA {
+func seen(t *testing.T, w *window, col, row int) color.NRGBA {
 	t.Helper()
 	img := w.Win.Canvas().Capture()
 	zoom, x0, y0 := w.Map.View()
@@ -134,7 +134,7 @@ func nearColour(a, b color.NRGBA, tol int) bool {
 func TestContextViews(t *testing.T) {
 	const w0, h0, cols = 40, 30, 7
 	path := writeColourOrtho(t, "ortho.tif", w0, h0, cols, []string{"blue", "green", "red", "nir"})
-	w := newTestWindow(t, Options{})
+	w := newTestWindow(t, options{})
 	openTyped(w, path)
 	if msg := dialogText(w); msg != "" {
 		t.Fatal(msg)
@@ -220,7 +220,7 @@ func TestContextViews(t *testing.T) {
 // works.
 func TestContextViewNeedsBands(t *testing.T) {
 	path := writeOrtho(t, "nb.tif", 24, 16, 0, []string{"", "green", "red", "nir"})
-	w := newTestWindow(t, Options{})
+	w := newTestWindow(t, options{})
 	openTyped(w, path)
 	nat := w.view.Buttons[viewNatural]
 	if !nat.Disabled() {
@@ -254,7 +254,7 @@ func TestContextViewNeedsBands(t *testing.T) {
 func TestContextViewExports(t *testing.T) {
 	const w0, h0, cols = 30, 20, 5
 	path := writeColourOrtho(t, "ex.tif", w0, h0, cols, []string{"blue", "green", "red", "nir"})
-	w := newTestWindow(t, Options{Product: path})
+	w := newTestWindow(t, options{Product: path})
 	test.Tap(w.view.Buttons[viewNatural])
 	w.Wait()
 	dir := t.TempDir()
@@ -300,7 +300,7 @@ func TestContextViewExports(t *testing.T) {
 // does not mask, and the SCL-masked pixels are transparent.
 func TestContextViewSentinel2(t *testing.T) {
 	safe := productFixture(t, s2New+".SAFE")
-	w := newTestWindow(t, Options{})
+	w := newTestWindow(t, options{})
 	openTyped(w, safe)
 	test.Tap(w.view.Buttons[viewNatural])
 	w.Wait()
@@ -402,7 +402,7 @@ func TestCompositeMapGolden(t *testing.T) {
 // SR_B2 and SR_B5, SR_B4, SR_B3, in reflectance (DN × 2.75e-5 − 0.2).
 func TestContextViewLandsat(t *testing.T) {
 	dir := productFixture(t, "LC08_L2SP_044034_20200827_20200906_02_T1")
-	w := newTestWindow(t, Options{})
+	w := newTestWindow(t, options{})
 	openTyped(w, dir)
 	for m, want := range map[viewMode]string{viewNatural: "R=SR_B4 G=SR_B3 B=SR_B2", viewFalse: "R=SR_B5 G=SR_B4 B=SR_B3"} {
 		test.Tap(w.view.Buttons[m])
@@ -422,7 +422,7 @@ func TestContextViewLandsat(t *testing.T) {
 
 // TestContextViewSession: a session saved in a composite view opens in it.
 func TestContextViewSession(t *testing.T) {
-	w := newTestWindow(t, Options{Seed: 2})
+	w := newTestWindow(t, options{Seed: 2})
 	if w.view.Buttons[viewFalse].Disabled() {
 		t.Fatalf("the generated scene offers no false colour: %q", w.view.Note.Text)
 	}
@@ -432,11 +432,11 @@ func TestContextViewSession(t *testing.T) {
 	if err := w.SaveSession(path); err != nil {
 		t.Fatal(err)
 	}
-	s, err := ReadSession(path)
+	s, err := readSession(path)
 	if err != nil || s.View != "false-colour" {
 		t.Fatalf("session view %q (%v)", s.View, err)
 	}
-	w2 := newTestWindow(t, s.Options(Options{}))
+	w2 := newTestWindow(t, s.options(options{}))
 	w2.ApplySession(s)
 	w2.Wait()
 	if w2.view.Mode() != viewFalse || w2.shownComposite() == nil {
@@ -453,11 +453,11 @@ func TestContextViewSession(t *testing.T) {
 func TestContextViewWithTwoDates(t *testing.T) {
 	const w0, h0 = 40, 30
 	path := writeColourOrtho(t, "before.tif", w0, h0, 0, []string{"blue", "green", "red", "nir"})
-	w := newTestWindow(t, Options{})
+	w := newTestWindow(t, options{})
 	openTyped(w, path)
 	after, _ := afterDate(t, "after.tif", w0, h0, 5, fake.GeoRef())
 	openAfterTyped(w, after)
-	if err := w.SetDateView(ViewDifference); err != nil {
+	if err := w.SetDateView(viewDifference); err != nil {
 		t.Fatal(err)
 	}
 	diff, _, _ := w.Difference()
@@ -473,7 +473,7 @@ func TestContextViewWithTwoDates(t *testing.T) {
 	}
 	test.Tap(w.view.Buttons[viewFalse])
 	w.Wait()
-	if err := w.SetDateView(ViewAfter); err != nil {
+	if err := w.SetDateView(viewAfter); err != nil {
 		t.Fatal(err)
 	}
 	if w.view.Mode() != viewIndex || w.shownComposite() != nil {
@@ -483,25 +483,25 @@ func TestContextViewWithTwoDates(t *testing.T) {
 
 // TestShowView: views by name, as a flag or a session gives them.
 func TestShowView(t *testing.T) {
-	w := newTestWindow(t, Options{})
-	if err := w.ShowView(ViewNatural); err != nil {
+	w := newTestWindow(t, options{})
+	if err := w.ShowView(viewNameNatural); err != nil {
 		t.Fatal(err)
 	}
 	w.Wait()
-	if w.ViewName() != ViewNatural || w.shownComposite() == nil {
+	if w.ViewName() != viewNameNatural || w.shownComposite() == nil {
 		t.Errorf("view %q", w.ViewName())
 	}
 	if err := w.ShowView("infrared"); err == nil || !strings.Contains(err.Error(), "natural-colour") {
 		t.Errorf("unknown view: %v", err)
 	}
-	if err := w.ShowView(ViewIndex); err != nil || w.ViewName() != ViewIndex {
+	if err := w.ShowView(viewNameIndex); err != nil || w.ViewName() != viewNameIndex {
 		t.Errorf("index: %v, %q", err, w.ViewName())
 	}
 }
 
 // TestViewMenu: the View menu switches the map's view too.
 func TestViewMenu(t *testing.T) {
-	w := newTestWindow(t, Options{})
+	w := newTestWindow(t, options{})
 	var view *fyne.Menu
 	for _, m := range w.Win.MainMenu().Items {
 		if m.Label == "View" {
@@ -517,7 +517,7 @@ func TestViewMenu(t *testing.T) {
 		}
 	}
 	w.Wait()
-	if w.ViewName() != ViewNatural {
+	if w.ViewName() != viewNameNatural {
 		t.Errorf("View › Natural colour shows %q", w.ViewName())
 	}
 }
@@ -528,7 +528,7 @@ func TestViewMenu(t *testing.T) {
 // natural colour available and drawn.
 func TestNaturalColourRolesSettable(t *testing.T) {
 	path := writeOrtho(t, "nb.tif", 24, 16, 0, []string{"", "green", "red", "nir"})
-	w := newTestWindow(t, Options{})
+	w := newTestWindow(t, options{})
 	openTyped(w, path)
 	if !w.view.Buttons[viewNatural].Disabled() || !strings.Contains(w.view.Note.Text, "choose it under Bands") {
 		t.Fatalf("natural colour without blue: disabled %v, note %q", w.view.Buttons[viewNatural].Disabled(), w.view.Note.Text)

@@ -25,7 +25,9 @@
 // map, and the clicked pixel's series with its harmonic fit and monitoring
 // break (compute/season's float64 reference, on the CPU).
 //
-// Main parses the `canopy gui` flags and runs the app; inside the package
+// The package exports Main alone: it parses the `canopy gui` flags and
+// runs the app. The swipe between two dates is a widget package of its
+// own (ui/swipe), as the map is. Inside the package
 // the window is built for any fyne.App, which is how the tests drive it
 // with fyne.io/fyne/v2/test and no X server. docs/WINDOW.md says more.
 package ui

@@ -13,7 +13,7 @@ func explain(err error) error { return usererr.Explain(err) }
 
 // showError shows what went wrong with something the user asked for at
 // once (not a job): one line in the status bar and in a dialog.
-func (w *Window) showError(err error) {
+func (w *window) showError(err error) {
 	err = explain(err)
 	w.setStatus(err.Error(), false)
 	dialog.ShowError(err, w.Win)

@@ -18,7 +18,7 @@ import (
 // writes), and a read-only folder and a full disk (as the system reports
 // them); the map stays.
 func TestExportErrorLine(t *testing.T) {
-	w := newTestWindow(t, Options{})
+	w := newTestWindow(t, options{})
 	before, _, _, _ := w.Plane()
 	dir := t.TempDir()
 	missing := filepath.Join(dir, "nodir", "ndvi.tif")
@@ -63,7 +63,7 @@ func TestExportErrorLine(t *testing.T) {
 // (a read-only folder, as Fyne's dialog reports it) and pins exported
 // into a folder that does not exist show one line naming the file.
 func TestDialogErrorLine(t *testing.T) {
-	w := newTestWindow(t, Options{})
+	w := newTestWindow(t, options{})
 	w.showError(&fs.PathError{Op: "open", Path: "/media/card/pins.csv", Err: syscall.EROFS})
 	if want := "/media/card/pins.csv: the folder is read-only; choose another place"; w.Status.Text != want || !strings.Contains(dialogText(w), want) {
 		t.Errorf("status %q, dialog %q, want %q", w.Status.Text, dialogText(w), want)

@@ -22,7 +22,7 @@ import (
 )
 
 // exportMenuButton is the toolbar's Export button with its menu.
-func exportMenuButton(w *Window) fyne.CanvasObject {
+func exportMenuButton(w *window) fyne.CanvasObject {
 	var b *widget.Button
 	b = widget.NewButtonWithIcon("Export", theme.DocumentSaveIcon(), func() {
 		menu := fyne.NewMenu("",
@@ -47,26 +47,26 @@ var errNothing = errors.New("there is nothing to export yet")
 // ExportPNG writes the map as a PNG: with neither legend nor title the
 // map alone, georeferenced (ExportMap: its world file, .prj and .aux.xml
 // beside it); with either a page layout (ExportLayout, 1600×1200 pixels).
-func (w *Window) ExportPNG(path string, legend bool, title string) error {
+func (w *window) ExportPNG(path string, legend bool, title string) error {
 	return w.pngWriter(legend, title)(path)
 }
 
 // ExportGeoTIFF writes the index shown as a float32 GeoTIFF with the
 // bands' georeferencing, GDAL_NODATA = nan and the index's name as the
 // band description.
-func (w *Window) ExportGeoTIFF(path string) error { return w.tiffWriter()(path) }
+func (w *window) ExportGeoTIFF(path string) error { return w.tiffWriter()(path) }
 
 // ExportChart writes a chart (the timings, the size sweep or the
 // indices-per-upload sweep) as a PNG.
-func (w *Window) ExportChart(path string, which chartKind) error { return w.chartWriter(which)(path) }
+func (w *window) ExportChart(path string, which chartKind) error { return w.chartWriter(which)(path) }
 
 // ExportCSV writes the timings shown (and the sweeps, if any) as CSV.
-func (w *Window) ExportCSV(path string) error { return w.csvWriter()(path) }
+func (w *window) ExportCSV(path string) error { return w.csvWriter()(path) }
 
 // The writers capture what is shown now, on the event goroutine, and
 // write it from any goroutine.
 
-func (w *Window) pngWriter(legend bool, title string) func(string) error {
+func (w *window) pngWriter(legend bool, title string) func(string) error {
 	if !legend && title == "" {
 		write := w.mapWriter()
 		return func(path string) error { _, err := write(path); return err }
@@ -75,7 +75,7 @@ func (w *Window) pngWriter(legend bool, title string) func(string) error {
 	return func(path string) error { _, err := write(path); return err }
 }
 
-func (w *Window) tiffWriter() func(string) error {
+func (w *window) tiffWriter() func(string) error {
 	s, inputs := w.shown, w.exportInputs()
 	return func(path string) error {
 		if s == nil {
@@ -110,7 +110,7 @@ func writeCOG(path string, w, h int, plane []float32, geo *compute.GeoRef, name 
 	})
 }
 
-func (w *Window) chartWriter(which chartKind) func(string) error {
+func (w *window) chartWriter(which chartKind) func(string) error {
 	rs := w.chartResults(which)
 	return func(path string) error {
 		if len(rs) == 0 {
@@ -121,7 +121,7 @@ func (w *Window) chartWriter(which chartKind) func(string) error {
 }
 
 // chartResults are the results a chart shows.
-func (w *Window) chartResults(which chartKind) []compute.BenchResult {
+func (w *window) chartResults(which chartKind) []compute.BenchResult {
 	switch which {
 	case chartSweep:
 		return w.sweep
@@ -131,7 +131,7 @@ func (w *Window) chartResults(which chartKind) []compute.BenchResult {
 	return w.results
 }
 
-func (w *Window) csvWriter() func(string) error {
+func (w *window) csvWriter() func(string) error {
 	runs := []chart.Run{{Name: "timings", Results: w.results}, {Name: "size sweep", Results: w.sweep}, {Name: "indices per upload", Results: w.indices}}
 	n := len(w.results) + len(w.sweep) + len(w.indices)
 	return func(path string) error {
@@ -143,7 +143,7 @@ func (w *Window) csvWriter() func(string) error {
 }
 
 // exportJob runs an export in the background and reports where it went.
-func (w *Window) exportJob(what, path string, write func(string) error) {
+func (w *window) exportJob(what, path string, write func(string) error) {
 	w.bridge.start("Exporting "+what, func(ctx context.Context, progress progressFunc) (func(), error) {
 		progress(-1, "Writing "+filepath.Base(path)+"…")
 		if err := write(path); err != nil {
@@ -177,7 +177,7 @@ func contains(ss []string, s string) bool {
 	return false
 }
 
-func (w *Window) exportPNGDialog() {
+func (w *window) exportPNGDialog() {
 	if w.shown == nil {
 		dialog.ShowError(errNothing, w.Win)
 		return
@@ -202,7 +202,7 @@ func (w *Window) exportPNGDialog() {
 	}, w.Win)
 }
 
-func (w *Window) exportTIFFDialog() {
+func (w *window) exportTIFFDialog() {
 	if w.shown == nil {
 		dialog.ShowError(errNothing, w.Win)
 		return
@@ -220,7 +220,7 @@ func fileName(idx indexChoice) string {
 	return idx.cat.Name
 }
 
-func (w *Window) exportChartDialog(which chartKind) {
+func (w *window) exportChartDialog(which chartKind) {
 	names := map[chartKind][2]string{
 		chartTimings: {"timings.png", "the timing chart"},
 		chartSweep:   {"sweep.png", "the sweep chart"},
@@ -236,7 +236,7 @@ func (w *Window) exportChartDialog(which chartKind) {
 	})
 }
 
-func (w *Window) exportCSVDialog() {
+func (w *window) exportCSVDialog() {
 	if len(w.results) == 0 && len(w.sweep) == 0 && len(w.indices) == 0 {
 		dialog.ShowError(errNothing, w.Win)
 		return
@@ -250,13 +250,13 @@ func (w *Window) exportCSVDialog() {
 // raster pixel, in the colours shown) and, when the bands are
 // georeferenced, its world file, .prj and .aux.xml (layout.WriteMapPNG).
 // It returns the paths written.
-func (w *Window) ExportMap(path string) ([]string, error) { return w.mapWriter()(path) }
+func (w *window) ExportMap(path string) ([]string, error) { return w.mapWriter()(path) }
 
 // ExportLayout writes a print layout of the map shown (title, legend,
 // scale bar, north arrow, footer; layout.Write) in the format path's
 // extension names (.png, .pdf, .svg) and returns its geometry (where the
 // map and the legend are on the page).
-func (w *Window) ExportLayout(path string, opt layout.Options) (layout.Geometry, error) {
+func (w *window) ExportLayout(path string, opt layout.Options) (layout.Geometry, error) {
 	return w.layoutWriter(opt)(path)
 }
 
@@ -293,14 +293,14 @@ func withPlane(m layout.Map, s *shown) (layout.Map, error) {
 
 // errShown is why the map shown cannot be exported: nothing yet, or an
 // image too large to load.
-func (w *Window) errShown() error {
+func (w *window) errShown() error {
 	if w.shown != nil && w.shown.large != nil {
 		return errLarge("exports")
 	}
 	return errNothing
 }
 
-func (w *Window) layoutMap() (layout.Map, bool) {
+func (w *window) layoutMap() (layout.Map, bool) {
 	s := w.shown
 	if s == nil || s.large != nil {
 		return layout.Map{}, false
@@ -309,7 +309,7 @@ func (w *Window) layoutMap() (layout.Map, bool) {
 		Composite: w.shownComposite()}, true
 }
 
-func (w *Window) mapWriter() func(string) ([]string, error) {
+func (w *window) mapWriter() func(string) ([]string, error) {
 	m, ok := w.layoutMap()
 	s, inputs, why := w.shown, w.exportInputs(), w.errShown()
 	return func(path string) ([]string, error) {
@@ -327,7 +327,7 @@ func (w *Window) mapWriter() func(string) ([]string, error) {
 	}
 }
 
-func (w *Window) layoutWriter(opt layout.Options) func(string) (layout.Geometry, error) {
+func (w *window) layoutWriter(opt layout.Options) func(string) (layout.Geometry, error) {
 	m, ok := w.layoutMap()
 	if ok && opt.Source == "" {
 		opt.Source = w.shown.label

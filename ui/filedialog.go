@@ -124,7 +124,7 @@ func saveStartDir() string {
 
 // saveDialog asks where to save, suggesting name in the last folder, and
 // calls save with the path chosen.
-func (w *Window) saveDialog(title, name string, exts []string, save func(path string)) {
+func (w *window) saveDialog(title, name string, exts []string, save func(path string)) {
 	f := &saveForm{Path: widget.NewEntry(), dir: saveStartDir(), exts: exts, save: save}
 	f.Path.SetText(filepath.Join(f.dir, name))
 	f.Folder = widget.NewLabel("A name or a relative path is saved in " + f.dir + "; an absolute path is taken as it is.")
@@ -150,7 +150,7 @@ func (w *Window) saveDialog(title, name string, exts []string, save func(path st
 }
 
 // browseSave is Fyne's save dialog, started in the form's folder.
-func (w *Window) browseSave(title string, f *saveForm, name string) {
+func (w *window) browseSave(title string, f *saveForm, name string) {
 	d := dialog.NewFileSave(func(wc fyne.URIWriteCloser, err error) {
 		if err != nil {
 			w.showError(err) // the dialog could not create the file

@@ -16,7 +16,7 @@ import (
 // one, and refuses a folder that does not exist with one line, writing
 // nothing.
 func TestSaveTypedAbsolutePath(t *testing.T) {
-	w := newTestWindow(t, Options{})
+	w := newTestWindow(t, options{})
 	start := t.TempDir()
 	lastSaveDir = start
 	t.Cleanup(func() { lastSaveDir = "" })
@@ -59,7 +59,7 @@ func TestSaveTypedAbsolutePath(t *testing.T) {
 // TestSidebarWheelOverEntry: the mouse wheel over an entry of the sidebar
 // scrolls the sidebar (the entry's own scroller took it).
 func TestSidebarWheelOverEntry(t *testing.T) {
-	w := newTestWindow(t, Options{})
+	w := newTestWindow(t, options{})
 	w.Win.Resize(fyne.NewSize(1440, 900))
 	c := w.Win.Canvas()
 	if w.sidebar.Content.MinSize().Height <= w.sidebar.Size().Height {
@@ -85,7 +85,7 @@ func TestSidebarWheelOverEntry(t *testing.T) {
 // TestFileDialogsSizedForFolders: the open dialogs take most of the
 // window.
 func TestFileDialogsSizedForFolders(t *testing.T) {
-	w := newTestWindow(t, Options{})
+	w := newTestWindow(t, options{})
 	w.Win.Resize(fyne.NewSize(1920, 1080))
 	w.source.pickFile()
 	top := w.Win.Canvas().Overlays().Top()

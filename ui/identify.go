@@ -64,7 +64,7 @@ func crsOf(s *shown) crsInfo {
 }
 
 // read reads pixel (col, row) of s, which must lie on the image.
-func (w *Window) read(s *shown, col, row int) reading {
+func (w *window) read(s *shown, col, row int) reading {
 	r := reading{col: col, row: row, index: s.idx.heading()}
 	i := row*s.w + col
 	if x, y, ok := s.set.geo.PixelToMap(col, row); ok && s.set.geo.Valid() {
@@ -277,7 +277,7 @@ func (p *identifyPanel) refresh() {
 }
 
 // Pins returns the identify panel's rows as the user reads them.
-func (w *Window) Pins() []string {
+func (w *window) Pins() []string {
 	var s []string
 	for i, r := range w.identify.pins {
 		s = append(s, r.pinText(i+1))
@@ -288,7 +288,7 @@ func (w *Window) Pins() []string {
 // ExportPins writes the pins as CSV: one row a pin with its place, every
 // band's value and the index (empty where there is no data; the state
 // says why).
-func (w *Window) ExportPins(path string) error {
+func (w *window) ExportPins(path string) error {
 	pins := w.identify.pins
 	if len(pins) == 0 {
 		return fmt.Errorf("%s: no pin to export (click the map to pin a pixel)", path)
@@ -346,7 +346,7 @@ func (w *Window) ExportPins(path string) error {
 	return nil
 }
 
-func (w *Window) exportPinsDialog() {
+func (w *window) exportPinsDialog() {
 	w.saveDialog("Export the pins as CSV", "pins.csv", []string{".csv"}, func(path string) {
 		if err := w.ExportPins(path); err != nil {
 			w.showError(err)

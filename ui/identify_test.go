@@ -20,7 +20,7 @@ import (
 
 // mapPos returns the window position of the centre of image pixel
 // (col, row) of the map.
-func mapPos(w *Window, col, row int) fyne.Position {
+func mapPos(w *window, col, row int) fyne.Position {
 	z, x0, y0 := w.Map.View()
 	s := w.Win.Canvas().Scale()
 	p := fyne.CurrentApp().Driver().AbsolutePositionForObject(w.Map)
@@ -34,7 +34,7 @@ func mapPos(w *Window, col, row int) fyne.Position {
 // gdaltransform), marked on the map; pins are removed, cleared and
 // exported as CSV.
 func TestIdentify(t *testing.T) {
-	w := newTestWindow(t, Options{})
+	w := newTestWindow(t, options{})
 	c := w.Win.Canvas()
 	test.MoveMouse(c, mapPos(w, 31, 32))
 	probe := regexp.MustCompile(`^NDVI -?\d\.\d{4}  ·  row 32, col 31  ·  x 600315\.00, y 5299675\.00  ·  47\.\d{6}°N 10\.\d{6}°E  ·  red \S+  nir \S+$`)
@@ -154,7 +154,7 @@ func atof(t *testing.T, s string) float64 {
 // button at least its natural size.
 func TestIdentifyFitsWindow(t *testing.T) {
 	for _, size := range []fyne.Size{{Width: 1440, Height: 900}, {Width: 1600, Height: 1000}, {Width: 1920, Height: 1080}} {
-		w := newTestWindow(t, Options{})
+		w := newTestWindow(t, options{})
 		w.Win.Resize(size)
 		c := w.Win.Canvas()
 		for _, p := range []image.Point{{10, 10}, {20, 5}, {40, 50}} {

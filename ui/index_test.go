@@ -18,7 +18,7 @@ import (
 // legend, the statistics and the colour choices all name and follow it.
 func TestPickIndex(t *testing.T) {
 	cpu, _, _, bs := testBackends()
-	w := newTestWindow(t, Options{}, hooks{backends: bs})
+	w := newTestWindow(t, options{}, hooks{backends: bs})
 	runs := cpu.runs.Load()
 	w.index.Index.SetSelected("EVI")
 	w.Wait()
@@ -83,7 +83,7 @@ func TestPickIndex(t *testing.T) {
 }
 
 // rowsShown lists the roles of the rows the bands panel shows.
-func rowsShown(w *Window) string {
+func rowsShown(w *window) string {
 	var out []string
 	for _, o := range w.bands.list.Objects {
 		for r, row := range w.bands.rows {
@@ -100,7 +100,7 @@ func rowsShown(w *Window) string {
 // Enter computes anything; fixing it clears the error.
 func TestMalformedFormula(t *testing.T) {
 	cpu, _, _, bs := testBackends()
-	w := newTestWindow(t, Options{}, hooks{backends: bs})
+	w := newTestWindow(t, options{}, hooks{backends: bs})
 	before, _, _ := ndviOf(w)
 	runs := cpu.runs.Load()
 
@@ -142,7 +142,7 @@ func TestMalformedFormula(t *testing.T) {
 // Compute), named by its formula, checked against the float64 truth and
 // coloured over the data's min–max (it has no catalogue range).
 func TestCustomFormula(t *testing.T) {
-	w := newTestWindow(t, Options{})
+	w := newTestWindow(t, options{})
 	w.index.Formula.SetText("")
 	test.Type(w.index.Formula, "(nir - swir1) / (nir + swir1)")
 	if w.index.Error.Visible() {
@@ -185,7 +185,7 @@ func TestCustomFormula(t *testing.T) {
 // from how many indices the GPU with its transfers wins: the test
 // backends' times (fakeBackend.timings) cross at 10/3.
 func TestIndexSweep(t *testing.T) {
-	w := newTestWindow(t, Options{Repeat: 1})
+	w := newTestWindow(t, options{Repeat: 1})
 	w.charts.IndicesSize.SetSelected(sizeLabel(256))
 	if n := w.charts.indicesSize(); n != 256 {
 		t.Fatalf("indices sweep size %d", n)
@@ -217,7 +217,7 @@ func TestIndexSweep(t *testing.T) {
 }
 
 // indexSweepButton returns the indices tab's Run button.
-func (w *Window) indexSweepButton() *widget.Button {
+func (w *window) indexSweepButton() *widget.Button {
 	for _, o := range test.LaidOutObjects(w.charts.indicesTab) {
 		if b, ok := o.(*widget.Button); ok && b.Text == "Run" {
 			return b
@@ -232,7 +232,7 @@ func (w *Window) indexSweepButton() *widget.Button {
 func TestModeIsPerRun(t *testing.T) {
 	cpu := &fakeBackend{name: compute.NameGo, available: true}
 	gl := &fakeGL{fakeBackend: fakeBackend{name: compute.NameGL, available: true, gpu: true}}
-	w := newTestWindow(t, Options{}, hooks{backends: []compute.Backend{cpu, gl}})
+	w := newTestWindow(t, options{}, hooks{backends: []compute.Backend{cpu, gl}})
 	if err := w.SelectBackend("gl:mapped"); err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ const bigImage = 1 << 24
 // start is the first job: ask every backend whether it can run here, open
 // or generate the start scene and compute the start index on the chosen
 // backend.
-func (w *Window) start() {
+func (w *window) start() {
 	entries := w.backs.entries
 	opts := w.opts
 	src0 := w.src
@@ -85,7 +85,7 @@ func (w *Window) start() {
 }
 
 // chooseStart selects the start backend: spec, or auto.
-func (w *Window) chooseStart(spec string) error {
+func (w *window) chooseStart(spec string) error {
 	var err error
 	if spec != "" && spec != "auto" {
 		if err = w.SelectBackend(spec); err == nil {
@@ -136,7 +136,7 @@ func filesSource(specs map[string]string) (bandSource, error) {
 // indexChanged follows the index panel: the bands it needs, its colours;
 // a picked index is computed at once, a formula being typed when the
 // user says so (Enter, Compute).
-func (w *Window) indexChanged(c indexChoice, valid, commit bool) {
+func (w *window) indexChanged(c indexChoice, valid, commit bool) {
 	c.classes = w.classesFor(c)
 	w.idx, w.idxOK = c, valid
 	w.bands.show(w.src, bandRoles(w.src, c))
@@ -152,7 +152,7 @@ func (w *Window) indexChanged(c indexChoice, valid, commit bool) {
 }
 
 // setSource makes src where the bands come from and shows it.
-func (w *Window) setSource(src bandSource) {
+func (w *window) setSource(src bandSource) {
 	w.src = src
 	w.bands.show(src, bandRoles(src, w.idx))
 	w.source.setProduct(&src)
@@ -165,7 +165,7 @@ func (w *Window) setSource(src bandSource) {
 // computation is shown, so that a source that fails to load (or whose
 // run is cancelled) is not listed beside a map of the previous one. A
 // source that still lacks a band is kept, as chosen so far.
-func (w *Window) sourceChosen(src bandSource) {
+func (w *window) sourceChosen(src bandSource) {
 	if ok, why := w.computableFrom(src); !ok {
 		w.setSource(src)
 		w.setStatus(why, false)
@@ -177,14 +177,14 @@ func (w *Window) sourceChosen(src bandSource) {
 // syncSource shows the window's source in the source and bands cards
 // again when they show another (a choice whose job failed or was
 // cancelled); the window calls it when no job runs.
-func (w *Window) syncSource() {
+func (w *window) syncSource() {
 	if w.bands.src.key() != w.src.key() {
 		w.setSource(w.src)
 	}
 }
 
 // openProduct opens a product and computes the index from it.
-func (w *Window) openProduct(path string) {
+func (w *window) openProduct(path string) {
 	mask, buffer, err := w.source.maskChoice()
 	if err != nil {
 		w.setStatus(err.Error(), false)
@@ -200,7 +200,7 @@ func (w *Window) openProduct(path string) {
 }
 
 // maskChanged recomputes a product with the new mask choice.
-func (w *Window) maskChanged(mask string, buffer int) {
+func (w *window) maskChanged(mask string, buffer int) {
 	if w.src.kind != srcProduct {
 		return
 	}
@@ -209,11 +209,11 @@ func (w *Window) maskChanged(mask string, buffer int) {
 
 // computeSelected computes the index from the current source on the
 // selected backend.
-func (w *Window) computeSelected() { w.computeFrom(w.src) }
+func (w *window) computeSelected() { w.computeFrom(w.src) }
 
 // computeFrom computes the index from src on the selected backend; src
 // becomes the window's source when the map is shown.
-func (w *Window) computeFrom(src bandSource) {
+func (w *window) computeFrom(src bandSource) {
 	if ok, why := w.computableFrom(src); !ok {
 		w.setStatus(why, false)
 		return
@@ -229,7 +229,7 @@ func (w *Window) computeFrom(src bandSource) {
 // returns the function that shows it all. The current map stays on screen
 // until then, and stays if anything fails; a source that lacks a band the
 // index needs is shown with what it lacks.
-func (w *Window) sourceJob(open func() (bandSource, error), have *bandSet, idx indexChoice, run *runSpec, ramp, stretch string) job {
+func (w *window) sourceJob(open func() (bandSource, error), have *bandSet, idx indexChoice, run *runSpec, ramp, stretch string) job {
 	var card *cardRun
 	if run != nil && w.keeper.onCard(run.b, run.info) {
 		vw, vh := w.Map.PixelSize()
@@ -448,7 +448,7 @@ func dataMode(idx indexChoice, mode string) string {
 // compareAll runs every available backend (every mode of those with
 // modes) on the bands and index shown, verifies each and fills the timing
 // chart.
-func (w *Window) compareAll() {
+func (w *window) compareAll() {
 	s := w.shown
 	runs := benchPlan(w.backs.available())
 	if s == nil || len(runs) == 0 {
@@ -463,7 +463,7 @@ func (w *Window) compareAll() {
 	w.checkMemoryWithin("Compare all", w.compareNeed, compareBudget, func() { w.compareAllRuns(s, runs, repeat) })
 }
 
-func (w *Window) compareAllRuns(s *shown, runs []runSpec, repeat int) {
+func (w *window) compareAllRuns(s *shown, runs []runSpec, repeat int) {
 	w.bridge.start("Comparing backends", func(ctx context.Context, progress progressFunc) (func(), error) {
 		// A job of its own: the map's plane is not overwritten while shown.
 		j, err := compute.NewJob(s.set.bands, s.set.mask, []string{s.idx.name}, []*index.Expr{s.idx.expr})
@@ -521,7 +521,7 @@ var ndviChoice, _ = catalogueChoice("ndvi")
 
 // sizeSweep runs every available backend on NDVI of noise scenes of
 // growing size, so the chart shows where the GPU starts to win.
-func (w *Window) sizeSweep() {
+func (w *window) sizeSweep() {
 	runs := benchPlan(w.backs.available())
 	if len(runs) == 0 {
 		return
@@ -590,7 +590,7 @@ var sweepCounts = []int{1, 2, 5, 10}
 // one upload of the same noise bands on every available backend, so the
 // chart shows from how many indices a GPU with its transfers overtakes
 // the CPU: the transfers are paid once per job, the kernels per index.
-func (w *Window) indexSweep() {
+func (w *window) indexSweep() {
 	runs := benchPlan(w.backs.available())
 	if len(runs) == 0 {
 		return
@@ -669,7 +669,7 @@ func benchPlan(entries []*backendEntry) []runSpec {
 // addResult puts a single run into the timing chart, replacing the
 // backend's previous run; runs at another size or of another index are
 // dropped.
-func (w *Window) addResult(r compute.BenchResult) {
+func (w *window) addResult(r compute.BenchResult) {
 	var keep []compute.BenchResult
 	replaced := false
 	for _, o := range w.results {

@@ -11,7 +11,7 @@ import (
 // window's width and height, the statistics sit beside it on the same tab,
 // and the benchmarks are one tab away.
 func TestMapIsTheMainView(t *testing.T) {
-	w := newTestWindow(t, Options{})
+	w := newTestWindow(t, options{})
 	w.Win.Resize(fyne.NewSize(1440, 900))
 	win := w.Win.Canvas().Size()
 	ms := w.Map.Size()
@@ -38,7 +38,7 @@ func TestMapIsTheMainView(t *testing.T) {
 // TestTabStaysAfterJobs: a finished Compare all or sweep leaves the user
 // on the tab they were on.
 func TestTabStaysAfterJobs(t *testing.T) {
-	w := newTestWindow(t, Options{})
+	w := newTestWindow(t, options{})
 	test.Tap(w.CompareAll)
 	w.Wait()
 	if len(w.Results()) < 2 {
@@ -57,7 +57,7 @@ func TestTabStaysAfterJobs(t *testing.T) {
 	}
 }
 
-func tabNames(w *Window) []string {
+func tabNames(w *window) []string {
 	var s []string
 	for _, it := range w.tabs.Items {
 		s = append(s, it.Text)

@@ -36,7 +36,7 @@ func patternMap(w, h int, size fyne.Size) *mapview.View {
 }
 
 func TestLegendGolden(t *testing.T) {
-	w := newTestWindow(t, Options{})
+	w := newTestWindow(t, options{})
 	test.AssertObjectRendersToImage(t, "legend_rdylgn.png", w.colour.box)
 	w.colour.SetRamp(colormap.RampClasses)
 	test.AssertObjectRendersToImage(t, "legend_classes.png", w.colour.box)

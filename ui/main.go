@@ -30,11 +30,11 @@ import (
 	"canopy/ui/render/layout"
 )
 
-// AppID is the application's unique id, as in FyneApp.toml.
-const AppID = "io.canopy.ndvi"
+// appID is the application's unique id, as in FyneApp.toml.
+const appID = "io.canopy.ndvi"
 
-// Version is the app version, as in FyneApp.toml.
-const Version = "0.1.0"
+// appVersion is the app version, as in FyneApp.toml.
+const appVersion = "0.1.0"
 
 const usage = `usage: canopy gui [--scene PATH | --red F[:B] --nir F[:B] | --band ROLE=F[:B]...] [--index NAME | --expr EXPR]
                   [--backend NAME] [--session FILE] [flags]
@@ -91,7 +91,7 @@ flags:
 
 // flags are the parsed command line of `canopy gui`.
 type flags struct {
-	opts       Options
+	opts       options
 	ramp       string
 	screenshot string
 	exportMap  string
@@ -287,7 +287,7 @@ func parseFlags(args []string) (flags, error) {
 }
 
 // indexName names the index of the options for messages.
-func indexName(o Options) string {
+func indexName(o options) string {
 	if o.Expr != "" {
 		return "the formula"
 	}
@@ -318,15 +318,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	// The session file is read before the app starts: a bad one is a
 	// failed run (exit 1, one line), whether or not there is a display.
-	var sess *Session
+	var sess *session
 	if f.session != "" {
-		s, err := ReadSession(f.session)
+		s, err := readSession(f.session)
 		if err != nil {
 			fmt.Fprintf(stderr, "canopy gui: %v\n", explain(err))
 			return 1 // a failed run, as a bad input file of the terminal's
 		}
 		sess = &s
-		f.opts = s.Options(f.opts)
+		f.opts = s.options(f.opts)
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
 		// A 10980² scene is 1.45 GB of float32; keep the garbage of a
@@ -335,14 +335,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 
 	app.SetMetadata(fyne.AppMetadata{
-		ID: AppID, Name: "Canopy", Version: Version, Build: 1, Icon: assets.Icon, Release: true,
+		ID: appID, Name: "Canopy", Version: appVersion, Build: 1, Icon: assets.Icon, Release: true,
 		Migrations: map[string]bool{"fyneDo": true},
 	})
-	a := app.NewWithID(AppID)
+	a := app.NewWithID(appID)
 	a.SetIcon(assets.Icon)
 
 	status := 0
-	var w *Window
+	var w *window
 	// Fyne 2.7.1 can deadlock on the way out: a lifecycle event sent to
 	// the main loop just after the loop drained its queue waits for it
 	// forever (internal/driver/glfw/loop.go), and the process never

@@ -76,7 +76,7 @@ var compareBudget uint64 = 2 << 30
 // checkMemoryWithin runs start at once when the job fits in free memory
 // and within budget (0: no budget), and otherwise asks first, saying how
 // much it needs ("Compare all needs about 6.2 GB; 3.1 GB is free").
-func (w *Window) checkMemoryWithin(what string, need, budget uint64, start func()) {
+func (w *window) checkMemoryWithin(what string, need, budget uint64, start func()) {
 	free, ok := w.freeMem()
 	fits := !ok || need <= free
 	if fits && (budget == 0 || need <= budget) {

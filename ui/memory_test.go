@@ -18,7 +18,7 @@ import (
 // unless told to, and runs when told.
 func TestMemoryWarning(t *testing.T) {
 	free := uint64(1 << 10)
-	w := newTestWindow(t, Options{}, hooks{freeMemory: func() (uint64, bool) { return free, true }})
+	w := newTestWindow(t, options{}, hooks{freeMemory: func() (uint64, bool) { return free, true }})
 	before := len(w.Results())
 	test.Tap(w.CompareAll)
 	w.Wait()
@@ -64,7 +64,7 @@ func TestCompareAllBudget(t *testing.T) {
 	old := compareBudget
 	compareBudget = 50 << 10
 	t.Cleanup(func() { compareBudget = old })
-	w := newTestWindow(t, Options{}, hooks{freeMemory: func() (uint64, bool) { return 1 << 40, true }})
+	w := newTestWindow(t, options{}, hooks{freeMemory: func() (uint64, bool) { return 1 << 40, true }})
 	before := len(w.Results())
 	test.Tap(w.CompareAll)
 	w.Wait()
@@ -89,7 +89,7 @@ func TestCompareAllBudget(t *testing.T) {
 // TestProgressSaysTimeLeft: the progress line gives the share done and,
 // once it can tell, the time left.
 func TestProgressSaysTimeLeft(t *testing.T) {
-	w := newTestWindow(t, Options{})
+	w := newTestWindow(t, options{})
 	w.setBusy(true, "Generating")
 	w.jobStart = time.Now().Add(-10 * time.Second)
 	w.setProgress(0.25, "Generating 10980×10980")
@@ -116,7 +116,7 @@ func TestProgressSaysTimeLeft(t *testing.T) {
 // and its result never shows.
 func TestCancelIsQuick(t *testing.T) {
 	cpu, _, _, bs := testBackends()
-	w := newTestWindow(t, Options{}, hooks{backends: bs})
+	w := newTestWindow(t, options{}, hooks{backends: bs})
 	before, _, _ := ndviOf(w)
 	release := holdRuns(t, cpu)
 	test.Tap(w.Compute)
@@ -136,7 +136,7 @@ func TestCancelIsQuick(t *testing.T) {
 // turn, the share growing from 0 to 1, and the time left once it can be
 // told.
 func TestCompareAllProgress(t *testing.T) {
-	w := newTestWindow(t, Options{Repeat: 3})
+	w := newTestWindow(t, options{Repeat: 3})
 	w.bridge.everyProgress = true
 	show := w.bridge.onProgress
 	var fracs []float64

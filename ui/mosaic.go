@@ -50,7 +50,7 @@ func (s bandSource) mosaicNote(g *compute.GeoRef) string {
 
 // openMosaic opens products dropped together as one mosaic and computes
 // the index from it.
-func (w *Window) openMosaic(paths []string) {
+func (w *window) openMosaic(paths []string) {
 	mask, buffer, err := w.source.maskChoice()
 	if err != nil {
 		w.setStatus(err.Error(), false)

@@ -23,7 +23,7 @@ import (
 // view. A missing or bad session file, or inputs that cannot be opened,
 // give one line in the status bar naming the file and the problem, and
 // leave the window as it was.
-func (w *Window) OpenSession(path string) {
+func (w *window) OpenSession(path string) {
 	run := w.runOrAuto()
 	w.bridge.start("Opening session "+filepath.Base(path), func(ctx context.Context, progress progressFunc) (func(), error) {
 		progress(-1, "Reading the session "+filepath.Base(path)+"…")
@@ -34,7 +34,7 @@ func (w *Window) OpenSession(path string) {
 			msg := sessionErrorLine(path, err)
 			return func() { w.setStatus(msg, false) }, nil
 		}
-		s, err := ReadSession(path)
+		s, err := readSession(path)
 		if err != nil {
 			return fail(err)
 		}
@@ -81,7 +81,7 @@ func sessionErrorLine(path string, err error) string {
 // applyOpenedSession shows an opened session (on the event goroutine):
 // the index and its classes, the colour choices, the map (show, through
 // the source job's apply), the saved zoom and pan and the map's view.
-func (w *Window) applyOpenedSession(path string, s Session, idx indexChoice, ramp, stretch string, show func()) {
+func (w *window) applyOpenedSession(path string, s session, idx indexChoice, ramp, stretch string, show func()) {
 	if w.tables == nil {
 		w.tables = map[string]colormap.ClassTable{}
 	}
@@ -109,7 +109,7 @@ func (w *Window) applyOpenedSession(path string, s Session, idx indexChoice, ram
 
 // choice is the session's index, with its class table (the session's, or
 // the index's preset).
-func (s Session) choice() (indexChoice, error) {
+func (s session) choice() (indexChoice, error) {
 	var c indexChoice
 	switch {
 	case s.Expr != "" && s.Index != "":
@@ -139,7 +139,7 @@ func (s Session) choice() (indexChoice, error) {
 // colours are the session's ramp and stretch for idx: an unknown ramp or
 // stretch is an error; the classes ramp of an index without classes is
 // the default ramp.
-func (s Session) colours(idx indexChoice) (ramp, stretch string, err error) {
+func (s session) colours(idx indexChoice) (ramp, stretch string, err error) {
 	ramp, stretch = s.Ramp, s.Stretch
 	if ramp == "" {
 		ramp = colormap.DefaultRamp
@@ -165,7 +165,7 @@ func (s Session) colours(idx indexChoice) (ramp, stretch string, err error) {
 
 // source opens the session's inputs: its product, its band files or its
 // generated scene.
-func (s Session) source(progress progressFunc) (bandSource, error) {
+func (s session) source(progress progressFunc) (bandSource, error) {
 	switch {
 	case s.Product != "":
 		mask := s.Mask
@@ -216,7 +216,7 @@ func (p *colourPanel) showChoice(ramp, stretch string) {
 
 // showSession shows a session's inputs in the panel: its product's path
 // and mask, or its generated scene.
-func (p *sourcePanel) showSession(s Session) {
+func (p *sourcePanel) showSession(s session) {
 	p.quiet = true
 	defer func() { p.quiet = false }()
 	switch {
@@ -232,7 +232,7 @@ func (p *sourcePanel) showSession(s Session) {
 }
 
 // openSessionDialog asks for a session file to open.
-func (w *Window) openSessionDialog() {
+func (w *window) openSessionDialog() {
 	d := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
 		if err != nil {
 			w.setStatus(explain(err).Error(), false)

@@ -21,7 +21,7 @@ import (
 // seed, zoom) and the same map; a corrupt or missing session file shows
 // one line naming the file and the problem and changes nothing.
 func TestOpenSessionInWindow(t *testing.T) {
-	w := newTestWindow(t, Options{Seed: 3})
+	w := newTestWindow(t, options{Seed: 3})
 	w.colour.SetRamp(colormap.RampClasses)
 	w.Wait()
 	table, err := w.lut.Classes().WithThreshold(3, 0.55)
@@ -131,7 +131,7 @@ func TestOpenSessionInWindow(t *testing.T) {
 // TestOpenSessionShortcut: Ctrl+Shift+O opens the session dialog, and
 // the File menu lists it with that shortcut.
 func TestOpenSessionShortcut(t *testing.T) {
-	w := newTestWindow(t, Options{})
+	w := newTestWindow(t, options{})
 	c := w.Win.Canvas()
 	c.(interface{ TypedShortcut(fyne.Shortcut) }).TypedShortcut(shortcutOpenSession)
 	if c.Overlays().Top() == nil {
@@ -155,7 +155,7 @@ func TestOpenSessionShortcut(t *testing.T) {
 // TestOpenSessionView: a session saved in the false-colour view, opened in
 // a window showing the index, shows false colour again.
 func TestOpenSessionView(t *testing.T) {
-	w := newTestWindow(t, Options{Seed: 2})
+	w := newTestWindow(t, options{Seed: 2})
 	test.Tap(w.view.Buttons[viewFalse])
 	w.Wait()
 	path := filepath.Join(t.TempDir(), "false.json")

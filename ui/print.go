@@ -22,7 +22,7 @@ import (
 // the CRS, date and source in the footer, written as PNG, PDF or SVG. The
 // preview is the layout itself, drawn smaller.
 type printPanel struct {
-	w *Window
+	w *window
 
 	Paper, Orientation, Format *widget.Select
 	DPI, Title, Date, Source   *widget.Entry
@@ -43,7 +43,7 @@ const paperPixels = "1600 × 1200 pixels"
 // print formats as the dialog offers them.
 var printFormats = []string{"PDF", "PNG", "SVG"}
 
-func newPrintPanel(w *Window) *printPanel {
+func newPrintPanel(w *window) *printPanel {
 	p := &printPanel{w: w}
 	papers := append([]string{paperPixels}, layout.PaperSizes()...)
 	for i, s := range papers[1:] {
@@ -222,7 +222,7 @@ func (p *printPanel) writer() (func(string) (layout.Geometry, error), error) {
 }
 
 // printLayoutDialog shows File › Print layout….
-func (w *Window) printLayoutDialog() {
+func (w *window) printLayoutDialog() {
 	if _, ok := w.layoutMap(); !ok {
 		if w.shown != nil && w.shown.large != nil {
 			dialog.ShowError(errLarge("print layouts"), w.Win)

@@ -19,7 +19,7 @@ import (
 // (A5 at 100 DPI in pixels, without the legend when it is unchecked), and
 // refuses a resolution out of range with the reason beside the form.
 func TestPrintLayoutDialog(t *testing.T) {
-	w := newTestWindow(t, Options{Size: 96})
+	w := newTestWindow(t, options{Size: 96})
 	w.printLayoutDialog()
 	w.Wait()
 	p := w.printer
@@ -115,7 +115,7 @@ func TestPrintLayoutDialog(t *testing.T) {
 // world file, .prj and .aux.xml GDAL reads the geotransform back from; a
 // title makes it a page layout, which the dialog says before it is written.
 func TestExportPNGGeoreferenced(t *testing.T) {
-	w := newTestWindow(t, Options{Size: 80})
+	w := newTestWindow(t, options{Size: 80})
 	w.exportPNGDialog()
 	f := w.pngForm
 	if f == nil {

@@ -11,7 +11,7 @@ import (
 // shown, every file of a product, and the after date of two dates): an
 // export never writes over them. Taken on the event goroutine, with the
 // rest of what a writer captures.
-func (w *Window) exportInputs() []string {
+func (w *window) exportInputs() []string {
 	in := w.src.inputFiles()
 	if r := w.twoCurrent(); r != nil {
 		in = append(in, r.on.src.inputFiles()...)

@@ -20,7 +20,7 @@ func TestExportsNeverOverwriteInputs(t *testing.T) {
 	if out, err := exec.Command("cp", "-r", src, safe).CombinedOutput(); err != nil {
 		t.Fatalf("cp: %v: %s", err, out)
 	}
-	w := newTestWindow(t, Options{})
+	w := newTestWindow(t, options{})
 	openTyped(w, safe)
 	if msg := dialogText(w); msg != "" {
 		t.Fatalf("opening the product: %s", msg)

@@ -32,7 +32,7 @@ func dnPair(t *testing.T) map[string]string {
 }
 
 // classText is the statistics panel's class area as text.
-func classText(w *Window) string {
+func classText(w *window) string {
 	var out []string
 	for _, o := range w.stats.classes.Objects {
 		if l, ok := o.(*widget.Label); ok {
@@ -62,7 +62,7 @@ func TestGUIScaleAndRaw(t *testing.T) {
 	}
 	bands := dnPair(t)
 
-	w := newTestWindow(t, Options{Bands: bands})
+	w := newTestWindow(t, options{Bands: bands})
 	if got := classText(w); !strings.Contains(got, "the class table of NDVI needs reflectance") || !strings.Contains(got, "--raw") || w.stats.clsTitle.Visible() {
 		t.Errorf("class table on digital numbers: %q", got)
 	}
@@ -72,7 +72,7 @@ func TestGUIScaleAndRaw(t *testing.T) {
 		t.Errorf("SAVI on digital numbers: status %q, dialog %q", w.Status.Text, dialogText(w))
 	}
 
-	w = newTestWindow(t, Options{Bands: bands, Raw: true})
+	w = newTestWindow(t, options{Bands: bands, Raw: true})
 	if got := classText(w); strings.Contains(got, "needs reflectance") || !w.stats.clsTitle.Visible() {
 		t.Errorf("class table with --raw: %q", got)
 	}
@@ -82,7 +82,7 @@ func TestGUIScaleAndRaw(t *testing.T) {
 		t.Errorf("SAVI with --raw: the map shows %q (status %q)", name, w.Status.Text)
 	}
 
-	w = newTestWindow(t, Options{Bands: bands, Scale: map[string]compute.Radiometry{"red": {Scale: 1e-4}, "nir": {Scale: 2.75e-5, Offset: -0.2}}})
+	w = newTestWindow(t, options{Bands: bands, Scale: map[string]compute.Radiometry{"red": {Scale: 1e-4}, "nir": {Scale: 2.75e-5, Offset: -0.2}}})
 	if w.stats.Raw.Visible() || !w.stats.clsTitle.Visible() {
 		t.Errorf("scaled bands flagged as digital numbers: %q, classes %q", w.stats.Raw.Text, classText(w))
 	}
@@ -106,14 +106,14 @@ func TestLargeDigitalNumbersRefused(t *testing.T) {
 	defer func(b int64) { largeBytes = b }(largeBytes)
 	largeBytes = 100 // the 16 x 8 pair is larger
 	bands := dnPair(t)
-	w := newTestWindow(t, Options{Bands: bands, Index: "savi"})
+	w := newTestWindow(t, options{Bands: bands, Index: "savi"})
 	if w.shown != nil && w.shown.large != nil {
 		t.Fatalf("SAVI of digital numbers shown by views (status %q)", w.Status.Text)
 	}
 	if !strings.Contains(w.Status.Text+dialogText(w), "needs reflectance") {
 		t.Errorf("status %q, dialog %q", w.Status.Text, dialogText(w))
 	}
-	w = newTestWindow(t, Options{Bands: bands, Index: "savi", Raw: true})
+	w = newTestWindow(t, options{Bands: bands, Index: "savi", Raw: true})
 	if w.shown == nil || w.shown.large == nil || !w.shown.set.raw {
 		t.Fatalf("SAVI with --raw not shown by views as digital numbers (status %q)", w.Status.Text)
 	}

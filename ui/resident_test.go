@@ -66,7 +66,7 @@ func (k *fakeKeeper) open(b compute.Backend, bands []compute.BandInput, mask []u
 func TestKeptOnTheCard(t *testing.T) {
 	_, _, _, bs := testBackends()
 	k := &fakeKeeper{}
-	w := newTestWindow(t, Options{}, hooks{backends: bs, keeper: k})
+	w := newTestWindow(t, options{}, hooks{backends: bs, keeper: k})
 	if k.uploads.Load() != 0 {
 		t.Fatalf("the start backend (go) opened %d sessions", k.uploads.Load())
 	}

@@ -72,7 +72,7 @@ func TestExportGeoTIFFIsTheTerminalsCOG(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	win := newTestWindow(t, Options{Bands: map[string]string{"red": red, "nir": nir}, Backend: compute.NameGo}, hooks{backends: []compute.Backend{be}})
+	win := newTestWindow(t, options{Bands: map[string]string{"red": red, "nir": nir}, Backend: compute.NameGo}, hooks{backends: []compute.Backend{be}})
 	got := filepath.Join(dir, "window.tif")
 	if err := win.ExportGeoTIFF(got); err != nil {
 		t.Fatal(err)

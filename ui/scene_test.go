@@ -48,7 +48,7 @@ func writeOrtho(t *testing.T, name string, w, h, cols int, desc []string) string
 }
 
 // openTyped opens a product by typing its path, as a user does.
-func openTyped(w *Window, path string) {
+func openTyped(w *window, path string) {
 	w.source.Path.SetText("")
 	test.Type(w.source.Path, path)
 	test.Tap(w.source.OpenPath)
@@ -62,7 +62,7 @@ func openTyped(w *Window, path string) {
 func TestOpenOrthomosaic(t *testing.T) {
 	const w0, h0, cols = 40, 30, 7
 	path := writeOrtho(t, "ortho.tif", w0, h0, cols, []string{"blue", "green", "red", "nir", "alpha"})
-	w := newTestWindow(t, Options{})
+	w := newTestWindow(t, options{})
 	openTyped(w, path)
 	if msg := dialogText(w); msg != "" {
 		t.Fatalf("opening the orthomosaic: %s", msg)
@@ -127,7 +127,7 @@ func TestOpenOrthomosaic(t *testing.T) {
 // the command line.
 func TestStartOnProduct(t *testing.T) {
 	path := writeOrtho(t, "start.tif", 16, 12, 3, []string{"blue", "green", "red", "nir", "alpha"})
-	w := newTestWindow(t, Options{Product: path, Index: "evi", Mask: "none"})
+	w := newTestWindow(t, options{Product: path, Index: "evi", Mask: "none"})
 	if _, name, wd, _ := w.Plane(); name != "evi" || wd != 16 {
 		t.Fatalf("start map %s, %d wide", name, wd)
 	}
@@ -141,7 +141,7 @@ func TestStartOnProduct(t *testing.T) {
 
 // TestStartOnFormula: a formula given on the command line is computed.
 func TestStartOnFormula(t *testing.T) {
-	w := newTestWindow(t, Options{Expr: "nir / red"})
+	w := newTestWindow(t, options{Expr: "nir / red"})
 	if _, name, _, _ := w.Plane(); name != "nir / red" || w.index.Index.Selected != customLabel {
 		t.Errorf("start map %q, picker %q", name, w.index.Index.Selected)
 	}
@@ -152,7 +152,7 @@ func TestStartOnFormula(t *testing.T) {
 // computes it.
 func TestOrthomosaicAsksForRoles(t *testing.T) {
 	path := writeOrtho(t, "drone.tif", 24, 16, 0, []string{"", "", "red", "nir", ""})
-	w := newTestWindow(t, Options{})
+	w := newTestWindow(t, options{})
 	openTyped(w, path)
 	if _, name, wd, _ := w.Plane(); name != "ndvi" || wd != 24 {
 		t.Fatalf("NDVI of the described bands: %s, %d wide", name, wd)
@@ -185,7 +185,7 @@ func TestOrthomosaicAsksForRoles(t *testing.T) {
 // fills every role it describes.
 func TestBandsFromFiles(t *testing.T) {
 	plain := writeOrtho(t, "plain.tif", 20, 10, 0, []string{"", "", "", ""})
-	w := newTestWindow(t, Options{})
+	w := newTestWindow(t, options{})
 	if err := w.bands.SetFile("red", plain); err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +274,7 @@ func TestMain(m *testing.M) {
 // the mask toggle and the mask buffer change the masked pixel count.
 func TestOpenSentinel2(t *testing.T) {
 	safe := productFixture(t, s2New+".SAFE")
-	w := newTestWindow(t, Options{})
+	w := newTestWindow(t, options{})
 	openTyped(w, safe)
 	if msg := dialogText(w); msg != "" {
 		t.Fatalf("opening the product: %s", msg)
@@ -327,7 +327,7 @@ func TestOpenSentinel2(t *testing.T) {
 }
 
 // ndviPlane is the NDVI shown.
-func ndviPlane(t *testing.T, w *Window) ([]float32, string, int, int) {
+func ndviPlane(t *testing.T, w *window) ([]float32, string, int, int) {
 	t.Helper()
 	p, name, wd, ht := w.Plane()
 	if name != "ndvi" {
@@ -366,7 +366,7 @@ func TestCompareOnMaskedScene(t *testing.T) {
 	path := writeOrtho(t, "masked.tif", 16, 12, 4, []string{"blue", "green", "red", "nir", "alpha"})
 	cpu := &fakeBackend{name: compute.NameGo, available: true}
 	gl := &fakeGL{fakeBackend: fakeBackend{name: compute.NameGL, available: true, gpu: true}}
-	w := newTestWindow(t, Options{Product: path, Repeat: 1}, hooks{backends: []compute.Backend{cpu, gl}})
+	w := newTestWindow(t, options{Product: path, Repeat: 1}, hooks{backends: []compute.Backend{cpu, gl}})
 	if w.Masked() == 0 {
 		t.Fatal("nothing masked")
 	}

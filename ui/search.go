@@ -101,7 +101,7 @@ var archiveAPIs = []struct{ label, url string }{
 // collection, the season and the highest cloud share; the search runs off
 // the event goroutine with progress and Cancel, and the scenes found are
 // listed to open.
-func (w *Window) searchDialog() {
+func (w *window) searchDialog() {
 	f := &w.archive.form
 	labels := make([]string, len(archiveAPIs))
 	for i, a := range archiveAPIs {
@@ -169,7 +169,7 @@ func (w *Window) searchDialog() {
 
 // standsBBox is the loaded stands' extent in degrees (west,south,east,
 // north).
-func (w *Window) standsBBox() (string, error) {
+func (w *window) standsBBox() (string, error) {
 	p := w.standsP
 	if p == nil || p.layer == nil || len(p.stands) == 0 {
 		return "", errors.New("no stands are open: open them first (Stands), or take the map view")
@@ -242,7 +242,7 @@ func savedSearch(q stac.Query) string {
 // searchArchive runs q on the bridge and lists the scenes found. The
 // result is kept (archiveDir); when the archive cannot be answered, the
 // result kept of the same search is listed, and said to be.
-func (w *Window) searchArchive(q stac.Query) {
+func (w *window) searchArchive(q stac.Query) {
 	w.bridge.start("Searching "+stac.SearchURL(q.API), func(ctx context.Context, progress progressFunc) (func(), error) {
 		api := stac.SearchURL(q.API)
 		sc := &stac.Client{Progress: func(pages, items, matched int) {
@@ -295,7 +295,7 @@ func archiveRow(it stac.Item) string {
 // the network. The scenes checked open together as one mosaic (each pixel
 // from the first scene of the list valid there), or as a stack of dates
 // (openArchiveStack).
-func (w *Window) showArchive() {
+func (w *window) showArchive() {
 	a := &w.archive
 	a.selected = -1
 	a.checked = map[int]bool{}
@@ -413,7 +413,7 @@ func (a *archiveState) setChecked(i int, on bool) {
 // every date through the one road with the selected backend and mask, on
 // the first date's grid) as a job with progress and Cancel, and lists its
 // dates with the valid share of each.
-func (w *Window) openArchiveStack(entries []stack.Entry) {
+func (w *window) openArchiveStack(entries []stack.Entry) {
 	mask, buffer, err := w.source.maskChoice()
 	if err != nil {
 		w.setStatus(err.Error(), false)
@@ -484,7 +484,7 @@ func (a *archiveState) itemPath(it stac.Item) (string, error) {
 // its COGs that still has thumbSide pixels (stac.Preview), stretched as
 // the natural-colour view is. A scene that cannot be drawn keeps an
 // empty picture.
-func (w *Window) drawThumbnails() {
+func (w *window) drawThumbnails() {
 	a := &w.archive
 	items := a.items[:min(len(a.items), maxThumbs)]
 	if len(items) == 0 {
@@ -543,7 +543,7 @@ func (w *Window) drawThumbnails() {
 
 // viewBBox is the part of the map on screen in degrees (west,south,east,
 // north), "" when what is shown has no usable georeferencing.
-func (w *Window) viewBBox() string {
+func (w *window) viewBBox() string {
 	s := w.shown
 	if s == nil || s.set == nil || !s.set.geo.Valid() || s.w == 0 || s.h == 0 {
 		return ""

@@ -29,7 +29,7 @@ func TestSearchArchive(t *testing.T) {
 	// The cache (ranges read, searches and items kept) in a folder of the
 	// test's: what makes the window work offline.
 	t.Setenv("CANOPY_CACHE_DIR", t.TempDir())
-	w := newTestWindow(t, Options{})
+	w := newTestWindow(t, options{})
 	w.searchDialog()
 	f := &w.archive.form
 
@@ -295,7 +295,7 @@ func TestSearchArchive(t *testing.T) {
 
 // rowChecks are the check boxes of the archive list's rows, as laid out
 // in the dialog.
-func rowChecks(t *testing.T, w *Window) []*widget.Check {
+func rowChecks(t *testing.T, w *window) []*widget.Check {
 	t.Helper()
 	var out []*widget.Check
 	for _, o := range test.LaidOutObjects(w.archive.list) {

@@ -16,12 +16,12 @@ const sessionVersion = 1
 // kilobytes, its class table included.
 const maxSession = 16 << 20
 
-// Session is the window's state as a session file saves it: where the
+// session is the window's state as a session file saves it: where the
 // bands come from, the index, its classes, the colours and the view.
-type Session struct {
+type session struct {
 	Version int `json:"version"`
 	// Product, Bands (band specs by role) or Fake, Size and Seed: the
-	// inputs, as Options takes them.
+	// inputs, as options takes them.
 	Product string `json:"product,omitempty"`
 	// More are further products mosaicked with Product (mosaic.go).
 	More       []string          `json:"more,omitempty"`
@@ -50,21 +50,21 @@ type Session struct {
 	// Stands are the stands open (their file, as OpenStands takes it, and
 	// the attribute that names them); Pins the pixels pinned, column and
 	// row.
-	Stands *SessionStands `json:"stands,omitempty"`
+	Stands *sessionStands `json:"stands,omitempty"`
 	Pins   [][2]int       `json:"pins,omitempty"`
 	// View is the map's view: "" (the index), "natural-colour" or
 	// "false-colour".
 	View string `json:"view,omitempty"`
 	// After is the after date of the two-date mode (its inputs and mask
 	// only), DateView its view (Before, After, Difference, Swipe).
-	After    *Session `json:"after,omitempty"`
+	After    *session `json:"after,omitempty"`
 	DateView string   `json:"date_view,omitempty"`
 }
 
-// SessionStands are the stands of a session: the file (FILE or
+// sessionStands are the stands of a session: the file (FILE or
 // FILE:LAYER) and the attribute naming them ("" the layer's default,
 // "fid" the feature id).
-type SessionStands struct {
+type sessionStands struct {
 	Spec string `json:"spec"`
 	ID   string `json:"id,omitempty"`
 }
@@ -72,9 +72,9 @@ type SessionStands struct {
 // sessionFID is how a session names the feature id as the stands' name.
 const sessionFID = "fid"
 
-// Session returns the window's state now.
-func (w *Window) Session() Session {
-	s := Session{Version: sessionVersion, Ramp: w.ramp, Stretch: w.stretch}
+// session returns the window's state now.
+func (w *window) Session() session {
+	s := session{Version: sessionVersion, Ramp: w.ramp, Stretch: w.stretch}
 	switch w.src.kind {
 	case srcFake:
 		s.Fake, s.Size, s.Seed = w.src.fake, w.src.size, w.src.seed
@@ -102,7 +102,7 @@ func (w *Window) Session() Session {
 		s.Centre = &[2]float64{cx, cy}
 	}
 	if p := w.standsP; p.layer != nil && p.spec != "" {
-		st := &SessionStands{Spec: p.spec, ID: p.IDField.Selected}
+		st := &sessionStands{Spec: p.spec, ID: p.IDField.Selected}
 		if st.ID == featureID {
 			st.ID = sessionFID
 		}
@@ -111,7 +111,7 @@ func (w *Window) Session() Session {
 	for _, r := range w.identify.pins {
 		s.Pins = append(s.Pins, [2]int{r.col, r.row})
 	}
-	if name := w.ViewName(); name != ViewIndex {
+	if name := w.ViewName(); name != viewNameIndex {
 		s.View = name
 	}
 	w.twoSession(&s)
@@ -120,7 +120,7 @@ func (w *Window) Session() Session {
 
 // SaveSession writes the window's state to path as JSON, through a
 // temporary file renamed into place.
-func (w *Window) SaveSession(path string) error {
+func (w *window) SaveSession(path string) error {
 	b, err := json.MarshalIndent(w.Session(), "", "  ")
 	if err != nil {
 		return fmt.Errorf("save session %s: %w", path, err)
@@ -139,10 +139,10 @@ func (w *Window) SaveSession(path string) error {
 	return nil
 }
 
-// ReadSession reads a session file. Its errors are one line that starts
+// readSession reads a session file. Its errors are one line that starts
 // with the file's path and says what is wrong in a user's words.
-func ReadSession(path string) (Session, error) {
-	var s Session
+func readSession(path string) (session, error) {
+	var s session
 	b, err := compute.ReadInput(path, maxSession)
 	if err != nil {
 		return s, explain(fmt.Errorf("%s: %w", path, err))
@@ -161,10 +161,10 @@ func ReadSession(path string) (Session, error) {
 	return s, nil
 }
 
-// Options returns the window options that open on the session's inputs
+// options returns the window options that open on the session's inputs
 // and index (the colours, classes and view are applied once the first
-// map is shown: Window.ApplySession).
-func (s Session) Options(base Options) Options {
+// map is shown: window.ApplySession).
+func (s session) options(base options) options {
 	o := base
 	o.Product, o.More, o.Bands = s.Product, s.More, s.Bands
 	if s.Fake != "" {
@@ -178,8 +178,8 @@ func (s Session) Options(base Options) Options {
 }
 
 // ApplySession shows the session's classes, ramp, stretch and view on the
-// map shown (its inputs and index are the window's Options).
-func (w *Window) ApplySession(s Session) {
+// map shown (its inputs and index are the window's options).
+func (w *window) ApplySession(s session) {
 	if s.Classes != nil {
 		w.SetClasses(s.Classes.Clone())
 	}
@@ -202,7 +202,7 @@ func (w *Window) ApplySession(s Session) {
 // applySessionView puts the session's view on the map shown (centred
 // where it was, at its zoom, whatever the window's size now), its pins
 // and its stands.
-func (w *Window) applySessionView(s Session) {
+func (w *window) applySessionView(s session) {
 	switch {
 	case s.Zoom > 0 && s.Centre != nil:
 		w.Map.SetCentre(s.Zoom, s.Centre[0], s.Centre[1])
@@ -234,7 +234,7 @@ func (w *Window) applySessionView(s Session) {
 var sessionExts = []string{".canopy", ".json"}
 
 // saveSessionDialog asks where to save the session.
-func (w *Window) saveSessionDialog() {
+func (w *window) saveSessionDialog() {
 	w.saveDialog("Save session", "canopy-session.canopy", sessionExts, func(path string) {
 		if err := w.SaveSession(path); err != nil {
 			w.setStatus(explain(err).Error(), false)

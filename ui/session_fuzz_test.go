@@ -25,16 +25,16 @@ func FuzzReadSession(f *testing.F) {
 			select {
 			case <-done:
 			case <-time.After(10 * time.Second):
-				panic(fmt.Sprintf("ReadSession still busy after 10 s on %d bytes", len(b)))
+				panic(fmt.Sprintf("readSession still busy after 10 s on %d bytes", len(b)))
 			}
 		}()
-		s, err := ReadSession(p)
+		s, err := readSession(p)
 		if err != nil {
 			if m := err.Error(); strings.ContainsAny(m, "\r\n") || !strings.Contains(m, p) {
 				t.Fatalf("the error is not one line naming the file: %.300q", m)
 			}
 			return
 		}
-		s.Options(Options{})
+		s.options(options{})
 	})
 }

@@ -20,7 +20,7 @@ import (
 // zoom saved to a session file come back in a fresh window opened on it,
 // with the same map.
 func TestSessionRoundTrip(t *testing.T) {
-	w := newTestWindow(t, Options{Seed: 3})
+	w := newTestWindow(t, options{Seed: 3})
 	w.index.Index.SetSelected("EVI")
 	w.Wait()
 	w.index.Index.SetSelected("NDVI")
@@ -45,11 +45,11 @@ func TestSessionRoundTrip(t *testing.T) {
 		t.Fatalf("session file %s (%v)", b, err)
 	}
 
-	s, err := ReadSession(path)
+	s, err := readSession(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w2 := newTestWindow(t, s.Options(Options{}))
+	w2 := newTestWindow(t, s.options(options{}))
 	w2.ApplySession(s)
 	w2.Wait()
 	if w2.idx.name != "ndvi" || w2.ramp != colormap.RampClasses {
@@ -72,7 +72,7 @@ func TestSessionRoundTrip(t *testing.T) {
 	}
 
 	os.WriteFile(path, []byte(`{"version": 9}`), 0o644)
-	if _, err := ReadSession(path); err == nil {
+	if _, err := readSession(path); err == nil {
 		t.Error("a version 9 session was read")
 	}
 }
@@ -89,14 +89,14 @@ func TestSessionSaveName(t *testing.T) {
 	if got := savePath(walk, sessionExts); got != walk {
 		t.Fatalf("walk.canopy saved as %s", got)
 	}
-	w := newTestWindow(t, Options{})
+	w := newTestWindow(t, options{})
 	if err := w.SaveSession(walk); err != nil {
 		t.Fatal(err)
 	}
 	if st, err := os.Stat(walk); err != nil || st.Size() == 0 {
 		t.Fatalf("walk.canopy: %v, %v", st, err)
 	}
-	if _, err := ReadSession(walk); err != nil {
+	if _, err := readSession(walk); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(walk + ".json"); !os.IsNotExist(err) {
@@ -131,12 +131,12 @@ func TestSessionEverythingOnScreen(t *testing.T) {
 	sizes := []fyne.Size{fyne.NewSize(1440, 900), fyne.NewSize(1920, 1080)}
 	for k, size := range sizes {
 		other := sizes[1-k]
-		w := newTestWindow(t, Options{Size: 96, Index: "savi"})
+		w := newTestWindow(t, options{Size: 96, Index: "savi"})
 		w.Win.Resize(size)
 		_, _, bw, bh := w.Plane()
 		after, _ := afterDate(t, "after.tif", bw, bh, 9, fake.GeoRef())
 		openAfterTyped(w, after)
-		if err := w.SetDateView(ViewDifference); err != nil {
+		if err := w.SetDateView(viewDifference); err != nil {
 			t.Fatal(err)
 		}
 		if err := w.OpenStands(writeNamedStands(t, [][4]int{{2, 2, 20, 30}, {30, 35, 60, 60}})); err != nil {
@@ -159,7 +159,7 @@ func TestSessionEverythingOnScreen(t *testing.T) {
 		if err := w.SaveSession(path); err != nil {
 			t.Fatal(err)
 		}
-		s, err := ReadSession(path)
+		s, err := readSession(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -167,17 +167,17 @@ func TestSessionEverythingOnScreen(t *testing.T) {
 			t.Fatalf("session %+v", s)
 		}
 
-		opened := newTestWindow(t, Options{})
+		opened := newTestWindow(t, options{})
 		opened.Win.Resize(other)
 		opened.OpenSession(path)
 		opened.Wait()
-		started := newTestWindow(t, s.Options(Options{}))
+		started := newTestWindow(t, s.options(options{}))
 		started.Win.Resize(other)
 		started.ApplySession(s)
 		started.Wait()
-		for name, w2 := range map[string]*Window{"File › Open session": opened, "--session": started} {
+		for name, w2 := range map[string]*window{"File › Open session": opened, "--session": started} {
 			at := fmt.Sprintf("saved at %v, %s at %v", size, name, other)
-			if _, idx, _, _ := w2.Plane(); idx != "savi" || w2.DateView() != ViewDifference {
+			if _, idx, _, _ := w2.Plane(); idx != "savi" || w2.DateView() != viewDifference {
 				t.Errorf("%s: index %s, date view %s", at, idx, w2.DateView())
 			}
 			if got, _, _ := w2.Difference(); !slices.EqualFunc(got, diff, func(a, b float32) bool { return a == b || a != a && b != b }) {
@@ -199,7 +199,7 @@ func TestSessionEverythingOnScreen(t *testing.T) {
 }
 
 // viewCentre is the image point at the centre of the map's view.
-func viewCentre(w *Window) (float64, float64) {
+func viewCentre(w *window) (float64, float64) {
 	_, cx, cy := w.Map.Centre()
 	return cx, cy
 }

@@ -21,7 +21,7 @@ var (
 // addShortcuts binds the shortcuts on the window's canvas: open a scene
 // file, compute, zoom in and out, fit, export the map, save and open a
 // session.
-func (w *Window) addShortcuts() {
+func (w *window) addShortcuts() {
 	c := w.Win.Canvas()
 	bind := func(s *desktop.CustomShortcut, f func()) { c.AddShortcut(s, func(fyne.Shortcut) { f() }) }
 	bind(shortcutOpen, w.source.pickFile)
@@ -43,7 +43,7 @@ func (w *Window) addShortcuts() {
 // file (a Sentinel-2 .SAFE or .zip, a Landsat folder or .tar, a STAC
 // item, an orthomosaic), as a typed path would. Several dropped together
 // are tiles of one date: one mosaic on one grid (mosaic.go).
-func (w *Window) dropped(pos fyne.Position, uris []fyne.URI) {
+func (w *window) dropped(pos fyne.Position, uris []fyne.URI) {
 	if w.twoDropped(pos, uris) {
 		return // on the two-date card: the after date
 	}

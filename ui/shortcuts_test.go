@@ -12,7 +12,7 @@ import (
 // computes.
 func TestShortcuts(t *testing.T) {
 	cpu, _, _, bs := testBackends()
-	w := newTestWindow(t, Options{}, hooks{backends: bs})
+	w := newTestWindow(t, options{}, hooks{backends: bs})
 	c := w.Win.Canvas()
 	z0, _, _ := w.Map.View()
 	press := func(s *desktop.CustomShortcut) { c.(interface{ TypedShortcut(fyne.Shortcut) }).TypedShortcut(s) }
@@ -40,7 +40,7 @@ func TestShortcuts(t *testing.T) {
 // typed path would.
 func TestDropFile(t *testing.T) {
 	path := writeOrtho(t, "drop.tif", 20, 10, 0, []string{"blue", "green", "red", "nir"})
-	w := newTestWindow(t, Options{})
+	w := newTestWindow(t, options{})
 	w.dropped(fyne.NewPos(10, 10), []fyne.URI{storage.NewFileURI(path)})
 	w.Wait()
 	if _, _, wd, ht := w.Plane(); wd != 20 || ht != 10 {

@@ -53,7 +53,7 @@ type sourcePanel struct {
 	onGenerate func(src bandSource)
 }
 
-func newSourcePanel(parent fyne.Window, opts Options) *sourcePanel {
+func newSourcePanel(parent fyne.Window, opts options) *sourcePanel {
 	p := &sourcePanel{parent: parent, defSize: opts.Size,
 		onOpen: func(string) {}, onMask: func(string, int) {}, onGenerate: func(bandSource) {}}
 	p.OpenFolder = widget.NewButtonWithIcon("Folder…", theme.FolderOpenIcon(), p.pickFolder)

@@ -29,7 +29,7 @@ const (
 // the map. It lets every event through to the map.
 type standLabels struct {
 	widget.BaseWidget
-	w *Window
+	w *window
 	// centroids and bounds are each stand's centroid and bounding box in
 	// image pixels (from standsPanel.geometry).
 	centroids []orb.Point
@@ -41,7 +41,7 @@ type standLabels struct {
 	drawn []string
 }
 
-func newStandLabels(w *Window) *standLabels {
+func newStandLabels(w *window) *standLabels {
 	l := &standLabels{w: w}
 	l.ExtendBaseWidget(l)
 	return l
@@ -72,7 +72,7 @@ func (l *standLabels) renamed() {
 }
 
 // StandLabels returns the stand names drawn over the map now.
-func (w *Window) StandLabels() []string {
+func (w *window) StandLabels() []string {
 	l := w.standsP.labels
 	l.Refresh()
 	return append([]string(nil), l.drawn...)

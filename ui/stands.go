@@ -78,7 +78,7 @@ type standsPanel struct {
 	tableTab fyne.CanvasObject
 }
 
-func newStandsPanel(w *Window) *standsPanel {
+func newStandsPanel(w *window) *standsPanel {
 	p := &standsPanel{sortCol: -1, selected: -1}
 	p.indexTitle = func() string {
 		if w.shown == nil {
@@ -322,12 +322,12 @@ func (p *standsPanel) cell(row, col int) string {
 // (vector.Layer.DefaultIDField; the FID when none), which the user can
 // change. What goes wrong is said in the status line and a dialog; an
 // error is returned at once only when the map cannot carry stands.
-func (w *Window) OpenStands(spec string) error { return w.openStands(spec, "") }
+func (w *window) OpenStands(spec string) error { return w.openStands(spec, "") }
 
 // openStands opens the stands of spec named by the attribute id (""
 // the layer's default; featureID the FID; an attribute the layer lacks,
 // the default).
-func (w *Window) openStands(spec, id string) error {
+func (w *window) openStands(spec, id string) error {
 	s := w.shown
 	if s == nil || s.set == nil || !s.set.geo.Valid() {
 		return errors.New("stands: the map shown has no georeference to place stands on")
@@ -415,7 +415,7 @@ func (p *standsPanel) setFields(l *vector.Layer, field string) {
 // SetStandID names the stands by the attribute field (featureID or "" for
 // the FID): the table's id column, the labels on the map and the
 // exports follow.
-func (w *Window) SetStandID(field string) error {
+func (w *window) SetStandID(field string) error {
 	p := w.standsP
 	if p.layer == nil {
 		return errors.New("stands: none are open")
@@ -532,7 +532,7 @@ func (wk *standsWork) run(ctx context.Context, progress progressFunc, s *shown, 
 }
 
 // install shows statistics computed by a job.
-func (p *standsPanel) install(w *Window, out *standsOut) {
+func (p *standsPanel) install(w *window, out *standsOut) {
 	if len(out.results) != len(p.stands) {
 		return // the stands changed meanwhile
 	}
@@ -614,7 +614,7 @@ func (p *standsPanel) cellOf(i, col int) string {
 // two-date mode 9 the change's mean, 10 its median, 11 the main change
 // class; then the stands' attributes, by number when the field is one);
 // sorting by the same column again reverses the order.
-func (w *Window) SortStands(col int) {
+func (w *window) SortStands(col int) {
 	p := w.standsP
 	if p.sortCol == col {
 		p.sortDesc = !p.sortDesc
@@ -625,7 +625,7 @@ func (w *Window) SortStands(col int) {
 }
 
 // StandRows returns the stands table as shown, one row of cells a stand.
-func (w *Window) StandRows() [][]string {
+func (w *window) StandRows() [][]string {
 	p := w.standsP
 	rows := make([][]string, len(p.order))
 	for i := range rows {
@@ -637,14 +637,14 @@ func (w *Window) StandRows() [][]string {
 }
 
 // StandColumns returns the stands table's column names as shown.
-func (w *Window) StandColumns() []string { return w.standsP.columns() }
+func (w *window) StandColumns() []string { return w.standsP.columns() }
 
 // StandResults returns the statistics of the stands open, in file order.
-func (w *Window) StandResults() []zonal.Result { return w.standsP.results }
+func (w *window) StandResults() []zonal.Result { return w.standsP.results }
 
 // StandChanges returns the stands' statistics of the difference before −
 // after in two-date mode (nil with one date), in file order.
-func (w *Window) StandChanges() []zonal.Result {
+func (w *window) StandChanges() []zonal.Result {
 	if len(w.standsP.change) != len(w.standsP.results) {
 		return nil
 	}
@@ -652,7 +652,7 @@ func (w *Window) StandChanges() []zonal.Result {
 }
 
 // SelectedStand returns the id of the stand selected, "" when none.
-func (w *Window) SelectedStand() string {
+func (w *window) SelectedStand() string {
 	p := w.standsP
 	if p.selected < 0 || p.selected >= len(p.results) {
 		return ""
@@ -661,7 +661,7 @@ func (w *Window) SelectedStand() string {
 }
 
 // selectStand shows stand i's statistics and marks its row.
-func (w *Window) selectStand(i int) {
+func (w *window) selectStand(i int) {
 	p := w.standsP
 	if i < 0 || i >= len(p.results) {
 		return
@@ -713,7 +713,7 @@ func (p *standsPanel) standAt(x, y float64) int {
 }
 
 // standTapped selects the stand under the clicked pixel's centre.
-func (w *Window) standTapped(col, row int) {
+func (w *window) standTapped(col, row int) {
 	if i := w.standsP.standAt(float64(col)+0.5, float64(row)+0.5); i >= 0 {
 		w.selectStand(i)
 	}
@@ -732,7 +732,7 @@ func (p *standsPanel) toPixel(pt orb.Point) (float64, float64) {
 // (the selected stand's in white, the others in black). It runs in the
 // map's generator, which holds the map's lock; it reads the panel, which
 // only the event goroutine changes, between renders.
-func (w *Window) drawStands(buf *image.NRGBA, x0, y0, zoom float64) {
+func (w *window) drawStands(buf *image.NRGBA, x0, y0, zoom float64) {
 	p := w.standsP
 	if len(p.stands) == 0 || zoom <= 0 {
 		return
@@ -741,7 +741,7 @@ func (w *Window) drawStands(buf *image.NRGBA, x0, y0, zoom float64) {
 	// The choropleth colours each stand by its mean on the map shown: the
 	// difference's mean in the LUT of the difference in that view.
 	means, lut := p.results, w.lut
-	if w.DateView() == ViewDifference && len(p.change) == len(p.results) {
+	if w.DateView() == viewDifference && len(p.change) == len(p.results) {
 		if r := w.twoCurrent(); r != nil {
 			means, lut = p.change, w.diffLUT(r)
 		}
@@ -823,7 +823,7 @@ func drawLine(img *image.NRGBA, ax, ay, bx, by float64, c color.NRGBA) {
 
 // ExportStands writes the stands' statistics as CSV (zonal.WriteCSV) or,
 // for a .gpkg path, as a GeoPackage of the stands with their statistics.
-func (w *Window) ExportStands(path string) error {
+func (w *window) ExportStands(path string) error {
 	p := w.standsP
 	if len(p.results) == 0 {
 		return errors.New("export stands: no stands are open")
@@ -860,7 +860,7 @@ func (p *standsPanel) showChangeCSV() {
 // ExportStandChanges writes the stands' statistics of the difference
 // before − after (two dates) as CSV, the columns `canopy change --stands
 // --csv` writes: zonal's, with hectares per change class.
-func (w *Window) ExportStandChanges(path string) error {
+func (w *window) ExportStandChanges(path string) error {
 	p := w.standsP
 	if len(p.change) == 0 || len(p.change) != len(p.results) {
 		return errors.New("export stand changes: open stands and an after date first")
@@ -881,7 +881,7 @@ func (w *Window) ExportStandChanges(path string) error {
 	return set.Commit()
 }
 
-func (w *Window) exportChangesDialog() {
+func (w *window) exportChangesDialog() {
 	w.saveDialog("Export the stands' change as CSV", "stand-changes.csv", []string{".csv"}, func(path string) {
 		if err := w.ExportStandChanges(path); err != nil {
 			w.showError(err)
@@ -891,7 +891,7 @@ func (w *Window) exportChangesDialog() {
 	})
 }
 
-func (w *Window) openStandsDialog() {
+func (w *window) openStandsDialog() {
 	d := dialog.NewFileOpen(func(uc fyne.URIReadCloser, err error) {
 		if err != nil {
 			w.showError(err)
@@ -910,7 +910,7 @@ func (w *Window) openStandsDialog() {
 	d.Show()
 }
 
-func (w *Window) exportStandsDialog(ext string) {
+func (w *window) exportStandsDialog(ext string) {
 	w.saveDialog("Export the stands", "stands"+ext, []string{ext}, func(path string) {
 		if err := w.ExportStands(path); err != nil {
 			w.showError(err)
@@ -921,7 +921,7 @@ func (w *Window) exportStandsDialog(ext string) {
 }
 
 // showStandsTab brings the Stands tab (the table) to the front.
-func (w *Window) showStandsTab() {
+func (w *window) showStandsTab() {
 	for i, it := range w.tabs.Items {
 		if it.Text == "Stands" {
 			w.tabs.SelectIndex(i)

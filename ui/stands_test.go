@@ -39,7 +39,7 @@ func writeStands(t *testing.T, rects [][4]int) string {
 // the mean orders the rows by it; the CSV export has zonal's header and
 // one line a stand; outlines are drawn on the map.
 func TestStands(t *testing.T) {
-	w := newTestWindow(t, Options{})
+	w := newTestWindow(t, options{})
 	rects := [][4]int{{2, 2, 20, 30}, {30, 35, 60, 60}}
 	if err := w.OpenStands(writeStands(t, rects)); err != nil {
 		t.Fatal(err)
@@ -150,7 +150,7 @@ func writeNamedStands(t *testing.T, rects [][4]int) string {
 // (until zoomed in), and of two stands on the same place only one label
 // is drawn.
 func TestStandIDPicker(t *testing.T) {
-	w := newTestWindow(t, Options{})
+	w := newTestWindow(t, options{})
 	rects := [][4]int{{2, 2, 30, 30}, {34, 34, 62, 62}, {34, 34, 62, 62}, {40, 4, 41, 5}}
 	if err := w.OpenStands(writeNamedStands(t, rects)); err != nil {
 		t.Fatal(err)
@@ -217,7 +217,7 @@ func TestStandIDPicker(t *testing.T) {
 // map (the mean of EVI over each stand's pixels), not of the one they
 // started on.
 func TestStandsFollowNewMap(t *testing.T) {
-	w := newTestWindow(t, Options{})
+	w := newTestWindow(t, options{})
 	rects := [][4]int{{2, 2, 20, 30}, {30, 35, 60, 60}}
 	if err := w.OpenStands(writeStands(t, rects)); err != nil {
 		t.Fatal(err)
@@ -256,7 +256,7 @@ func TestStandsFollowNewMap(t *testing.T) {
 // text), again reverses; a stand half off the raster has the area of its
 // part on it.
 func TestStandsTable(t *testing.T) {
-	w := newTestWindow(t, Options{})
+	w := newTestWindow(t, options{})
 	_, _, pw, _ := w.Plane()
 	var feats []string
 	rects := [][4]int{{2, 2, 22, 22}, {30, 30, 40, 40}, {pw - 5, 50, pw + 5, 60}}
@@ -310,7 +310,7 @@ func TestStandsTable(t *testing.T) {
 }
 
 // tapHeader taps the stands table's header button named name.
-func tapHeader(t *testing.T, w *Window, name string) {
+func tapHeader(t *testing.T, w *window, name string) {
 	t.Helper()
 	tbl := w.standsP.table
 	tbl.Resize(fyne.NewSize(2400, 400))

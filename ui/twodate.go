@@ -19,17 +19,18 @@ import (
 	"canopy/compute/index"
 	"canopy/compute/outfile"
 	"canopy/ui/render/colormap"
+	"canopy/ui/swipe"
 )
 
 // The views of the two-date mode.
 const (
-	ViewBefore     = "Before"
-	ViewAfter      = "After"
-	ViewDifference = "Difference"
-	ViewSwipe      = "Swipe"
+	viewBefore     = "Before"
+	viewAfter      = "After"
+	viewDifference = "Difference"
+	viewSwipe      = "Swipe"
 )
 
-var twoViews = []string{ViewBefore, ViewAfter, ViewDifference, ViewSwipe}
+var twoViews = []string{viewBefore, viewAfter, viewDifference, viewSwipe}
 
 // twoDates is the window's two-date mode: the map shown is the before
 // date; the user opens an after date beside it (a product, bands by
@@ -58,7 +59,7 @@ type twoDates struct {
 	// GeoTIFF.
 	Close, Export *widget.Button
 	bar           *fyne.Container
-	swipe         *swipeView
+	swipe         *swipe.View
 
 	// src is the after date (nil: one date); res what was computed from
 	// it for the map shown (nil until then, or after a failure).
@@ -96,8 +97,8 @@ type twoResult struct {
 	verified              bool
 }
 
-func newTwoDates(w *Window) *twoDates {
-	t := &twoDates{view: ViewDifference}
+func newTwoDates(w *window) *twoDates {
+	t := &twoDates{view: viewDifference}
 	t.source = newSourcePanel(w.Win, w.opts)
 	t.source.onOpen = w.openAfterPath
 	t.source.onGenerate = w.afterChosen
@@ -134,7 +135,7 @@ func newTwoDates(w *Window) *twoDates {
 	t.Close.Disable()
 	t.Export = widget.NewButtonWithIcon("Difference as GeoTIFF…", theme.DocumentSaveIcon(), w.exportDifferenceDialog)
 	t.Export.Disable()
-	t.swipe = newSwipeView(w.Map)
+	t.swipe = swipe.New(w.Map)
 	t.bar = container.NewHBox(widget.NewLabelWithStyle("Two dates:", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), t.View)
 	t.bar.Hide()
 
@@ -170,7 +171,7 @@ func (t *twoDates) active() bool { return t.res != nil }
 
 // current is the result for the map shown, nil when there is none (or it
 // belongs to a map no longer shown).
-func (w *Window) twoCurrent() *twoResult {
+func (w *window) twoCurrent() *twoResult {
 	if r := w.two.res; r != nil && w.shown != nil && r.on == w.shown {
 		return r
 	}
@@ -179,20 +180,20 @@ func (w *Window) twoCurrent() *twoResult {
 
 // mapStack is the map with what lies over it: the swipe's divider and the
 // stands' labels.
-func (w *Window) mapStack() fyne.CanvasObject {
-	return container.NewStack(w.Map, w.two.swipe.layer, w.standsP.labels)
+func (w *window) mapStack() fyne.CanvasObject {
+	return container.NewStack(w.Map, w.two.swipe.Layer, w.standsP.labels)
 }
 
 // drawOverlay draws over the map view: the after date right of the swipe's
 // divider, then the stands. It runs in the map's generator.
-func (w *Window) drawOverlay(buf *image.NRGBA, x0, y0, zoom float64) {
-	w.two.swipe.draw(buf, x0, y0, zoom)
+func (w *window) drawOverlay(buf *image.NRGBA, x0, y0, zoom float64) {
+	w.two.swipe.Draw(buf, x0, y0, zoom)
 	w.drawStands(buf, x0, y0, zoom)
 }
 
 // openAfterPath opens a product (or a multi-band GeoTIFF) as the after
 // date.
-func (w *Window) openAfterPath(path string) {
+func (w *window) openAfterPath(path string) {
 	mask, buffer, err := w.two.source.maskChoice()
 	if err != nil {
 		w.setStatus(err.Error(), false)
@@ -204,20 +205,20 @@ func (w *Window) openAfterPath(path string) {
 // OpenAfter opens path (a product or a multi-band GeoTIFF, as Open
 // scene… takes) as the after date, as typing it does. The work runs off
 // the event goroutine; Wait waits for it.
-func (w *Window) OpenAfter(path string) {
+func (w *window) OpenAfter(path string) {
 	w.two.source.Path.SetText(path)
 	w.openAfterPath(path)
 }
 
 // afterChosen follows a new after source from its panels (a band file
 // for a role, a band of an orthomosaic, a generated scene).
-func (w *Window) afterChosen(src bandSource) {
+func (w *window) afterChosen(src bandSource) {
 	w.startFollowUp(func() (bandSource, error) { return src, nil })
 }
 
 // CloseAfter leaves the two-date mode: the map shows the before date
 // alone again.
-func (w *Window) CloseAfter() {
+func (w *window) CloseAfter() {
 	t := w.two
 	if t.src == nil {
 		return
@@ -231,8 +232,8 @@ func (w *Window) CloseAfter() {
 	t.Close.Disable()
 	t.Export.Disable()
 	w.showTwoBar(false)
-	t.swipe.show(false)
-	t.swipe.set(nil, 0, 0, nil)
+	t.swipe.Show(false)
+	t.swipe.Set(nil, 0, 0, nil)
 	w.applyColour(false)
 	if s := w.shown; s != nil {
 		w.stats.show(s.summary, s.idx, s.set.raw)
@@ -241,9 +242,9 @@ func (w *Window) CloseAfter() {
 	w.followUp()
 }
 
-// SetDateView shows one of the two-date views: ViewBefore, ViewAfter,
-// ViewDifference or ViewSwipe.
-func (w *Window) SetDateView(v string) error {
+// SetDateView shows one of the two-date views: viewBefore, viewAfter,
+// viewDifference or viewSwipe.
+func (w *window) SetDateView(v string) error {
 	if !contains(twoViews, v) {
 		return fmt.Errorf("no view %q (views: %s)", v, strings.Join(twoViews, ", "))
 	}
@@ -265,17 +266,17 @@ func (w *Window) SetDateView(v string) error {
 	return nil
 }
 
-// DateView returns the two-date view shown: ViewBefore with one date.
-func (w *Window) DateView() string {
+// DateView returns the two-date view shown: viewBefore with one date.
+func (w *window) DateView() string {
 	if w.twoCurrent() == nil {
-		return ViewBefore
+		return viewBefore
 	}
 	return w.two.view
 }
 
 // Difference returns the difference before − after shown and its size
 // (nil with one date).
-func (w *Window) Difference() (diff []float32, width, height int) {
+func (w *window) Difference() (diff []float32, width, height int) {
 	r := w.twoCurrent()
 	if r == nil {
 		return nil, 0, 0
@@ -285,7 +286,7 @@ func (w *Window) Difference() (diff []float32, width, height int) {
 
 // AfterPlane returns the after date's index on the before grid (nil with
 // one date).
-func (w *Window) AfterPlane() []float32 {
+func (w *window) AfterPlane() []float32 {
 	if r := w.twoCurrent(); r != nil {
 		return r.aligned
 	}
@@ -293,12 +294,12 @@ func (w *Window) AfterPlane() []float32 {
 }
 
 // Swipe returns the swipe view's divider (tests drag it).
-func (w *Window) Swipe() *SwipeDivider { return w.two.swipe.Divider }
+func (w *window) Swipe() *swipe.Divider { return w.two.swipe.Divider }
 
 // diffLUT is the difference's colour table: the diverging change ramp
 // over [−1, 1] centred on 0, as `canopy change --png` draws it, or its
 // change classes.
-func (w *Window) diffLUT(r *twoResult) *colormap.LUT {
+func (w *window) diffLUT(r *twoResult) *colormap.LUT {
 	heading := "d" + r.on.idx.heading() + " (before − after)"
 	if w.two.DiffClasses.Checked {
 		if lut, err := colormap.NewClasses(r.diffIdx.classes); err == nil {
@@ -313,22 +314,22 @@ func (w *Window) diffLUT(r *twoResult) *colormap.LUT {
 // statistics of the before date, the after date or the difference, or the
 // swipe between the dates. It reports false when there is no two-date
 // result for the map shown (the map is then shown as one date).
-func (w *Window) applyTwoView(onlyColour bool) bool {
+func (w *window) applyTwoView(onlyColour bool) bool {
 	r := w.twoCurrent()
 	t := w.two
 	if r == nil {
-		t.swipe.show(false)
+		t.swipe.Show(false)
 		return false
 	}
 	s := r.on
 	plane, lut := s.plane, w.lut
 	switch t.view {
-	case ViewAfter:
+	case viewAfter:
 		plane = r.aligned
-	case ViewDifference:
+	case viewDifference:
 		plane, lut = r.diff, w.diffLUT(r)
 	}
-	if t.view == ViewBefore || t.view == ViewSwipe {
+	if t.view == viewBefore || t.view == viewSwipe {
 		var render func(*image.NRGBA, *colormap.LUT, float64, float64, float64) bool
 		if s.card != nil {
 			render = s.card.render
@@ -337,18 +338,18 @@ func (w *Window) applyTwoView(onlyColour bool) bool {
 	} else {
 		w.Map.SetRenderer(nil)
 	}
-	t.swipe.set(r.aligned, s.w, s.h, w.lut)
-	t.swipe.show(t.view == ViewSwipe)
-	if onlyColour && t.view != ViewDifference {
+	t.swipe.Set(r.aligned, s.w, s.h, w.lut)
+	t.swipe.Show(t.view == viewSwipe)
+	if onlyColour && t.view != viewDifference {
 		w.Map.SetLUT(lut)
 	} else {
 		w.Map.SetData(plane, s.w, s.h, lut)
 	}
 	switch t.view {
-	case ViewAfter:
+	case viewAfter:
 		w.stats.show(r.afterStats, s.idx, s.set.raw)
 		w.stats.histTitle.SetText("Histogram of " + s.idx.title() + ", after date")
-	case ViewDifference:
+	case viewDifference:
 		w.stats.show(r.diffStats, r.diffIdx, s.set.raw)
 		name := "d" + s.idx.heading()
 		w.stats.histTitle.SetText("Histogram of " + name + " (before − after)")
@@ -367,7 +368,7 @@ func (w *Window) applyTwoView(onlyColour bool) bool {
 
 // twoDropped opens what was dropped on the two-date card as the after
 // date, and reports whether it was dropped there.
-func (w *Window) twoDropped(pos fyne.Position, uris []fyne.URI) bool {
+func (w *window) twoDropped(pos fyne.Position, uris []fyne.URI) bool {
 	d := fyne.CurrentApp().Driver()
 	p, size := d.AbsolutePositionForObject(w.two.card), w.two.card.Size()
 	if !w.two.card.Visible() || pos.X < p.X || pos.Y < p.Y || pos.X >= p.X+size.Width || pos.Y >= p.Y+size.Height {
@@ -384,7 +385,7 @@ func (w *Window) twoDropped(pos fyne.Position, uris []fyne.URI) bool {
 
 // twoProbe is what the hovered pixel reads on the after date and in the
 // difference ("" with one date).
-func (w *Window) twoProbe(col, row int) string {
+func (w *window) twoProbe(col, row int) string {
 	r := w.twoCurrent()
 	if r == nil || col < 0 || row < 0 || col >= r.on.w || row >= r.on.h {
 		return ""
@@ -415,11 +416,11 @@ func diffChoice(idx indexChoice) indexChoice {
 // followUp starts what follows a new map shown: in two-date mode the
 // after date and the difference, and the stands' statistics, in one job
 // (off the event goroutine; a newer job cancels it).
-func (w *Window) followUp() { w.startFollowUp(nil) }
+func (w *window) followUp() { w.startFollowUp(nil) }
 
 // startFollowUp is followUp with a new after date from open (nil: the
 // current one).
-func (w *Window) startFollowUp(open func() (bandSource, error)) {
+func (w *window) startFollowUp(open func() (bandSource, error)) {
 	s, t := w.shown, w.two
 	if open == nil {
 		open = t.pendingOpen
@@ -500,14 +501,14 @@ func (w *Window) startFollowUp(open func() (bandSource, error)) {
 }
 
 // idle runs a follow-up asked for while a job ran.
-func (w *Window) idle() {
+func (w *window) idle() {
 	if t := w.two; t != nil && t.pending && !w.bridge.busy() {
 		w.startFollowUp(nil)
 	}
 }
 
 // installTwo shows a computed after date (or what is wrong with it).
-func (w *Window) installTwo(src *bandSource, res *twoResult, err error, pending string) {
+func (w *window) installTwo(src *bandSource, res *twoResult, err error, pending string) {
 	t := w.two
 	first := t.res == nil
 	t.src, t.res = src, res
@@ -533,13 +534,13 @@ func (w *Window) installTwo(src *bandSource, res *twoResult, err error, pending 
 	if res == nil {
 		t.Export.Disable()
 		w.showTwoBar(false)
-		t.swipe.show(false)
+		t.swipe.Show(false)
 		w.applyColour(false)
 		w.stats.show(w.shown.summary, w.shown.idx, w.shown.set.raw)
 		return
 	}
 	if first && !t.keepView {
-		t.view = ViewDifference
+		t.view = viewDifference
 	}
 	t.keepView = false
 	t.quiet = true
@@ -552,7 +553,7 @@ func (w *Window) installTwo(src *bandSource, res *twoResult, err error, pending 
 
 // showTwoBar shows or hides the views' bar over the map, laying the map
 // area out again when that changes its height.
-func (w *Window) showTwoBar(on bool) {
+func (w *window) showTwoBar(on bool) {
 	if w.two.bar.Visible() == on {
 		return
 	}
@@ -650,7 +651,7 @@ func computeTwo(ctx context.Context, progress progressFunc, src bandSource, prev
 // viewStatus says in the status line what the view on the map is: the
 // run that computed the index shown (the before or the after date's), the
 // difference, or the composite's bands.
-func (w *Window) viewStatus() {
+func (w *window) viewStatus() {
 	s := w.shown
 	if s == nil {
 		return
@@ -661,12 +662,12 @@ func (w *Window) viewStatus() {
 	}
 	if r := w.twoCurrent(); r != nil {
 		switch w.two.view {
-		case ViewAfter:
+		case viewAfter:
 			if r.after.line != "" {
 				w.setStatus(r.after.line, r.after.lineOK)
 			}
 			return
-		case ViewDifference, ViewSwipe:
+		case viewDifference, viewSwipe:
 			w.setStatus(twoStatus(r), r.verified)
 			return
 		}
@@ -679,7 +680,7 @@ func (w *Window) viewStatus() {
 // showHeader names what the map shows above it: the composite, or the
 // index of the date in view (the before date, the after date, the
 // difference of the two), and its source.
-func (w *Window) showHeader() {
+func (w *window) showHeader() {
 	s := w.shown
 	if s == nil {
 		return
@@ -690,11 +691,11 @@ func (w *Window) showHeader() {
 	} else if r := w.twoCurrent(); r != nil {
 		after := r.after.label
 		switch w.two.view {
-		case ViewAfter:
+		case viewAfter:
 			text = s.idx.title() + ", after date — " + after
-		case ViewDifference:
+		case viewDifference:
 			text = "d" + s.idx.heading() + " (before − after) — " + shortName(s.label) + " − " + shortName(after)
-		case ViewSwipe:
+		case viewSwipe:
 			text = s.idx.title() + ", before date | after date — " + shortName(s.label) + " | " + shortName(after)
 		default:
 			text = s.idx.title() + ", before date — " + s.label
@@ -734,11 +735,11 @@ func (s bandSource) inputFiles() []string {
 // float32 GeoTIFF on the before date's grid, NaN where it has no value,
 // its band described "d" and the index, as `canopy change --tif` writes
 // it; never over an input of either date.
-func (w *Window) ExportDifference(path string) error { return w.differenceWriter()(path) }
+func (w *window) ExportDifference(path string) error { return w.differenceWriter()(path) }
 
 // differenceWriter takes the difference shown on the event goroutine and
 // returns what writes it (on any goroutine).
-func (w *Window) differenceWriter() func(string) error {
+func (w *window) differenceWriter() func(string) error {
 	r := w.twoCurrent()
 	return func(path string) error {
 		if r == nil {
@@ -758,7 +759,7 @@ func (w *Window) differenceWriter() func(string) error {
 	}
 }
 
-func (w *Window) exportDifferenceDialog() {
+func (w *window) exportDifferenceDialog() {
 	r := w.twoCurrent()
 	if r == nil {
 		return
@@ -770,12 +771,12 @@ func (w *Window) exportDifferenceDialog() {
 }
 
 // twoSession records the after date and its view in a session.
-func (w *Window) twoSession(s *Session) {
+func (w *window) twoSession(s *session) {
 	t := w.two
 	if t == nil || t.src == nil {
 		return
 	}
-	a := &Session{}
+	a := &session{}
 	src := t.src
 	switch src.kind {
 	case srcFake:
@@ -797,7 +798,7 @@ func (w *Window) twoSession(s *Session) {
 // applyTwoSession opens a session's after date (in a job, as the user's
 // would be) with its view, or closes the one open when the session has
 // none.
-func (w *Window) applyTwoSession(s Session) {
+func (w *window) applyTwoSession(s session) {
 	if s.After == nil {
 		w.CloseAfter()
 		return

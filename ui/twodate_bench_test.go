@@ -13,6 +13,7 @@ import (
 	"canopy/ui/render/colormap"
 
 	"canopy/ui/mapview"
+	"canopy/ui/swipe"
 )
 
 // BenchmarkSwipeDraw: the after date's half of a 1920×1080 swipe view over
@@ -28,15 +29,15 @@ func BenchmarkSwipeDraw(b *testing.B) {
 	lut, _ := colormap.New(colormap.RampRdYlGn, -1, 1)
 	m.Resize(fyne.NewSize(1920, 1080))
 	m.SetData(after, n, n, lut)
-	sw := newSwipeView(m)
-	sw.set(after, n, n, lut)
-	sw.show(true)
+	sw := swipe.New(m)
+	sw.Set(after, n, n, lut)
+	sw.Show(true)
 	sw.Divider.SetFraction(0.5)
 	img := m.Draw(1920, 1080).(*image.NRGBA)
 	z, x0, y0 := m.View()
 	b.ResetTimer()
 	for range b.N {
-		sw.draw(img, x0, y0, z)
+		sw.Draw(img, x0, y0, z)
 	}
 }
 
@@ -45,7 +46,7 @@ func BenchmarkSwipeDraw(b *testing.B) {
 // tenth of it.
 func BenchmarkStandLabels10k(b *testing.B) {
 	test.NewTempApp(b)
-	w := &Window{Map: mapview.New()}
+	w := &window{Map: mapview.New()}
 	p := &standsPanel{}
 	w.standsP = p
 	p.labels = newStandLabels(w)

@@ -22,6 +22,7 @@ import (
 	"canopy/compute/geotiff"
 	"canopy/compute/stats"
 	"canopy/ui/render/colormap"
+	"canopy/ui/swipe"
 )
 
 // utmGeo is a north-up 10 m grid in EPSG code with its top-left corner at
@@ -63,7 +64,7 @@ func afterDate(t *testing.T, name string, w, h int, seed uint64, geo *compute.Ge
 
 // openAfterTyped opens the after date by typing its path in the two-date
 // card, as a user does.
-func openAfterTyped(w *Window, path string) {
+func openAfterTyped(w *window, path string) {
 	w.two.source.Path.SetText("")
 	test.Type(w.two.source.Path, path)
 	test.Tap(w.two.source.OpenPath)
@@ -72,13 +73,13 @@ func openAfterTyped(w *Window, path string) {
 
 // mapPixel is the colour the map view draws at the centre of image pixel
 // (col, row).
-func mapPixel(w *Window, img image.Image, col, row int) color.NRGBA {
+func mapPixel(w *window, img image.Image, col, row int) color.NRGBA {
 	z, x0, y0 := w.Map.View()
 	c := img.At(int((float64(col)+0.5-x0)*z), int((float64(row)+0.5-y0)*z))
 	return color.NRGBAModel.Convert(c).(color.NRGBA)
 }
 
-func renderMap(w *Window) image.Image {
+func renderMap(w *window) image.Image {
 	s := w.Map.Size()
 	sc := w.Win.Canvas().Scale()
 	return w.Map.Draw(int(s.Width*sc), int(s.Height*sc))
@@ -92,12 +93,12 @@ func renderMap(w *Window) image.Image {
 // change classes with their hectares as stats.ClassesOf counts them over
 // change.ClassesFor's classes (canopy change's).
 func TestTwoDatesDifference(t *testing.T) {
-	w := newTestWindow(t, Options{})
+	w := newTestWindow(t, options{})
 	before, _, bw, bh := w.Plane()
 	path, afterNDVI := afterDate(t, "after.tif", bw, bh, 7, fake.GeoRef())
 	openAfterTyped(w, path)
 
-	if v := w.DateView(); v != ViewDifference {
+	if v := w.DateView(); v != viewDifference {
 		t.Fatalf("after opening the after date the view is %q (status %q)", v, w.Status.Text)
 	}
 	if !strings.Contains(w.Status.Text, "same grid") || strings.Contains(w.Status.Text, "\n") {
@@ -146,12 +147,12 @@ func TestTwoDatesDifference(t *testing.T) {
 	}
 
 	// The before and after views show each date in the index's colours.
-	_ = w.SetDateView(ViewAfter)
+	_ = w.SetDateView(viewAfter)
 	img = renderMap(w)
 	if got, exp := mapPixel(w, img, 40, 20), w.lut.Color(afterNDVI[20*bw+40]); got != exp {
 		t.Errorf("after view: pixel drawn %v, want %v", got, exp)
 	}
-	_ = w.SetDateView(ViewBefore)
+	_ = w.SetDateView(viewBefore)
 	img = renderMap(w)
 	if got, exp := mapPixel(w, img, 40, 20), w.lut.Color(before[20*bw+40]); got != exp {
 		t.Errorf("before view: pixel drawn %v, want %v", got, exp)
@@ -193,7 +194,7 @@ func TestTwoDatesDifference(t *testing.T) {
 	// Closing the after date leaves the before map alone.
 	test.Tap(w.two.Close)
 	w.Wait()
-	if w.DateView() != ViewBefore || w.two.bar.Visible() {
+	if w.DateView() != viewBefore || w.two.bar.Visible() {
 		t.Errorf("after closing: view %q, bar shown %v", w.DateView(), w.two.bar.Visible())
 	}
 }
@@ -215,7 +216,7 @@ func labelsText(o fyne.CanvasObject) string {
 // takes the after pixel under its centre, and pixels it does not cover
 // have no value.
 func TestTwoDatesResampled(t *testing.T) {
-	w := newTestWindow(t, Options{})
+	w := newTestWindow(t, options{})
 	_, _, bw, _ := w.Plane()
 	// 5 columns right of and 3 rows below the before grid's corner.
 	path, afterNDVI := afterDate(t, "shifted.tif", 60, 60, 3, utmGeo(32632, 600050, 5299970))
@@ -236,7 +237,7 @@ func TestTwoDatesResampled(t *testing.T) {
 // one line in the status bar that says so and what to do; the map stays
 // the before date.
 func TestTwoDatesMismatchedCRS(t *testing.T) {
-	w := newTestWindow(t, Options{})
+	w := newTestWindow(t, options{})
 	_, _, bw, bh := w.Plane()
 	path, _ := afterDate(t, "utm33.tif", bw, bh, 7, utmGeo(32633, 600000, 5300000))
 	openAfterTyped(w, path)
@@ -244,7 +245,7 @@ func TestTwoDatesMismatchedCRS(t *testing.T) {
 	if !strings.Contains(st, "different coordinate reference systems") || !strings.Contains(st, "gdalwarp") || strings.Contains(st, "\n") {
 		t.Errorf("status %q: want one line on the different CRS", st)
 	}
-	if w.DateView() != ViewBefore || w.Status.Importance != widget.DangerImportance {
+	if w.DateView() != viewBefore || w.Status.Importance != widget.DangerImportance {
 		t.Errorf("view %q, status importance %v", w.DateView(), w.Status.Importance)
 	}
 	if w.two.Info.Text != st {
@@ -257,18 +258,18 @@ func TestTwoDatesMismatchedCRS(t *testing.T) {
 // the boundary; after a zoom the divider stays on the screen and both
 // sides follow the zoom.
 func TestSwipe(t *testing.T) {
-	w := newTestWindow(t, Options{})
+	w := newTestWindow(t, options{})
 	before, _, bw, _ := w.Plane()
 	path, afterNDVI := afterDate(t, "after.tif", bw, bh(w), 11, fake.GeoRef())
 	openAfterTyped(w, path)
-	test.Tap(tappableRadio(t, w.two.View, ViewSwipe))
-	if w.DateView() != ViewSwipe || !w.two.swipe.layer.Visible() {
+	test.Tap(tappableRadio(t, w.two.View, viewSwipe))
+	if w.DateView() != viewSwipe || !w.two.swipe.Layer.Visible() {
 		t.Fatalf("view %q after tapping Swipe", w.DateView())
 	}
 	d := w.Swipe()
 	c := w.Win.Canvas()
 	drag := func(dx float32) {
-		pos := fyne.CurrentApp().Driver().AbsolutePositionForObject(d).Add(fyne.NewPos(dividerGrab/2, d.Size().Height/2))
+		pos := fyne.CurrentApp().Driver().AbsolutePositionForObject(d).Add(fyne.NewPos(d.Size().Width/2, d.Size().Height/2))
 		test.Drag(c, pos, dx, 0)
 	}
 	f0 := d.Fraction()
@@ -279,7 +280,7 @@ func TestSwipe(t *testing.T) {
 	check := func(what string) {
 		t.Helper()
 		img := renderMap(w)
-		cut := w.two.swipe.cut(img.Bounds().Dx())
+		cut := w.two.swipe.Cut(img.Bounds().Dx())
 		z, x0, y0 := w.Map.View()
 		sides := 0
 		for row := 0; row < bw; row += 5 {
@@ -321,7 +322,7 @@ func TestSwipe(t *testing.T) {
 	check("panned")
 }
 
-func bh(w *Window) int { _, _, _, h := w.Plane(); return h }
+func bh(w *window) int { _, _, _, h := w.Plane(); return h }
 
 func abs(x int) int {
 	if x < 0 {
@@ -360,12 +361,12 @@ func TestSwipeGolden(t *testing.T) {
 			after[y*48+x] = 1 - float32(2*x)/47
 		}
 	}
-	sw := newSwipeView(m)
-	m.SetOverlay(sw.draw)
+	sw := swipe.New(m)
+	m.SetOverlay(sw.Draw)
 	lut, _ := colormap.New(colormap.RampRdYlGn, -1, 1)
-	sw.set(after, 48, 32, lut)
-	sw.show(true)
-	view := container.NewStack(m, sw.layer)
+	sw.Set(after, 48, 32, lut)
+	sw.Show(true)
+	view := container.NewStack(m, sw.Layer)
 	view.Resize(fyne.NewSize(192, 128))
 	sw.Divider.SetFraction(0.4)
 	test.AssertObjectRendersToImage(t, "swipe.png", view)
@@ -374,13 +375,13 @@ func TestSwipeGolden(t *testing.T) {
 // TestDropAfterDate: a file dropped on the two-date card opens as the
 // after date; dropped elsewhere it opens as the before date.
 func TestDropAfterDate(t *testing.T) {
-	w := newTestWindow(t, Options{})
+	w := newTestWindow(t, options{})
 	_, _, bw, bhh := w.Plane()
 	path, _ := afterDate(t, "dropped.tif", bw, bhh, 5, fake.GeoRef())
 	pos := fyne.CurrentApp().Driver().AbsolutePositionForObject(w.two.card).Add(fyne.NewPos(20, 20))
 	w.dropped(pos, []fyne.URI{storage.NewFileURI(path)})
 	w.Wait()
-	if w.DateView() != ViewDifference || w.two.source.Path.Text != path {
+	if w.DateView() != viewDifference || w.two.source.Path.Text != path {
 		t.Errorf("dropped on the card: view %q, after path %q", w.DateView(), w.two.source.Path.Text)
 	}
 	if w.source.Path.Text == path {
@@ -393,7 +394,7 @@ func TestDropAfterDate(t *testing.T) {
 // difference over its pixels that have a value on both dates; the stands
 // opened while two dates are shown get them too.
 func TestStandsTwoDates(t *testing.T) {
-	w := newTestWindow(t, Options{})
+	w := newTestWindow(t, options{})
 	rects := [][4]int{{2, 2, 20, 30}, {30, 35, 60, 60}}
 	if err := w.OpenStands(writeStands(t, rects)); err != nil {
 		t.Fatal(err)
@@ -466,7 +467,7 @@ func TestStandsTwoDates(t *testing.T) {
 // the USGS burn severity classes with the hectares stats.ClassesOf counts
 // over change.DNBRClasses (canopy change's classes for nbr).
 func TestTwoDatesNBR(t *testing.T) {
-	w := newTestWindow(t, Options{Index: "nbr"})
+	w := newTestWindow(t, options{Index: "nbr"})
 	before, name, bw, bh := w.Plane()
 	if name != "nbr" {
 		t.Fatalf("the map shows %s", name)
@@ -489,7 +490,7 @@ func TestTwoDatesNBR(t *testing.T) {
 		t.Fatal(err)
 	}
 	openAfterTyped(w, path)
-	if w.DateView() != ViewDifference {
+	if w.DateView() != viewDifference {
 		t.Fatalf("view %q, status %q", w.DateView(), w.Status.Text)
 	}
 	want := make([]float32, len(before))
@@ -521,31 +522,31 @@ func TestTwoDatesNBR(t *testing.T) {
 // TestTwoDatesSession: a saved session keeps the after date and its view;
 // opening it in another window shows the same difference in that view.
 func TestTwoDatesSession(t *testing.T) {
-	w := newTestWindow(t, Options{})
+	w := newTestWindow(t, options{})
 	_, _, bw, bh := w.Plane()
 	path, _ := afterDate(t, "after.tif", bw, bh, 6, fake.GeoRef())
 	openAfterTyped(w, path)
-	if err := w.SetDateView(ViewSwipe); err != nil {
+	if err := w.SetDateView(viewSwipe); err != nil {
 		t.Fatal(err)
 	}
 	file := filepath.Join(t.TempDir(), "two.json")
 	if err := w.SaveSession(file); err != nil {
 		t.Fatal(err)
 	}
-	s, err := ReadSession(file)
+	s, err := readSession(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.After == nil || s.After.Product != path || s.DateView != ViewSwipe {
+	if s.After == nil || s.After.Product != path || s.DateView != viewSwipe {
 		t.Fatalf("session after %+v, view %q", s.After, s.DateView)
 	}
 	want, _, _ := w.Difference()
 
-	w2 := newTestWindow(t, Options{})
+	w2 := newTestWindow(t, options{})
 	w2.OpenSession(file)
 	w2.Wait()
 	got, _, _ := w2.Difference()
-	if w2.DateView() != ViewSwipe || len(got) != len(want) {
+	if w2.DateView() != viewSwipe || len(got) != len(want) {
 		t.Fatalf("the opened session shows view %q, %d pixels of difference (status %q)", w2.DateView(), len(got), w2.Status.Text)
 	}
 	for i := range want {

@@ -22,9 +22,9 @@ import (
 	"canopy/ui/mapview"
 )
 
-// Options say what the window opens on: the user's settings, as `canopy
+// options say what the window opens on: the user's settings, as `canopy
 // gui` takes them on its command line.
-type Options struct {
+type options struct {
 	// Product is a product to open at start (scene.Open: a Sentinel-2
 	// .SAFE folder or .zip, a Landsat folder or .tar, a STAC item, an
 	// orthomosaic GeoTIFF). Bands are band specs (FILE or FILE:B) by role
@@ -65,7 +65,7 @@ type Options struct {
 	WindowSize fyne.Size
 }
 
-func (o *Options) defaults() {
+func (o *options) defaults() {
 	if o.Fake == "" {
 		o.Fake = fake.Landscape
 	}
@@ -95,7 +95,7 @@ const (
 )
 
 // hooks are what the tests and Main's smoke-test mode plug into a window;
-// they are not the user's settings, so Options does not carry them.
+// they are not the user's settings, so options does not carry them.
 type hooks struct {
 	// backends replaces the registered backends; nil means all.
 	backends []compute.Backend
@@ -140,15 +140,15 @@ type shown struct {
 	lineOK bool
 }
 
-// Window is Canopy's main window. It holds the state (where the bands
+// window is Canopy's main window. It holds the state (where the bands
 // come from, the index, what is shown) and wires the panels, which get
 // callbacks, not the window. Its exported fields are the widgets a user
 // (and a test) acts on.
-type Window struct {
+type window struct {
 	App fyne.App
 	Win fyne.Window
 
-	opts     Options
+	opts     options
 	onReady  func()
 	onClosed func()
 	bridge   *bridge
@@ -223,9 +223,9 @@ type Window struct {
 // newWindow builds the main window on app and starts the first job: find
 // the backends, open or generate the start scene and compute it (hooks
 // are the tests' fakes; Main passes none).
-func newWindow(app fyne.App, opts Options, h hooks) *Window {
+func newWindow(app fyne.App, opts options, h hooks) *window {
 	opts.defaults()
-	w := &Window{App: app, opts: opts, onReady: h.onReady, onClosed: h.onClosed, ramp: colormap.DefaultRamp, stretch: colormap.StretchFull}
+	w := &window{App: app, opts: opts, onReady: h.onReady, onClosed: h.onClosed, ramp: colormap.DefaultRamp, stretch: colormap.StretchFull}
 	w.Win = app.NewWindow("Canopy")
 	w.keeper = h.keeper
 	if w.keeper == nil {
@@ -256,7 +256,7 @@ func newWindow(app fyne.App, opts Options, h hooks) *Window {
 	return w
 }
 
-func (w *Window) build() {
+func (w *window) build() {
 	w.Map = mapview.New()
 	w.Map.OnProbe = w.probe
 
@@ -387,7 +387,7 @@ func (w *Window) build() {
 	w.updateButtons()
 }
 
-func (w *Window) mainMenu() *fyne.MainMenu {
+func (w *window) mainMenu() *fyne.MainMenu {
 	file := fyne.NewMenu("File",
 		fyne.NewMenuItem("Open scene folder…", w.source.pickFolder),
 		withShortcut(fyne.NewMenuItem("Open scene file…", w.source.pickFile), shortcutOpen),
@@ -432,14 +432,14 @@ func withShortcut(it *fyne.MenuItem, s fyne.Shortcut) *fyne.MenuItem {
 
 // Wait blocks until every job started so far has finished and shown its
 // result. Tests call it after an action; the window itself never waits.
-func (w *Window) Wait() { w.bridge.wait() }
+func (w *window) Wait() { w.bridge.wait() }
 
 // Busy reports whether a job is running.
-func (w *Window) Busy() bool { return w.bridge.busy() }
+func (w *window) Busy() bool { return w.bridge.busy() }
 
 // Plane returns the index plane shown, its name and size (nil before the
 // first map).
-func (w *Window) Plane() (plane []float32, name string, width, height int) {
+func (w *window) Plane() (plane []float32, name string, width, height int) {
 	if w.shown == nil {
 		return nil, "", 0, 0
 	}
@@ -447,30 +447,30 @@ func (w *Window) Plane() (plane []float32, name string, width, height int) {
 }
 
 // Results returns the latest timing of each backend shown in the chart.
-func (w *Window) Results() []compute.BenchResult {
+func (w *window) Results() []compute.BenchResult {
 	return append([]compute.BenchResult(nil), w.results...)
 }
 
 // SweepResults returns the results of the last size sweep.
-func (w *Window) SweepResults() []compute.BenchResult {
+func (w *window) SweepResults() []compute.BenchResult {
 	return append([]compute.BenchResult(nil), w.sweep...)
 }
 
 // IndexSweepResults returns the results of the last indices-per-upload
 // sweep.
-func (w *Window) IndexSweepResults() []compute.BenchResult {
+func (w *window) IndexSweepResults() []compute.BenchResult {
 	return append([]compute.BenchResult(nil), w.indices...)
 }
 
 // Masked returns how many pixels of the map the product's mask removed.
-func (w *Window) Masked() int {
+func (w *window) Masked() int {
 	if w.shown == nil {
 		return 0
 	}
 	return w.shown.masked
 }
 
-func (w *Window) setBusy(busy bool, label string) {
+func (w *window) setBusy(busy bool, label string) {
 	w.busyFor = label
 	if busy {
 		w.jobStart, w.jobMsg = time.Now(), label+"…"
@@ -494,7 +494,7 @@ func (w *Window) setBusy(busy bool, label string) {
 
 // showSpinner shows the endless bar (work of unknown length) or the
 // progress bar.
-func (w *Window) showSpinner(on bool) {
+func (w *window) showSpinner(on bool) {
 	if on {
 		w.Progress.Hide()
 		w.spinner.Show()
@@ -506,7 +506,7 @@ func (w *Window) showSpinner(on bool) {
 	}
 }
 
-func (w *Window) setProgress(frac float64, msg string) {
+func (w *window) setProgress(frac float64, msg string) {
 	if frac >= 0 {
 		if w.spinner.Visible() {
 			w.showSpinner(false)
@@ -529,7 +529,7 @@ func (w *Window) setProgress(frac float64, msg string) {
 }
 
 // showJobError shows what went wrong in a dialog; the previous map stays.
-func (w *Window) showJobError(label string, err error) {
+func (w *window) showJobError(label string, err error) {
 	err = explain(err)
 	w.setStatus(label+" failed: "+err.Error(), false)
 	d := dialog.NewError(fmt.Errorf("%s failed:\n%w", label, err), w.Win)
@@ -540,7 +540,7 @@ func (w *Window) showJobError(label string, err error) {
 	}
 }
 
-func (w *Window) setStatus(text string, ok bool) {
+func (w *window) setStatus(text string, ok bool) {
 	w.Status.SetText(text)
 	if ok {
 		w.Status.Importance = widget.SuccessImportance
@@ -550,14 +550,14 @@ func (w *Window) setStatus(text string, ok bool) {
 	w.Status.Refresh()
 }
 
-func (w *Window) cancel() {
+func (w *window) cancel() {
 	if w.bridge.stop() {
 		w.setBusy(false, "")
 		w.setStatus("Cancelled: "+w.busyForOr("the job"), false)
 	}
 }
 
-func (w *Window) busyForOr(s string) string {
+func (w *window) busyForOr(s string) string {
 	if w.busyFor != "" {
 		return strings.ToLower(w.busyFor[:1]) + w.busyFor[1:]
 	}
@@ -565,11 +565,11 @@ func (w *Window) busyForOr(s string) string {
 }
 
 // computable reports whether Compute can run now, and if not why.
-func (w *Window) computable() (bool, string) { return w.computableFrom(w.src) }
+func (w *window) computable() (bool, string) { return w.computableFrom(w.src) }
 
 // computableFrom reports whether the index can be computed from src now,
 // and if not why.
-func (w *Window) computableFrom(src bandSource) (bool, string) {
+func (w *window) computableFrom(src bandSource) (bool, string) {
 	if !w.idxOK {
 		return false, "the formula does not parse: " + w.index.Error.Text
 	}
@@ -607,7 +607,7 @@ func missingText(idx indexChoice, src bandSource, miss []string) string {
 }
 
 // updateButtons enables what can be done now.
-func (w *Window) updateButtons() {
+func (w *window) updateButtons() {
 	if w.Compute == nil {
 		return
 	}
@@ -628,11 +628,11 @@ func (w *Window) updateButtons() {
 	}
 }
 
-func (w *Window) anyAvailable() bool { return len(w.backs.available()) > 0 }
+func (w *window) anyAvailable() bool { return len(w.backs.available()) > 0 }
 
 // runOrAuto is the selected backend as a job runs it, or the automatic
 // choice when the selected one cannot run (nil when none can).
-func (w *Window) runOrAuto() *runSpec {
+func (w *window) runOrAuto() *runSpec {
 	if e := w.backs.selectedOrAuto(); e != nil {
 		r := e.run()
 		return &r
@@ -643,7 +643,7 @@ func (w *Window) runOrAuto() *runSpec {
 // probe shows the pixel under the cursor (its index value, row and
 // column, map coordinates, latitude and longitude, every band); a click
 // pins it in the identify panel. Off the map the last reading stays.
-func (w *Window) probe(col, row int, inside, pinned bool) {
+func (w *window) probe(col, row int, inside, pinned bool) {
 	s := w.shown
 	if s == nil || !inside {
 		return
@@ -668,7 +668,7 @@ func firstLine(s string) string {
 }
 
 // show puts s on screen: the map, the legend, the statistics.
-func (w *Window) show(s *shown) {
+func (w *window) show(s *shown) {
 	old := w.shown
 	w.shown = s
 	w.crs = crsOf(s)
@@ -692,7 +692,7 @@ func (w *Window) show(s *shown) {
 
 // repin reads the pins again on a new map of the same grid (another
 // index, backend or mask), and drops them on another grid.
-func (w *Window) repin(old, s *shown) {
+func (w *window) repin(old, s *shown) {
 	if len(w.identify.pins) == 0 {
 		return
 	}
@@ -708,7 +708,7 @@ func (w *Window) repin(old, s *shown) {
 }
 
 // showZoom shows the map's zoom in the header.
-func (w *Window) showZoom() {
+func (w *window) showZoom() {
 	z, _, _ := w.Map.View()
 	switch {
 	case z <= 0:
@@ -720,7 +720,7 @@ func (w *Window) showZoom() {
 	}
 }
 
-func (w *Window) markReady() {
+func (w *window) markReady() {
 	if w.ready {
 		return
 	}
@@ -731,7 +731,7 @@ func (w *Window) markReady() {
 }
 
 // close releases the backends when the window goes.
-func (w *Window) close() {
+func (w *window) close() {
 	if w.onClosed != nil {
 		defer w.onClosed()
 	}

@@ -119,7 +119,7 @@ func testBackends() (cpu, gpu, missing *fakeBackend, all []compute.Backend) {
 
 // newTestWindow opens the window on a small landscape (on the test
 // backends unless h names others) and waits for the first map.
-func newTestWindow(t *testing.T, opts Options, h ...hooks) *Window {
+func newTestWindow(t *testing.T, opts options, h ...hooks) *window {
 	t.Helper()
 	a := test.NewTempApp(t)
 	if opts.Size == 0 {
@@ -155,7 +155,7 @@ func tappable(t *testing.T, o fyne.CanvasObject) fyne.Tappable {
 
 func TestWindowBuilds(t *testing.T) {
 	ready := 0
-	w := newTestWindow(t, Options{}, hooks{onReady: func() { ready++ }})
+	w := newTestWindow(t, options{}, hooks{onReady: func() { ready++ }})
 	ndvi, wd, ht := ndviOf(w)
 	if ndvi == nil || wd != 64 || ht != 64 {
 		t.Fatalf("first map: got %d×%d (nil %v), want 64×64", wd, ht, ndvi == nil)
@@ -190,7 +190,7 @@ func TestWindowBuilds(t *testing.T) {
 
 func TestComputeUpdatesMapAndChart(t *testing.T) {
 	_, gpu, _, bs := testBackends()
-	w := newTestWindow(t, Options{}, hooks{backends: bs})
+	w := newTestWindow(t, options{}, hooks{backends: bs})
 	before, _, _ := ndviOf(w)
 	if n := len(w.Results()); n != 1 {
 		t.Fatalf("%d results after the first map, want 1", n)
@@ -251,7 +251,7 @@ func (f *fakeGL) SetMode(m string) error { f.setModes.Add(1); return nil }
 func TestModes(t *testing.T) {
 	cpu := &fakeBackend{name: compute.NameGo, available: true}
 	gl := &fakeGL{fakeBackend: fakeBackend{name: compute.NameGL, available: true, gpu: true}}
-	w := newTestWindow(t, Options{Repeat: 1}, hooks{backends: []compute.Backend{cpu, gl}})
+	w := newTestWindow(t, options{Repeat: 1}, hooks{backends: []compute.Backend{cpu, gl}})
 	sel := w.BackendMode(compute.NameGL)
 	if sel == nil || strings.Join(sel.Options, ",") != "mapped,subdata" || sel.Selected != "mapped" {
 		t.Fatalf("gl's mode picker: %+v", sel)
@@ -298,7 +298,7 @@ func TestModes(t *testing.T) {
 
 func TestUnavailableBackendCannotStart(t *testing.T) {
 	_, _, missing, bs := testBackends()
-	w := newTestWindow(t, Options{}, hooks{backends: bs})
+	w := newTestWindow(t, options{}, hooks{backends: bs})
 	r := w.BackendRadio(compute.NameCUDA)
 	if !r.Disabled() {
 		t.Fatal("the unavailable backend's radio is enabled")
@@ -338,7 +338,7 @@ func TestUnavailableBackendCannotStart(t *testing.T) {
 
 // ndviOf returns the plane shown and its size, failing the test if it is
 // not NDVI.
-func ndviOf(w *Window) ([]float32, int, int) {
+func ndviOf(w *window) ([]float32, int, int) {
 	p, name, wd, ht := w.Plane()
 	if p != nil && name != "ndvi" {
 		panic("the map shows " + name + ", not ndvi")
@@ -348,7 +348,7 @@ func ndviOf(w *Window) ([]float32, int, int) {
 
 // verifyShown checks the plane shown against the float64 truth of its
 // bands and index.
-func verifyShown(t *testing.T, w *Window) compute.Report {
+func verifyShown(t *testing.T, w *window) compute.Report {
 	t.Helper()
 	s := w.shown
 	j, err := compute.NewJob(s.set.bands, s.set.mask, []string{s.idx.name}, []*index.Expr{s.idx.expr})
@@ -372,7 +372,7 @@ func writeBand(t *testing.T, path string, w, h int, v float32) {
 }
 
 // dialogText returns the texts of the top overlay (a dialog), "" when none.
-func dialogText(w *Window) string {
+func dialogText(w *window) string {
 	top := w.Win.Canvas().Overlays().Top()
 	if top == nil {
 		return ""
@@ -390,7 +390,7 @@ func dialogText(w *Window) string {
 }
 
 func TestLoadErrorKeepsMap(t *testing.T) {
-	w := newTestWindow(t, Options{})
+	w := newTestWindow(t, options{})
 	before, _, _ := ndviOf(w)
 	label := w.SceneLabel.Text
 
@@ -440,7 +440,7 @@ func TestLoadErrorKeepsMap(t *testing.T) {
 }
 
 func TestLoadBands(t *testing.T) {
-	w := newTestWindow(t, Options{})
+	w := newTestWindow(t, options{})
 	dir := t.TempDir()
 	red, nir := filepath.Join(dir, "red.tif"), filepath.Join(dir, "nir.tif")
 	writeBand(t, red, 40, 30, 0.1)
@@ -465,7 +465,7 @@ func TestLoadBands(t *testing.T) {
 }
 
 func TestGenerateScene(t *testing.T) {
-	w := newTestWindow(t, Options{})
+	w := newTestWindow(t, options{})
 	w.source.Scene.SetSelected(fake.Noise)
 	w.source.Size.SetSelected(sizeLabel(256))
 	w.source.Seed.SetText("")
@@ -491,7 +491,7 @@ func TestGenerateScene(t *testing.T) {
 }
 
 func TestCompareAllAndSweep(t *testing.T) {
-	w := newTestWindow(t, Options{Repeat: 2})
+	w := newTestWindow(t, options{Repeat: 2})
 	test.Tap(w.CompareAll)
 	w.Wait()
 	rs := w.Results()
@@ -521,7 +521,7 @@ func TestCompareAllAndSweep(t *testing.T) {
 
 func TestCancel(t *testing.T) {
 	cpu, _, _, bs := testBackends()
-	w := newTestWindow(t, Options{}, hooks{backends: bs})
+	w := newTestWindow(t, options{}, hooks{backends: bs})
 	before, _, _ := ndviOf(w)
 	release := holdRuns(t, cpu)
 	test.Tap(w.Compute)
@@ -544,7 +544,7 @@ func TestCancel(t *testing.T) {
 }
 
 func TestColourAndStretch(t *testing.T) {
-	w := newTestWindow(t, Options{})
+	w := newTestWindow(t, options{})
 	w.colour.Ramp.SetSelected(rampLabel(colormap.RampViridis))
 	w.Wait()
 	if w.ramp != colormap.RampViridis || w.lut.Ramp() != colormap.RampViridis {
@@ -567,7 +567,7 @@ func TestColourAndStretch(t *testing.T) {
 }
 
 func TestStatistics(t *testing.T) {
-	w := newTestWindow(t, Options{})
+	w := newTestWindow(t, options{})
 	st := w.shown.summary
 	if st == nil || st.summary.Total != 64*64 {
 		t.Fatalf("stats %+v", st)
@@ -584,7 +584,7 @@ func TestStatistics(t *testing.T) {
 }
 
 func TestExport(t *testing.T) {
-	w := newTestWindow(t, Options{})
+	w := newTestWindow(t, options{})
 	dir := t.TempDir()
 	png1 := filepath.Join(dir, "map.png")
 	if err := w.ExportPNG(png1, true, "Test"); err != nil {
@@ -632,7 +632,7 @@ func TestStartOnFiles(t *testing.T) {
 	red, nir := filepath.Join(dir, "B04.tif"), filepath.Join(dir, "B08.tif")
 	writeBand(t, red, 24, 20, 0.2)
 	writeBand(t, nir, 24, 20, 0.6)
-	w := newTestWindow(t, Options{Bands: map[string]string{"red": red, "nir": nir}})
+	w := newTestWindow(t, options{Bands: map[string]string{"red": red, "nir": nir}})
 	if _, wd, ht := ndviOf(w); wd != 24 || ht != 20 {
 		t.Fatalf("start map %d×%d, want 24×20", wd, ht)
 	}
@@ -649,7 +649,7 @@ func TestStartOnMissingFile(t *testing.T) {
 	nir := filepath.Join(dir, "B08.tif")
 	writeBand(t, nir, 24, 20, 0.6)
 	ready := false
-	w := newTestWindow(t, Options{Bands: map[string]string{"red": filepath.Join(dir, "B04.tif"), "nir": nir}}, hooks{onReady: func() { ready = true }})
+	w := newTestWindow(t, options{Bands: map[string]string{"red": filepath.Join(dir, "B04.tif"), "nir": nir}}, hooks{onReady: func() { ready = true }})
 	if ndvi, _, _ := ndviOf(w); ndvi != nil {
 		t.Error("a map without a red band")
 	}

@@ -1,4 +1,8 @@
-package ui
+// Package swipe is the swipe between two dates over Canopy's map
+// (ui/mapview): a vertical divider the user drags across the map, the
+// before date's map left of it and the after date's plane, on the same
+// grid and in the same colours, drawn right of it by the map's overlay.
+package swipe
 
 import (
 	"image"
@@ -21,13 +25,13 @@ import (
 // enough to catch with a mouse, the line itself is 2 units.
 const dividerGrab = 20
 
-// SwipeDivider is the swipe view's vertical divider: left of it the map
+// Divider is the swipe view's vertical divider: left of it the map
 // shows the before date, right of it the after date. The user drags it
 // across the map. Its place is a share of the map's width, so it stays
 // where it was when the window is resized; the map under it zooms and
 // pans as usual (a drag anywhere but on the divider pans the map, the
 // wheel zooms it), and the divider keeps its place on the screen.
-type SwipeDivider struct {
+type Divider struct {
 	widget.BaseWidget
 
 	// OnMoved is called on the event goroutine after a drag moved the
@@ -39,16 +43,16 @@ type SwipeDivider struct {
 	span float32 // the map's width (Fyne units), from the last layout
 }
 
-// NewSwipeDivider returns a divider in the middle of the map.
-func NewSwipeDivider() *SwipeDivider {
-	d := &SwipeDivider{frac: 0.5}
+// NewDivider returns a divider in the middle of the map.
+func NewDivider() *Divider {
+	d := &Divider{frac: 0.5}
 	d.ExtendBaseWidget(d)
 	return d
 }
 
 // Fraction returns the divider's place as a share of the map's width
 // (0 at the left edge, 1 at the right).
-func (d *SwipeDivider) Fraction() float64 {
+func (d *Divider) Fraction() float64 {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.frac
@@ -56,7 +60,7 @@ func (d *SwipeDivider) Fraction() float64 {
 
 // SetFraction puts the divider at share f of the map's width (clamped to
 // [0, 1]).
-func (d *SwipeDivider) SetFraction(f float64) {
+func (d *Divider) SetFraction(f float64) {
 	d.mu.Lock()
 	if math.IsNaN(f) {
 		f = 0.5
@@ -68,7 +72,7 @@ func (d *SwipeDivider) SetFraction(f float64) {
 }
 
 // place moves the divider's grab area over its line on a map span wide.
-func (d *SwipeDivider) place(span float32) {
+func (d *Divider) place(span float32) {
 	d.mu.Lock()
 	d.span = span
 	x := float32(d.frac)*span - dividerGrab/2
@@ -77,7 +81,7 @@ func (d *SwipeDivider) place(span float32) {
 }
 
 // Dragged moves the divider by the drag's horizontal distance.
-func (d *SwipeDivider) Dragged(ev *fyne.DragEvent) {
+func (d *Divider) Dragged(ev *fyne.DragEvent) {
 	d.mu.Lock()
 	span := d.span
 	f := d.frac
@@ -92,17 +96,17 @@ func (d *SwipeDivider) Dragged(ev *fyne.DragEvent) {
 }
 
 // DragEnd ends a drag.
-func (d *SwipeDivider) DragEnd() {}
+func (d *Divider) DragEnd() {}
 
 // Cursor shows that the divider moves sideways.
-func (d *SwipeDivider) Cursor() desktop.Cursor { return desktop.HResizeCursor }
+func (d *Divider) Cursor() desktop.Cursor { return desktop.HResizeCursor }
 
 // MinSize is the grab area's width.
-func (d *SwipeDivider) MinSize() fyne.Size { return fyne.NewSize(dividerGrab, 1) }
+func (d *Divider) MinSize() fyne.Size { return fyne.NewSize(dividerGrab, 1) }
 
 // CreateRenderer draws the divider: a white line edged in black, readable
 // over any ramp, and a round grip in its middle.
-func (d *SwipeDivider) CreateRenderer() fyne.WidgetRenderer {
+func (d *Divider) CreateRenderer() fyne.WidgetRenderer {
 	edge := color.NRGBA{0, 0, 0, 200}
 	r := &dividerRenderer{
 		shade: canvas.NewRectangle(edge),
@@ -158,7 +162,7 @@ func (r *dividerRenderer) Refresh() {
 
 // dividerLayout lays the divider over its place on the map: the grab
 // area centred on the line, the map's full height.
-type dividerLayout struct{ d *SwipeDivider }
+type dividerLayout struct{ d *Divider }
 
 func (l dividerLayout) Layout(_ []fyne.CanvasObject, s fyne.Size) {
 	l.d.Resize(fyne.NewSize(dividerGrab, s.Height))
@@ -167,16 +171,17 @@ func (l dividerLayout) Layout(_ []fyne.CanvasObject, s fyne.Size) {
 
 func (l dividerLayout) MinSize([]fyne.CanvasObject) fyne.Size { return fyne.NewSize(0, 0) }
 
-// swipeView is the swipe between two dates over a map view: the map
+// View is the swipe between two dates over a map view: the map
 // shows the before plane as usual, and the after plane (on the same
 // grid) is drawn right of the divider by the map's overlay, at the same
 // zoom and pan, in the same colours.
-type swipeView struct {
-	m       *mapview.View
-	Divider *SwipeDivider
-	// layer holds the divider; it lies over the map in a stack and is
+type View struct {
+	m *mapview.View
+	// Divider is the line the user drags.
+	Divider *Divider
+	// Layer holds the divider; it lies over the map in a stack and is
 	// shown in the swipe view only.
-	layer *fyne.Container
+	Layer *fyne.Container
 
 	mu      sync.Mutex // guards the fields below (generator vs events)
 	on      bool
@@ -186,40 +191,41 @@ type swipeView struct {
 	scratch *image.NRGBA
 }
 
-func newSwipeView(m *mapview.View) *swipeView {
-	s := &swipeView{m: m, Divider: NewSwipeDivider()}
+// New returns the swipe over map m, hidden, its divider in the middle.
+func New(m *mapview.View) *View {
+	s := &View{m: m, Divider: NewDivider()}
 	s.Divider.OnMoved = func() { m.Redraw() }
-	s.layer = container.New(dividerLayout{s.Divider}, s.Divider)
-	s.layer.Hide()
+	s.Layer = container.New(dividerLayout{s.Divider}, s.Divider)
+	s.Layer.Hide()
 	return s
 }
 
-// set gives the after plane (w×h, the before plane's grid) and the
+// Set gives the after plane (w×h, the before plane's grid) and the
 // colours of both dates.
-func (s *swipeView) set(after []float32, w, h int, lut *colormap.LUT) {
+func (s *View) Set(after []float32, w, h int, lut *colormap.LUT) {
 	s.mu.Lock()
 	s.after, s.w, s.h, s.lut = after, w, h, lut
 	s.mu.Unlock()
 	s.m.Redraw()
 }
 
-// show turns the swipe on or off.
-func (s *swipeView) show(on bool) {
+// Show turns the swipe on or off.
+func (s *View) Show(on bool) {
 	s.mu.Lock()
 	s.on = on
 	s.mu.Unlock()
 	if on {
-		s.layer.Show()
+		s.Layer.Show()
 	} else {
-		s.layer.Hide()
+		s.Layer.Hide()
 	}
 	s.m.Redraw()
 }
 
-// draw paints the after plane right of the divider over the before map
+// Draw paints the after plane right of the divider over the before map
 // in buf (the map's view at corner (x0, y0) and zoom). It runs in the
 // map's generator.
-func (s *swipeView) draw(buf *image.NRGBA, x0, y0, zoom float64) {
+func (s *View) Draw(buf *image.NRGBA, x0, y0, zoom float64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.on || s.after == nil || s.lut == nil {
@@ -240,13 +246,13 @@ func (s *swipeView) draw(buf *image.NRGBA, x0, y0, zoom float64) {
 	}
 }
 
-// cut is the view column (physical pixels) where the after date starts
+// Cut is the view column (physical pixels) where the after date starts
 // in a view width pixels wide.
-func (s *swipeView) cut(width int) int {
+func (s *View) Cut(width int) int {
 	return int(math.Round(s.Divider.Fraction() * float64(width)))
 }
 
 var (
-	_ fyne.Draggable     = (*SwipeDivider)(nil)
-	_ desktop.Cursorable = (*SwipeDivider)(nil)
+	_ fyne.Draggable     = (*Divider)(nil)
+	_ desktop.Cursorable = (*Divider)(nil)
 )
