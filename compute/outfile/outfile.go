@@ -22,7 +22,11 @@
 // and exits with status 130 or 143 (128 + the signal), as a shell reports
 // a process killed by that signal. The handler is removed when no Set has
 // temporary files left, so the program's own signal behaviour is back
-// once the outputs are committed or aborted.
+// once the outputs are committed or aborted. A run that can stop by
+// itself takes the signal instead (NotifyContext): the first one cancels
+// its context and holds every commit back, so that it stops at its next
+// check and removes its temporary files as it returns; a second one
+// removes them and exits at once.
 package outfile
 
 import (
@@ -226,8 +230,9 @@ func sameFile(path string, st fs.FileInfo) bool {
 // temporary file and only when all of them succeeded renames each over
 // its path. If a rename fails part-way (the disk went away, a directory
 // appeared at a path), the error says which outputs were written and
-// which not; the rest of the temporary files are removed. Commit after
-// Commit or Abort does nothing.
+// which not; the rest of the temporary files are removed. While the run
+// is interrupted (NotifyContext) Commit puts nothing in place and returns
+// ErrInterrupted. Commit after Commit or Abort does nothing.
 func (s *Set) Commit() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -236,6 +241,9 @@ func (s *Set) Commit() error {
 	}
 	s.done = true
 	var err error
+	if len(s.outs) > 0 && checkInterrupted() != nil {
+		err = interruptedError(s.outs[0].path)
+	}
 	for _, w := range s.outs {
 		if err == nil {
 			if e := w.f.Sync(); e != nil {

@@ -4,6 +4,7 @@ package outfile
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -334,6 +335,94 @@ func TestSignals(t *testing.T) {
 			}
 			if b, _ := os.ReadFile(out); string(b) != want {
 				t.Errorf("output holds %d bytes, want %d", len(b), len(want))
+			}
+		})
+	}
+}
+
+// TestNotifyContextChild is the child process of TestNotifyContext: a
+// run under NotifyContext that starts an output, says so and waits for
+// its context; then either tries to commit and exits as the cause says
+// (OUTFILE_RUN=stops) or says it was cancelled and never stops
+// (OUTFILE_RUN=stuck), for the second signal to end it.
+func TestNotifyContextChild(t *testing.T) {
+	path := os.Getenv("OUTFILE_CHILD")
+	if path == "" || os.Getenv("OUTFILE_RUN") == "" {
+		t.Skip("run by TestNotifyContext")
+	}
+	ctx, stop := NotifyContext(t.Context())
+	defer stop()
+	s := NewSet()
+	w, err := s.Create(path)
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(3)
+	}
+	w.Write(make([]byte, 1<<20))
+	fmt.Println("ready")
+	<-ctx.Done()
+	var se SignalError
+	if !errors.As(context.Cause(ctx), &se) || !errors.Is(context.Cause(ctx), ErrInterrupted) {
+		fmt.Println("cause", context.Cause(ctx))
+		os.Exit(3)
+	}
+	if os.Getenv("OUTFILE_RUN") == "stuck" {
+		fmt.Println("cancelled")
+		select {}
+	}
+	fmt.Println("commit:", s.Commit(), Live())
+	stop()
+	os.Exit(se.ExitCode())
+}
+
+// TestNotifyContext: under NotifyContext the first SIGINT or SIGTERM
+// cancels the run's context with the signal as the cause and no commit
+// goes through (the run removes its temporary file and exits 128 + the
+// signal by itself); a second signal to a run that does not stop removes
+// the temporary file and exits at once.
+func TestNotifyContext(t *testing.T) {
+	for _, c := range []struct {
+		run string
+		sig syscall.Signal
+	}{{"stops", syscall.SIGINT}, {"stops", syscall.SIGTERM}, {"stuck", syscall.SIGINT}} {
+		t.Run(c.run+"/"+c.sig.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			out := filepath.Join(dir, "ndvi.tif")
+			write(t, out, "before", 0o644)
+			cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestNotifyContextChild$")
+			cmd.Env = append(os.Environ(), "OUTFILE_CHILD="+out, "OUTFILE_RUN="+c.run)
+			stdout, _ := cmd.StdoutPipe()
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			r := bufio.NewReader(stdout)
+			if line, _ := r.ReadString('\n'); line != "ready\n" {
+				cmd.Process.Kill()
+				t.Fatalf("child said %q", line)
+			}
+			if l := leftovers(t, dir); len(l) != 1 {
+				t.Errorf("temporary files while the child writes: %v", l)
+			}
+			cmd.Process.Signal(c.sig)
+			line, _ := r.ReadString('\n')
+			if c.run == "stuck" {
+				if line != "cancelled\n" {
+					t.Errorf("after the first signal the child said %q", line)
+				}
+				cmd.Process.Signal(c.sig)
+			} else if want := "commit: write " + out + ": interrupted 0\n"; line != want {
+				t.Errorf("the commit after the signal: %q, want %q", line, want)
+			}
+			io.Copy(io.Discard, r)
+			cmd.Wait()
+			if code, want := cmd.ProcessState.ExitCode(), 128+int(c.sig); code != want {
+				t.Errorf("exit status %d (%v), want %d", code, cmd.ProcessState, want)
+			}
+			if l := leftovers(t, dir); len(l) != 0 {
+				t.Errorf("left behind: %v", l)
+			}
+			if b, _ := os.ReadFile(out); string(b) != "before" {
+				t.Errorf("the output was replaced: %d bytes", len(b))
 			}
 		})
 	}

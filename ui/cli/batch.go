@@ -195,7 +195,7 @@ func previous(f io.ReaderAt) (map[string]string, error) {
 	return m, nil
 }
 
-func cmdBatch(args []string, stdout, stderr io.Writer) error {
+func cmdBatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("batch", stderr)
 	outDir := fs.String("out", "", "the folder for the outputs and batch.jsonl")
 	var pf productFlags
@@ -297,15 +297,29 @@ func cmdBatch(args []string, stdout, stderr io.Writer) error {
 	for range k {
 		wg.Go(func() {
 			for s := range work {
-				record(batchScene(s, *outDir, bandMap, sel, eng, pf.mask, pf.buffer, settings, done[s]))
+				l := batchScene(ctx, s, *outDir, bandMap, sel, eng, pf.mask, pf.buffer, settings, done[s])
+				if l.Status == "failed" && ctx.Err() != nil {
+					// Interrupted, not failed: no line, and a re-run
+					// computes the scene.
+					continue
+				}
+				record(l)
 			}
 		})
 	}
+feed:
 	for _, s := range mine {
-		work <- s
+		select {
+		case work <- s:
+		case <-ctx.Done():
+			break feed // no scene starts after an interrupt
+		}
 	}
 	close(work)
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	if bar != nil {
 		bar.Finish()
 	}
@@ -340,7 +354,7 @@ func (s *sharedBackend) close() {
 // there with the same fingerprint. The scene goes through the block
 // pipeline into a Cloud Optimized GeoTIFF, verified, as `canopy compute
 // --scene PATH --tif OUT` writes it.
-func batchScene(s, dir string, bandMap map[string]int, sel selection, eng *sharedBackend, mask string, buffer int, settings, prevFP string) batchLine {
+func batchScene(ctx context.Context, s, dir string, bandMap map[string]int, sel selection, eng *sharedBackend, mask string, buffer int, settings, prevFP string) batchLine {
 	t0 := time.Now()
 	out := outputName(dir, s)
 	line := batchLine{Scene: s}
@@ -358,7 +372,7 @@ func batchScene(s, dir string, bandMap map[string]int, sel selection, eng *share
 	removeStaleTemps(out)
 	err = func() error {
 		spec := source.Spec{Product: s, Assign: bandMap, AssignFlag: "--bands", Mask: mask, MaskBuffer: buffer, Scale: sel.scale}
-		src, err := source.Open(context.Background(), spec, source.Options{Roles: sel.roles(), Need: sel.names[0]})
+		src, err := source.Open(ctx, spec, source.Options{Roles: sel.roles(), Need: sel.names[0]})
 		if err != nil {
 			return err
 		}
@@ -377,7 +391,7 @@ func batchScene(s, dir string, bandMap map[string]int, sel selection, eng *share
 			return err
 		}
 		defer o.abort()
-		if _, err := source.Run(context.Background(), src, source.Job{Backend: b, Mode: mode, Names: sel.names, Exprs: sel.exprs, Verify: true}, o.sinks...); err != nil {
+		if _, err := source.Run(ctx, src, source.Job{Backend: b, Mode: mode, Names: sel.names, Exprs: sel.exprs, Verify: true}, withPause(ctx, "block "+filepath.Base(out), o.sinks)...); err != nil {
 			return err
 		}
 		return o.finish()

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -51,9 +52,9 @@ type changeClass struct {
 // GeoTIFF at path through the one road (source.Open, source.Run),
 // verified, its whole plane kept; the source comes back closed (its grid
 // and files stay).
-func dateIndex(path string, bandMap map[string]int, sel selection, backend, mask string, buffer int, rg *source.Regrid) (*source.Planes, source.Source, error) {
+func dateIndex(ctx context.Context, path string, bandMap map[string]int, sel selection, backend, mask string, buffer int, rg *source.Regrid) (*source.Planes, source.Source, error) {
 	spec := source.Spec{Product: path, Assign: bandMap, AssignFlag: "--bands", Mask: mask, MaskBuffer: buffer, Scale: sel.scale}
-	planes, src, err := computeIndices(spec, source.Options{Need: sel.names[0], Regrid: rg}, sel, backend)
+	planes, src, err := computeIndices(ctx, spec, source.Options{Need: sel.names[0], Regrid: rg}, sel, backend)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -61,7 +62,7 @@ func dateIndex(path string, bandMap map[string]int, sel selection, backend, mask
 	return planes, src, nil
 }
 
-func cmdChange(args []string, stdout, stderr io.Writer) error {
+func cmdChange(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("change", stderr)
 	before := fs.String("before", "", "the earlier date: a product or a multi-band GeoTIFF")
 	after := fs.String("after", "", "the later date, the same kind")
@@ -104,12 +105,15 @@ func cmdChange(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	jb, sb, err := dateIndex(*before, bandMap, sel, pf.backend, pf.mask, pf.buffer, rg)
+	jb, sb, err := dateIndex(ctx, *before, bandMap, sel, pf.backend, pf.mask, pf.buffer, rg)
 	if err != nil {
 		return err
 	}
-	ja, sa, err := dateIndex(*after, bandMap, sel, pf.backend, pf.mask, pf.buffer, rg)
+	ja, sa, err := dateIndex(ctx, *after, bandMap, sel, pf.backend, pf.mask, pf.buffer, rg)
 	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
 		return err
 	}
 	geoA, geoB := sa.Grid().Geo, sb.Grid().Geo
@@ -133,6 +137,9 @@ func cmdChange(args []string, stdout, stderr io.Writer) error {
 	inputs := append(append([]string{*before, *after, *stands}, sb.Files()...), sa.Files()...)
 	if p, _, err := vector.ParseStands(*stands); err == nil {
 		inputs = append(inputs, p)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	set := outfile.NewSet(inputs...)
 	defer set.Abort()

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -15,6 +16,7 @@ import (
 	"canopy/compute"
 	"canopy/compute/backends"
 	"canopy/compute/fake"
+	"canopy/compute/outfile"
 	"canopy/compute/request"
 	"canopy/compute/usererr"
 )
@@ -65,7 +67,7 @@ Exit status: 0 success, 1 a failed run, 2 bad usage.`
 // command is one command of the command line: `canopy NAME ARGS...`.
 type command struct {
 	name string
-	run  func(args []string, stdout, stderr io.Writer) error
+	run  func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
 // commands is the command table Run dispatches through (help and the
@@ -101,6 +103,15 @@ func commandNames() string {
 
 // Run executes the command line args (without the program name) and
 // returns the exit status.
+//
+// The command runs under a context that Ctrl+C (SIGINT) or SIGTERM
+// cancels (outfile.NotifyContext): the run stops at its next block,
+// removes what it had begun to write (no output is put in place after
+// the signal), and Run prints one line, "canopy CMD: interrupted", and
+// returns 128 + the signal (130 for Ctrl+C, 143 for SIGTERM), the
+// status a shell gives a process the signal killed. A second signal does
+// not wait for the run to stop: the temporary files are removed and the
+// process exits at once.
 func Run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprintln(stderr, usage)
@@ -115,16 +126,24 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		return ExitOK
 	}
 	err := request.Errorf("unknown command %q (commands: %s)", args[0], commandNames())
+	ctx, stop := outfile.NotifyContext(context.Background())
+	defer stop()
 	for _, c := range commands {
 		if c.name == args[0] {
-			err = c.run(args[1:], stdout, stderr)
+			err = c.run(ctx, args[1:], stdout, stderr)
 			break
 		}
 	}
 	var ue request.Error
+	var sig outfile.SignalError
 	switch {
 	case err == nil:
 		return ExitOK
+	case errors.As(context.Cause(ctx), &sig):
+		// Whatever the run's own error says (a context error, a
+		// commit refused), the run stopped because it was asked to.
+		fmt.Fprintf(stderr, "canopy %s: interrupted\n", usererr.Clip(args[0]))
+		return sig.ExitCode()
 	case errors.Is(err, flag.ErrHelp):
 		return ExitOK
 	case errors.As(err, &ue):
@@ -160,7 +179,7 @@ func parse(fs *flag.FlagSet, args []string, stdout io.Writer) error {
 	return nil
 }
 
-func cmdBackends(args []string, stdout, stderr io.Writer) error {
+func cmdBackends(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("backends", stderr)
 	asJSON := fs.Bool("json", false, "one JSON object per line")
 	if err := parse(fs, args, stdout); err != nil {

@@ -8,6 +8,7 @@ import (
 	"math"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -79,6 +80,24 @@ type pngStyle struct {
 	legend        bool
 	title         string
 	size          int
+}
+
+// pause, when set (by tests), is called with the run's context where a
+// test holds a run to interrupt it: "commit" (zonal, just before its
+// outputs are put in place), "block" (compute, after each block its
+// outputs took) and "block NAME" (batch, the same for the scene whose
+// output is NAME).
+var pause func(ctx context.Context, at string)
+
+// withPause is sinks and, when pause is set, a last one that calls it.
+func withPause(ctx context.Context, at string, sinks []pipeline.Sink) []pipeline.Sink {
+	if pause == nil {
+		return sinks
+	}
+	return append(slices.Clip(sinks), pipeline.SinkFunc(func(*pipeline.Block) error {
+		pause(ctx, at)
+		return nil
+	}))
 }
 
 // outWriter is what an output is encoded into (the COG writer reads back
@@ -248,7 +267,7 @@ func pngPaths(path string, names []string) []string {
 	return out
 }
 
-func cmdCompute(args []string, stdout, stderr io.Writer) error {
+func cmdCompute(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("compute", stderr)
 	var in inputFlags
 	in.register(fs)
@@ -314,7 +333,7 @@ func cmdCompute(args []string, stdout, stderr io.Writer) error {
 	defer b.Close()
 
 	t0 := time.Now()
-	src, err := in.open(sel)
+	src, err := in.open(ctx, sel)
 	if err != nil {
 		return err
 	}
@@ -333,11 +352,12 @@ func cmdCompute(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	sinks := out.sinks
+	sinks := slices.Clip(out.sinks)
 	if layRun != nil {
 		sinks = append(sinks, layRun.sinks...)
 	}
-	res, err := source.Run(context.Background(), src, source.Job{Backend: b, Mode: mode, Names: sel.names, Exprs: sel.exprs, Verify: !*noVerify}, sinks...)
+	sinks = withPause(ctx, "block", sinks)
+	res, err := source.Run(ctx, src, source.Job{Backend: b, Mode: mode, Names: sel.names, Exprs: sel.exprs, Verify: !*noVerify}, sinks...)
 	if err != nil {
 		return err
 	}
@@ -402,9 +422,9 @@ func cmdCompute(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-func cmdBench(args []string, stdout, stderr io.Writer) error {
+func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if wantsResident(args) {
-		return cmdBenchResident(args, stdout, stderr) // ui/cli/resident.go
+		return cmdBenchResident(ctx, args, stdout, stderr) // ui/cli/resident.go
 	}
 	fs := newFlags("bench", stderr)
 	sizes := fs.String("size", "2048", "image sizes, N or NxM, comma-separated")
@@ -472,6 +492,9 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		}
 		ceiling := compute.HostCopyCeiling(min(max(j.Pixels()*4, 64<<20), 512<<20))
 		for i, b := range inst {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 			j.Mode = targets[i].mode
 			r := compute.BenchJob(b, j, compute.BenchOptions{Repeat: *repeat, HostCeiling: ceiling})
 			all = append(all, r)
@@ -503,7 +526,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-func cmdFake(args []string, stdout, stderr io.Writer) error {
+func cmdFake(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("fake", stderr)
 	size := fs.String("size", "", "N or NxM pixels")
 	seed := fs.Uint64("seed", 1, "random seed (same seed, same bytes)")
@@ -534,7 +557,7 @@ func cmdFake(args []string, stdout, stderr io.Writer) error {
 	if *scene != fake.Noise && *scene != fake.Landscape {
 		return request.Errorf("unknown --scene %q (noise, landscape)", *scene)
 	}
-	if err := writeFake(*redOut, *nirOut, *scene, w, h, *seed, comp); err != nil {
+	if err := writeFake(ctx, *redOut, *nirOut, *scene, w, h, *seed, comp); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %s and %s: %s scene %dx%d seed %d\n", *redOut, *nirOut, *scene, w, h, *seed)
@@ -545,10 +568,10 @@ func cmdFake(args []string, stdout, stderr io.Writer) error {
 // NIR, written as one outfile set (both or neither): generation and the
 // two files' compression overlap, and memory is a few blocks whatever the
 // size.
-func writeFake(redPath, nirPath, kind string, w, h int, seed uint64, comp geotiff.Compression) error {
+func writeFake(ctx context.Context, redPath, nirPath, kind string, w, h int, seed uint64, comp geotiff.Compression) error {
 	// The scene's source streams red and NIR by rows: memory is a few
 	// blocks whatever the size.
-	src, err := source.Open(context.Background(), source.Spec{Fake: kind, Width: w, Height: h, Seed: seed}, source.Options{Roles: []string{"red", "nir"}})
+	src, err := source.Open(ctx, source.Spec{Fake: kind, Width: w, Height: h, Seed: seed}, source.Options{Roles: []string{"red", "nir"}})
 	if err != nil {
 		return err
 	}
@@ -584,7 +607,7 @@ func writeFake(redPath, nirPath, kind string, w, h int, seed uint64, comp geotif
 			return nil
 		}))
 	}
-	if _, err := source.Run(context.Background(), src, source.Job{InFlight: 3}, sinks...); err != nil {
+	if _, err := source.Run(ctx, src, source.Job{InFlight: 3}, sinks...); err != nil {
 		return err
 	}
 	for k, c := range cogs {

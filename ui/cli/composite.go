@@ -65,7 +65,7 @@ func parseStat(s string) (season.Stat, float64, error) {
 
 // cmdComposite is canopy composite: one statistic of every pixel's valid
 // values over a period of a stack.
-func cmdComposite(args []string, stdout, stderr io.Writer) error {
+func cmdComposite(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("composite", stderr)
 	var sf stackFlags
 	sf.register(fs, "the index composited (one)")
@@ -102,7 +102,7 @@ func cmdComposite(args []string, stdout, stderr io.Writer) error {
 	}
 	sf.scratch = filepath.Dir(*tif)
 	var inputs []string
-	o, err := sf.open(paths, &inputs)
+	o, err := sf.open(ctx, paths, &inputs)
 	if err != nil {
 		return err
 	}
@@ -110,7 +110,7 @@ func cmdComposite(args []string, stdout, stderr io.Writer) error {
 	rep := seasonReport{Model: "composite " + *stat, Index: o.sel.names[0]}
 	set := outfile.NewSet(inputs...)
 	defer set.Abort()
-	if err := runSeason(o, &rf, m, set, *tif, &rep, nil); err != nil {
+	if err := runSeason(ctx, o, &rf, m, set, *tif, &rep, nil); err != nil {
 		return err
 	}
 	if err := set.Commit(); err != nil {
@@ -126,7 +126,7 @@ func cmdComposite(args []string, stdout, stderr io.Writer) error {
 // runSeason runs the model over the stack and writes its planes as a COG
 // (band descriptions: the model's outputs); keep, when set, hears every
 // block's planes too.
-func runSeason(o *openedStack, rf *seasonRunFlags, m season.Model, set *outfile.Set, tif string, rep *seasonReport, keep func(y0, rows int, out [][]float32)) error {
+func runSeason(ctx context.Context, o *openedStack, rf *seasonRunFlags, m season.Model, set *outfile.Set, tif string, rep *seasonReport, keep func(y0, rows int, out [][]float32)) error {
 	st := o.st
 	names := m.Outputs()
 	backends, closeDevices, err := rf.spread(o.backend)
@@ -148,7 +148,7 @@ func runSeason(o *openedStack, rf *seasonRunFlags, m season.Model, set *outfile.
 	}
 	valued := 0
 	var write time.Duration
-	_, tm, err := stack.RunRows(context.Background(), st, backends, m, 0, st.Grid.Height, func(y0, rows int, planes [][]float32) error {
+	_, tm, err := stack.RunRows(ctx, st, backends, m, 0, st.Grid.Height, func(y0, rows int, planes [][]float32) error {
 		// A composite's pixels with a value; a monitor's with a valid
 		// observation.
 		if m.Kind == season.Composite {

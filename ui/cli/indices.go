@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -21,7 +22,7 @@ type indexEntry struct {
 	Reference   string     `json:"reference"`
 }
 
-func cmdIndices(args []string, stdout, stderr io.Writer) error {
+func cmdIndices(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("indices", stderr)
 	asJSON := fs.Bool("json", false, "one JSON object per index")
 	if err := parse(fs, args, stdout); err != nil {
@@ -44,7 +45,7 @@ func cmdIndices(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-func cmdScene(args []string, stdout, stderr io.Writer) error {
+func cmdScene(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("scene", stderr)
 	asJSON := fs.Bool("json", false, "print the scene as JSON")
 	// The path comes first (canopy scene PATH --json) or after the flags.

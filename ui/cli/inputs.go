@@ -136,7 +136,7 @@ func (f *inputFlags) check() error {
 // block by block at their stored type; a --scene is loaded whole (its
 // bands resampled onto one grid and masked), then passed on block by
 // block.
-func (f *inputFlags) open(sel selection) (source.Source, error) {
+func (f *inputFlags) open(ctx context.Context, sel selection) (source.Source, error) {
 	if err := f.check(); err != nil {
 		return nil, err
 	}
@@ -148,7 +148,7 @@ func (f *inputFlags) open(sel selection) (source.Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	return source.Open(context.Background(), s, source.Options{Roles: sel.roles(), Need: strings.Join(sel.names, ","), Refuse: f.refuse, Regrid: rg})
+	return source.Open(ctx, s, source.Options{Roles: sel.roles(), Need: strings.Join(sel.names, ","), Refuse: f.refuse, Regrid: rg})
 }
 
 // indexFlags are --index NAME[,NAME...] and --expr EXPR.
@@ -235,14 +235,14 @@ func (f *indexFlags) parse() (selection, error) {
 // named (name[:mode] or auto) through the one road (source.Run), verified,
 // and keeps the whole planes: what zonal and change compute before their
 // own work. Close the source when done.
-func computeIndices(spec source.Spec, opt source.Options, sel selection, backendName string) (*source.Planes, source.Source, error) {
+func computeIndices(ctx context.Context, spec source.Spec, opt source.Options, sel selection, backendName string) (*source.Planes, source.Source, error) {
 	b, mode, err := pickBackend(backendName)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer b.Close()
 	opt.Roles = sel.roles()
-	src, err := source.Open(context.Background(), spec, opt)
+	src, err := source.Open(ctx, spec, opt)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -258,7 +258,7 @@ func computeIndices(spec source.Spec, opt source.Options, sel selection, backend
 	}
 	g := src.Grid()
 	planes := source.NewPlanes(g.Width, g.Height, len(sel.names))
-	if _, err := source.Run(context.Background(), src, source.Job{Backend: b, Mode: mode, Names: sel.names, Exprs: sel.exprs, Verify: true}, planes); err != nil {
+	if _, err := source.Run(ctx, src, source.Job{Backend: b, Mode: mode, Names: sel.names, Exprs: sel.exprs, Verify: true}, planes); err != nil {
 		src.Close()
 		return nil, nil, err
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -34,7 +35,7 @@ type standAlert struct {
 // cmdMonitor is canopy monitor: a season-trend model fitted on a history
 // period, the monitoring period checked against it (BFAST-monitor's MOSUM
 // or fordead's anomaly rule), alerts per pixel and per stand.
-func cmdMonitor(args []string, stdout, stderr io.Writer) error {
+func cmdMonitor(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("monitor", stderr)
 	var sf stackFlags
 	sf.register(fs, "the index monitored (one; ndmi or nbr for bark beetle and storms)")
@@ -127,7 +128,7 @@ func cmdMonitor(args []string, stdout, stderr io.Writer) error {
 			inputs = append(inputs, p)
 		}
 	}
-	o, err := sf.open(paths, &inputs)
+	o, err := sf.open(ctx, paths, &inputs)
 	if err != nil {
 		return err
 	}
@@ -175,7 +176,7 @@ func cmdMonitor(args []string, stdout, stderr io.Writer) error {
 			copy(cnt[y0*g.Width:], out[3])
 		}
 	}
-	if err := runSeason(o, &rf, m, set, *tif, &rep, keep); err != nil {
+	if err := runSeason(ctx, o, &rf, m, set, *tif, &rep, keep); err != nil {
 		return err
 	}
 	rep.Alerts = alerts

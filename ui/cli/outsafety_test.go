@@ -3,10 +3,10 @@ package cli
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"os/exec"
@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 )
@@ -257,9 +258,12 @@ func TestBatchJournalRules(t *testing.T) {
 // TestCLIChild runs one command line in a process of its own, as the
 // canopy binary does (main calls Run), for the tests below that signal it
 // or limit its file size. CANOPY_CLI_ARGS holds the arguments (JSON);
-// CANOPY_CLI_PAUSE=1 stops zonal just before it commits its outputs
-// (printing PAUSED); CANOPY_CLI_FSIZE limits the size of any file written
-// (RLIMIT_FSIZE: a write beyond it fails as on a full disk).
+// CANOPY_CLI_PAUSE=AT holds the run the first time it reaches AT (see
+// pause: "commit", "block", "block NAME"), printing PAUSED, until its
+// context is cancelled; with CANOPY_CLI_STUCK=1 it then prints STUCK and
+// never goes on (a run that does not stop, for the second signal);
+// CANOPY_CLI_FSIZE limits the size of any file written (RLIMIT_FSIZE: a
+// write beyond it fails as on a full disk).
 func TestCLIChild(t *testing.T) {
 	raw := os.Getenv("CANOPY_CLI_ARGS")
 	if raw == "" {
@@ -269,10 +273,23 @@ func TestCLIChild(t *testing.T) {
 	if err := json.Unmarshal([]byte(raw), &args); err != nil {
 		t.Fatal(err)
 	}
-	if os.Getenv("CANOPY_CLI_PAUSE") == "1" {
-		beforeCommit = func() {
+	if at := os.Getenv("CANOPY_CLI_PAUSE"); at != "" {
+		var once sync.Once
+		pause = func(ctx context.Context, where string) {
+			if where != at {
+				return
+			}
+			first := false
+			once.Do(func() { first = true })
+			if !first {
+				return
+			}
 			fmt.Println("PAUSED")
-			select {}
+			<-ctx.Done()
+			if os.Getenv("CANOPY_CLI_STUCK") == "1" {
+				fmt.Println("STUCK")
+				select {}
+			}
 		}
 	}
 	if v := os.Getenv("CANOPY_CLI_FSIZE"); v != "" {
@@ -287,14 +304,72 @@ func TestCLIChild(t *testing.T) {
 
 func childCmd(t *testing.T, env []string, args ...string) *exec.Cmd {
 	raw, _ := json.Marshal(args)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCLIChild$", "-test.count=1")
+	// Bounded by the test's own deadline: a hang fails the test, not the
+	// whole package's run.
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestCLIChild$", "-test.count=1")
 	cmd.Env = append(append(os.Environ(), "CANOPY_CLI_ARGS="+string(raw)), env...)
 	return cmd
 }
 
+// interrupted is a child run held at a pause point (PAUSED read).
+type interrupted struct {
+	cmd    *exec.Cmd
+	out    *bufio.Scanner
+	stderr bytes.Buffer
+}
+
+// startPaused starts the child and waits until it reports PAUSED.
+func startPaused(t *testing.T, cmd *exec.Cmd) *interrupted {
+	t.Helper()
+	r := &interrupted{cmd: cmd}
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = &r.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r.out = bufio.NewScanner(stdout)
+	if !r.next("PAUSED") {
+		cmd.Wait()
+		t.Fatalf("the child never paused: %s", r.stderr.String())
+	}
+	return r
+}
+
+// next reads the child's stdout up to the line want (false at its end).
+func (r *interrupted) next(want string) bool {
+	for r.out.Scan() {
+		if r.out.Text() == want {
+			return true
+		}
+	}
+	return false
+}
+
+// signal sends sig and waits for the child to exit; its exit status.
+func (r *interrupted) signal(sig syscall.Signal) int {
+	r.cmd.Process.Signal(sig)
+	for r.out.Scan() {
+	}
+	r.cmd.Wait()
+	return r.cmd.ProcessState.ExitCode()
+}
+
+// checkInterrupted checks that an interrupted child said one line,
+// "canopy CMD: interrupted", and exited 128 + the signal.
+func checkInterrupted(t *testing.T, cmdName string, sig syscall.Signal, code int, stderr string) {
+	t.Helper()
+	if want := 128 + int(sig); code != want {
+		t.Errorf("%v: exit %d, want %d (%s)", sig, code, want, stderr)
+	}
+	if want := "canopy " + cmdName + ": interrupted\n"; stderr != want {
+		t.Errorf("%v: stderr %q, want %q", sig, stderr, want)
+	}
+}
+
 // TestZonalInterruptLeavesNothing: SIGINT while zonal holds its CSV and
-// GeoPackage as temporary files (stopped just before the commit) removes
-// both, leaves existing outputs as they were and exits 130.
+// GeoPackage as temporary files (held just before the commit) stops the
+// run: both are removed, existing outputs are left as they were, and the
+// run says "interrupted" and exits 130 (143 for SIGTERM).
 func TestZonalInterruptLeavesNothing(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("no SIGINT to send on Windows")
@@ -306,31 +381,11 @@ func TestZonalInterruptLeavesNothing(t *testing.T) {
 	csvPath, gp := filepath.Join(out, "stats.csv"), filepath.Join(out, "stands.gpkg")
 	os.WriteFile(gp, []byte("an older GeoPackage\n"), 0o644)
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
-		cmd := childCmd(t, []string{"CANOPY_CLI_PAUSE=1"}, "zonal", "--red", red, "--nir", nir, "--stands", stands, "--csv", csvPath, "--gpkg", gp, "--backend", "go")
-		stdout, _ := cmd.StdoutPipe()
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		sc := bufio.NewScanner(stdout)
-		paused := false
-		for !paused && sc.Scan() {
-			paused = sc.Text() == "PAUSED"
-		}
-		if !paused {
-			cmd.Wait()
-			t.Fatalf("the child never reached the commit: %s", stderr.String())
-		}
+		r := startPaused(t, childCmd(t, []string{"CANOPY_CLI_PAUSE=commit"}, "zonal", "--red", red, "--nir", nir, "--stands", stands, "--csv", csvPath, "--gpkg", gp, "--backend", "go"))
 		if l := leftTemps(out); len(l) != 2 {
 			t.Errorf("before the signal: temporary files %v, want the CSV's and the GeoPackage's", l)
 		}
-		cmd.Process.Signal(sig)
-		go io.Copy(io.Discard, stdout)
-		cmd.Wait()
-		if code, want := cmd.ProcessState.ExitCode(), 128+int(sig); code != want {
-			t.Errorf("%v: exit %d, want %d (%s)", sig, code, want, stderr.String())
-		}
+		checkInterrupted(t, "zonal", sig, r.signal(sig), r.stderr.String())
 		if l := leftTemps(out); len(l) > 0 {
 			t.Errorf("%v left %v", sig, l)
 		}
@@ -339,6 +394,126 @@ func TestZonalInterruptLeavesNothing(t *testing.T) {
 		}
 		if b, _ := os.ReadFile(gp); string(b) != "an older GeoPackage\n" {
 			t.Errorf("%v: the existing GeoPackage was changed", sig)
+		}
+	}
+}
+
+// TestComputeInterrupted: Ctrl+C while compute --tif --png streams its
+// blocks (held after the first block went into the COG) stops the run at
+// the next block: no temporary file is left, the files that were there
+// are as they were, one line says "interrupted", the exit status is 130.
+// A run that does not stop (held past its context) is ended by a second
+// Ctrl+C at once, its temporary files removed all the same.
+func TestComputeInterrupted(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no SIGINT to send on Windows")
+	}
+	dir := t.TempDir()
+	red, nir := fakePair(t, dir, "700x600")
+	out := filepath.Join(dir, "out")
+	os.Mkdir(out, 0o755)
+	tif, png := filepath.Join(out, "ndvi.tif"), filepath.Join(out, "ndvi.png")
+	os.WriteFile(tif, []byte("an older map\n"), 0o644)
+	args := []string{"compute", "--red", red, "--nir", nir, "--backend", "go", "--tif", tif, "--png", png}
+	check := func(t *testing.T) {
+		t.Helper()
+		if l := leftTemps(out); len(l) > 0 {
+			t.Errorf("left %v", l)
+		}
+		if b, _ := os.ReadFile(tif); string(b) != "an older map\n" {
+			t.Errorf("the existing GeoTIFF was changed (%d bytes)", len(b))
+		}
+		if _, err := os.Stat(png); err == nil {
+			t.Errorf("the PNG was written")
+		}
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			r := startPaused(t, childCmd(t, []string{"CANOPY_CLI_PAUSE=block"}, args...))
+			if l := leftTemps(out); len(l) < 2 {
+				t.Errorf("while it runs: temporary files %v, want the GeoTIFF's and the PNG's", l)
+			}
+			checkInterrupted(t, "compute", sig, r.signal(sig), r.stderr.String())
+			check(t)
+		})
+	}
+	t.Run("twice", func(t *testing.T) {
+		r := startPaused(t, childCmd(t, []string{"CANOPY_CLI_PAUSE=block", "CANOPY_CLI_STUCK=1"}, args...))
+		r.cmd.Process.Signal(syscall.SIGINT)
+		if !r.next("STUCK") {
+			t.Fatalf("the first Ctrl+C did not reach the run: %s", r.stderr.String())
+		}
+		if code := r.signal(syscall.SIGINT); code != 130 {
+			t.Errorf("the second Ctrl+C: exit %d, want 130 (%s)", code, r.stderr.String())
+		}
+		check(t)
+	})
+	// Uninterrupted, the same command writes both.
+	if code, _, e := run(t, args...); code != 0 {
+		t.Fatalf("exit %d: %s", code, e)
+	}
+	if b, _ := os.ReadFile(tif); !bytes.HasPrefix(b, []byte("II*\x00")) && !bytes.HasPrefix(b, []byte("II+\x00")) {
+		t.Errorf("the GeoTIFF after a whole run starts %q", b[:min(len(b), 4)])
+	}
+}
+
+// TestBatchInterrupted: Ctrl+C while batch computes its second scene
+// (one at a time; held after the scene's first block) stops the batch:
+// the first scene is done and in the journal, the second leaves no
+// temporary file and no line (it was interrupted, not failed), the third
+// never starts; one line says "interrupted", the exit status is 130. A
+// re-run skips the first and computes the rest, into the same bytes as
+// a batch never interrupted.
+func TestBatchInterrupted(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no SIGINT to send on Windows")
+	}
+	in := t.TempDir()
+	var scenes []string
+	for i, x0 := range []float64{600000, 610000, 620000} {
+		p := filepath.Join(in, "flight"+string(rune('a'+i))+".tif")
+		date(t, p, 300, 260, x0, uint16(100*i), 2, 2, 8, 8)
+		scenes = append(scenes, p)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	args := []string{"batch", "--out", out, "--index", "ndvi", "--jobs", "1", "--progress", "off", "--backend", "go", in}
+	r := startPaused(t, childCmd(t, []string{"CANOPY_CLI_PAUSE=block flightb.tif"}, args...))
+	if l := leftTemps(out); len(l) != 1 {
+		t.Errorf("while the second scene runs: temporary files %v, want its GeoTIFF's", l)
+	}
+	checkInterrupted(t, "batch", syscall.SIGINT, r.signal(syscall.SIGINT), r.stderr.String())
+	if l := leftTemps(out); len(l) > 0 {
+		t.Errorf("left %v", l)
+	}
+	ls := readBatchLog(t, out)
+	if len(ls) != 1 || ls[0].Scene != scenes[0] || ls[0].Status != "done" {
+		t.Errorf("journal after the interrupt: %+v, want the first scene done alone", ls)
+	}
+	ents, _ := os.ReadDir(out)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if strings.Join(names, " ") != "batch.jsonl flighta.tif" {
+		t.Errorf("the folder after the interrupt holds %v", names)
+	}
+	if code, _, e := run(t, args...); code != 0 {
+		t.Fatalf("re-run: exit %d: %s", code, e)
+	}
+	status := map[string]string{}
+	for _, l := range readBatchLog(t, out)[1:] {
+		status[l.Scene] = l.Status
+	}
+	if status[scenes[0]] != "skipped" || status[scenes[1]] != "done" || status[scenes[2]] != "done" {
+		t.Errorf("re-run: %v", status)
+	}
+	whole := filepath.Join(t.TempDir(), "whole")
+	if code, _, e := run(t, append([]string{"batch", "--out", whole}, args[3:]...)...); code != 0 {
+		t.Fatalf("uninterrupted: exit %d: %s", code, e)
+	}
+	for _, s := range scenes {
+		if a, b := digest(t, outputName(out, s)), digest(t, outputName(whole, s)); a != b {
+			t.Errorf("%s: resumed %s, uninterrupted %s", filepath.Base(s), a, b)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -135,7 +136,7 @@ func (st *stepTimes) add(total float64, upload, idx, stats, render, setup time.D
 // cmdBenchResident is `canopy bench --resident`: a map viewer's steps on
 // a Sentinel-2 tile kept where each backend computes (the GPU's memory, or
 // the host for the CPU backends), headless.
-func cmdBenchResident(args []string, stdout, stderr io.Writer) error {
+func cmdBenchResident(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("bench --resident", stderr)
 	fs.Bool(residentFlag, true, "time the resident session: bands kept where the backend computes")
 	size := fs.String("size", "10980", "scene size, N or NxM (10980: a Sentinel-2 tile)")
@@ -266,6 +267,9 @@ func cmdBenchResident(args []string, stdout, stderr io.Writer) error {
 			if s != nil {
 				s.Close()
 			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 			var total float64
 			var ph [5]time.Duration
 			if s, total, ph, err = firstView(); err != nil {
@@ -282,6 +286,9 @@ func cmdBenchResident(args []string, stdout, stderr io.Writer) error {
 		// A change of index: the other index, its statistics, the view.
 		st = stepTimes{}
 		for i := range *repeat + 1 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 			k := (i + 1) % 2
 			ti, err := s.Index(names[k], indices[k])
 			if err != nil {
@@ -309,6 +316,9 @@ func cmdBenchResident(args []string, stdout, stderr io.Writer) error {
 		renders := func(step string, views []compute.View) error {
 			st := stepTimes{}
 			for i := range *repeat + 1 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
 				tr, err := s.Render(0, views[i%len(views)], dst)
 				if err != nil {
 					return fmt.Errorf("%s: %w", b.Name(), err)

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"os/signal"
 	"strconv"
 	"strings"
 	"time"
@@ -29,7 +27,7 @@ var apiNames = map[string]string{
 // ItemCollection that holds the items as the API sent them (links
 // unsigned: a Planetary Computer item is signed when it is read), which
 // canopy stack and monitor take as a stack (stac.ReadResult).
-func cmdSearch(args []string, stdout, stderr io.Writer) error {
+func cmdSearch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("search", stderr)
 	var collections collectionFlags
 	fs.Var(&collections, "collection", "collection to search (repeatable, or comma-separated): sentinel-2-l2a, landsat-c2-l2, ...")
@@ -93,8 +91,6 @@ func cmdSearch(args []string, stdout, stderr io.Writer) error {
 	if _, err := q.Body(); err != nil {
 		return request.Errorf("%v", err)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
 	items, err := (&stac.Client{}).Search(ctx, q)
 	if err != nil {
 		return err

@@ -56,7 +56,7 @@ func (o *openedStack) close() {
 
 // open dates the paths (and the list's), opens every date on one grid
 // and computes the index there; refuse hears every file before it is read.
-func (f *stackFlags) open(paths []string, inputs *[]string) (*openedStack, error) {
+func (f *stackFlags) open(ctx context.Context, paths []string, inputs *[]string) (*openedStack, error) {
 	if f.memory < 0 {
 		return nil, request.Errorf("--memory %d: MiB, 0 or more", f.memory)
 	}
@@ -74,7 +74,6 @@ func (f *stackFlags) open(paths []string, inputs *[]string) (*openedStack, error
 	if err != nil {
 		return nil, err
 	}
-	ctx := context.Background()
 	var entries []stack.Entry
 	if f.list != "" {
 		if entries, err = stack.ReadList(f.list); err != nil {
@@ -156,7 +155,7 @@ type stackReport struct {
 
 // cmdStack is canopy stack: the dates of a stack, their sensors and the
 // valid share of each over the common grid.
-func cmdStack(args []string, stdout, stderr io.Writer) error {
+func cmdStack(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("stack", stderr)
 	var sf stackFlags
 	sf.register(fs, "the index whose valid share is counted (one)")
@@ -166,7 +165,7 @@ func cmdStack(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	var inputs []string
-	o, err := sf.open(paths, &inputs)
+	o, err := sf.open(ctx, paths, &inputs)
 	if err != nil {
 		return err
 	}

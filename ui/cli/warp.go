@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -41,7 +42,7 @@ type warpInput struct {
 }
 
 // cmdWarp is canopy warp: reproject and mosaic bands onto one grid.
-func cmdWarp(args []string, stdout, stderr io.Writer) error {
+func cmdWarp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("warp", stderr)
 	crsFlag := fs.String("crs", "", "target system: EPSG:N, a bare code, or WKT (default: --like's, the stands', else the UTM zone that covers most of the inputs)")
 	resFlag := fs.String("res", "", "pixel size in the target system's units, X[,Y] (default: --like's, else the inputs' finest when both are in metres)")
@@ -99,6 +100,9 @@ func cmdWarp(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer closeWarpInputs(ins)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	open := time.Since(t0)
 	target, err := warpGrid(ins, *crsFlag, *resFlag, *bbox, *like, *stands)
 	if err != nil {
@@ -126,9 +130,17 @@ func cmdWarp(args []string, stdout, stderr io.Writer) error {
 		grids = append(grids, warp.SourceGrid{Width: in.grid.Width, Height: in.grid.Height, Affine: in.grid.Affine(), CRS: in.grid.CRS})
 		names = append(names, in.spec)
 	}
-	read := func(i int) ([]*warp.Source, error) { return ins[i].read() }
+	read := func(i int) ([]*warp.Source, error) {
+		if err := ctx.Err(); err != nil {
+			return nil, err // interrupted: no input is read after it
+		}
+		return ins[i].read()
+	}
 	targets, times, err := warp.MosaicStream(target, grids, names, read, r, *maxErr, be)
 	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
 		return err
 	}
 	if !slices.Contains(targets[0].Filled, 1) {
@@ -141,7 +153,7 @@ func cmdWarp(args []string, stdout, stderr io.Writer) error {
 		paths = append(paths, in.path)
 	}
 	set := outfile.NewSet(paths...)
-	if err := writeWarped(set, *tif, target, targets, geoRef); err != nil {
+	if err := writeWarped(ctx, set, *tif, target, targets, geoRef); err != nil {
 		set.Abort()
 		return err
 	}
@@ -412,7 +424,7 @@ func warpGrid(ins []*warpInput, crsFlag, resFlag, bbox, like, stands string) (gr
 
 // writeWarped writes the mosaic's bands as a float32 COG: each pixel's
 // value where an input was valid, NaN elsewhere.
-func writeWarped(set *outfile.Set, path string, g grid.Grid, targets []*warp.Target, geoRef *compute.GeoRef) error {
+func writeWarped(ctx context.Context, set *outfile.Set, path string, g grid.Grid, targets []*warp.Target, geoRef *compute.GeoRef) error {
 	fw, err := set.Create(path)
 	if err != nil {
 		return err
@@ -431,6 +443,10 @@ func writeWarped(set *outfile.Set, path string, g grid.Grid, targets []*warp.Tar
 		rows[b] = make([]float32, block*g.Width)
 	}
 	for y0 := 0; y0 < g.Height; y0 += block {
+		if err := ctx.Err(); err != nil {
+			c.Abort()
+			return err
+		}
 		n := min(block, g.Height-y0)
 		for b, t := range targets {
 			for i := 0; i < n*g.Width; i++ {

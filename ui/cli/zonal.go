@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,10 +14,6 @@ import (
 	"canopy/compute/vector"
 	"canopy/compute/zonal"
 )
-
-// beforeCommit runs just before a zonal run puts its outputs in place
-// (tests stop there to interrupt the run).
-var beforeCommit = func() {}
 
 // zonalReport is what `canopy zonal --json` prints.
 type zonalReport struct {
@@ -30,7 +27,7 @@ type zonalReport struct {
 	Warnings []string `json:"warnings,omitempty"`
 }
 
-func cmdZonal(args []string, stdout, stderr io.Writer) error {
+func cmdZonal(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("zonal", stderr)
 	var in inputFlags
 	in.register(fs)
@@ -87,7 +84,7 @@ func cmdZonal(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	planes, opened, err := computeIndices(spec, source.Options{Need: strings.Join(sel.names, ","), Refuse: in.refuse, Regrid: rg}, sel, *backend)
+	planes, opened, err := computeIndices(ctx, spec, source.Options{Need: strings.Join(sel.names, ","), Refuse: in.refuse, Regrid: rg}, sel, *backend)
 	if err != nil {
 		return err
 	}
@@ -116,6 +113,9 @@ func cmdZonal(args []string, stdout, stderr io.Writer) error {
 	classes := zonal.DefaultClasses()
 	res, warnings, err := zonal.Compute(src, gt, st, zonal.Options{Classes: classes})
 	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
 		return err
 	}
 	for _, w := range warnings {
@@ -148,7 +148,9 @@ func cmdZonal(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	beforeCommit()
+	if pause != nil {
+		pause(ctx, "commit")
+	}
 	if err := set.Commit(); err != nil {
 		return err
 	}
