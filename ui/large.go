@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"canopy/compute/scene"
 	"canopy/compute/source"
 	"canopy/compute/stats"
+	"canopy/ui/mapview"
 	"canopy/ui/render/colormap"
 )
 
@@ -104,6 +106,11 @@ type largeImage struct {
 	cancelView context.CancelFunc
 	tmp        *image.NRGBA
 	views      int
+	// drawn are the views the last render drew (the last complete one,
+	// and the rows [0, drawnRows) of the one being read over it): the
+	// mask hatched over them is theirs.
+	drawn     [2]*pyramid.View
+	drawnRows int
 	// firstRows is when the first view's first block was computed.
 	firstRows time.Time
 	// statsFor is the map whose statistics wait for the first view (the
@@ -289,6 +296,7 @@ func (lg *largeImage) render(buf *image.NRGBA, lut *colormap.LUT, x0, y0, zoom f
 		lg.tmp = image.NewNRGBA(buf.Rect)
 	}
 	tmp := lg.tmp
+	lg.drawn, lg.drawnRows = [2]*pyramid.View{cur, next}, filled
 	lg.mu.Unlock()
 	clear(buf.Pix)
 	if cur != nil {
@@ -304,6 +312,34 @@ func (lg *largeImage) render(buf *image.NRGBA, lut *colormap.LUT, x0, y0, zoom f
 	}
 	lg.request(x0, y0, zoom, buf.Rect.Dx(), buf.Rect.Dy())
 	return true
+}
+
+// markMask marks the masked pixels of the viewport (the map view's
+// maskView, after render): the mask of the views render drew, at their
+// resolution, the rows of the one being read over the last complete one's.
+func (lg *largeImage) markMask(dst []uint8, w, h int, x0, y0, zoom float64) {
+	lg.mu.Lock()
+	drawn, rows := lg.drawn, lg.drawnRows
+	lg.mu.Unlock()
+	if v := drawn[0]; v != nil {
+		markView(dst, w, h, v, v.Height, x0, y0, zoom)
+	}
+	if v := drawn[1]; v != nil && rows > 0 {
+		markView(dst, w, h, v, rows, x0, y0, zoom)
+	}
+}
+
+// markView marks in dst (a w×h viewport at (x0, y0, zoom) of the full
+// image) the masked samples of rows [0, rows) of view v, and unmarks the
+// others (drawView's geometry).
+func markView(dst []uint8, w, h int, v *pyramid.View, rows int, x0, y0, zoom float64) {
+	ox, oy := v.Origin()
+	cw, _ := v.Cell()
+	mask := v.Mask
+	if mask != nil && bytes.IndexByte(mask[:rows*v.Width], 1) < 0 {
+		mask = nil // nothing masked in those rows: unmarked at memset speed
+	}
+	mapview.MarkMask(dst, w, h, mask, v.Width, rows, (x0-ox)/cw, (y0-oy)/cw, zoom*cw)
 }
 
 // drawView draws rows [0, rows) of view v's index into dst, the viewport
@@ -529,6 +565,7 @@ func (w *Window) streamStatistics(s *shown) {
 			if w.shown == s {
 				w.stats.show(st, s.idx, s.set.raw)
 				w.stats.recolour(w.lut)
+				w.showMask() // the legend's masked row, if nothing is masked
 			}
 		})
 	})

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"image"
+	"image/color"
 	"math"
 	"path/filepath"
 	"runtime/debug"
@@ -13,6 +14,7 @@ import (
 
 	"canopy/compute/fake"
 	"canopy/compute/geotiff"
+	"canopy/ui/mapview"
 )
 
 // screenAt is the map's screen pixel at the centre of image pixel (col,
@@ -28,8 +30,8 @@ func screenAt(w *Window, img *image.NRGBA, col, row int) []uint8 {
 // and as a tar, its QA_PIXEL and QA_RADSAT masking; an orthomosaic of
 // float reflectance with an alpha band) past the (lowered) size limit are
 // read by views with their radiometry and mask: the map shows the view
-// (the index bit for bit the whole-image path's, masked pixels
-// transparent, the others coloured as the whole image's map), pins read
+// (the index bit for bit the whole-image path's, masked pixels hatched
+// and the others coloured as on the whole image's map), pins read
 // the values the whole-image path's pins read (a masked pixel says so),
 // and the statistics streamed over the blocks, the masked count with
 // them, equal the whole image's.
@@ -106,8 +108,8 @@ func TestLargeProductByViews(t *testing.T) {
 				t.Errorf("the view has %d NaN samples: the fixture's mask is not in it", nan)
 			}
 
-			// The map: masked pixels transparent, the others as the
-			// whole image's map colours them.
+			// The map: masked pixels hatched as the whole image's map
+			// hatches them, the others as it colours them.
 			if _, _, _, lw, lh := large.Map.Viewport(); lw != vw || lh != vh {
 				t.Fatalf("viewport %d×%d by views, %d×%d whole", lw, lh, vw, vh)
 			}
@@ -116,8 +118,9 @@ func TestLargeProductByViews(t *testing.T) {
 				if ws.set.mask[px[1]*ws.w+px[0]] == 0 {
 					t.Fatalf("pixel %v is not masked in the whole image: the case is wrong", px)
 				}
-				if a := screenAt(large, limg, px[0], px[1]); a[3] != 0 {
-					t.Errorf("masked pixel %v drawn %v, want transparent", px, a)
+				a := screenAt(large, limg, px[0], px[1])
+				if !isOneOf(color.NRGBA{a[0], a[1], a[2], a[3]}, mapview.MaskedColors[:]) || (c.step == 1 && !slices.Equal(a, screenAt(whole, wimg, px[0], px[1]))) {
+					t.Errorf("masked pixel %v drawn %v by views, %v whole: want the masked stripes", px, a, screenAt(whole, wimg, px[0], px[1]))
 				}
 			}
 			for _, px := range c.clear {
@@ -247,5 +250,13 @@ func TestLargeOrthomosaicMemory(t *testing.T) {
 	test.TapCanvas(w.Win.Canvas(), mapPos(w, 3000, 2000))
 	if p := w.Pins(); len(p) != 2 || !strings.Contains(p[0], "NDVI masked") || strings.Contains(p[1], "masked") {
 		t.Errorf("pins %q", p)
+	}
+	// The decimated view's mask is drawn: the stripe hatched, the rest not.
+	img := renderMap(w)
+	if got := mapPixel(w, img, 300, 2000); !isOneOf(got, mapview.MaskedColors[:]) {
+		t.Errorf("a pixel of the alpha-0 stripe is drawn %v, want the masked stripes", got)
+	}
+	if got := mapPixel(w, img, 3000, 2000); got.A != 255 || isOneOf(got, mapview.MaskedColors[:]) {
+		t.Errorf("a valid pixel is drawn %v", got)
 	}
 }

@@ -22,7 +22,7 @@ const (
 // maskShown is the mask the map draws hatched: the product's mask of the
 // scene shown, but for the after date's view (another date's pixels), a
 // composite shown under the mask, and an image read by views (whose mask
-// is not held).
+// is held per view: largeMask).
 func (w *Window) maskShown() []uint8 {
 	s := w.shown
 	if s == nil || s.large != nil || s.set == nil || s.masked == 0 {
@@ -40,13 +40,30 @@ func (w *Window) maskShown() []uint8 {
 	return s.set.mask
 }
 
-// showMask gives the map the mask to hatch, shows the masked row of the
-// legend when it does, and the "Show under the mask" toggle in the
-// composite views of a masked scene.
+// largeMask is the image read by views whose mask the map hatches, view
+// by view (nil: none): the image shown when it has a mask, unless its
+// statistics found nothing masked.
+func (w *Window) largeMask() *largeImage {
+	s := w.shown
+	if s == nil || s.large == nil || !s.large.im.HasMask() || (s.summary != nil && s.masked == 0) {
+		return nil
+	}
+	return s.large
+}
+
+// showMask gives the map the mask to hatch (or, for an image read by
+// views, the views' masks), shows the masked row of the legend when it
+// does, and the "Show under the mask" toggle in the composite views of a
+// masked scene.
 func (w *Window) showMask() {
 	mask := w.maskShown()
 	w.Map.SetMask(mask)
-	if mask != nil && w.shownComposite() == nil {
+	var perView func([]uint8, int, int, float64, float64, float64)
+	if lg := w.largeMask(); lg != nil {
+		perView = lg.markMask
+	}
+	w.Map.SetMaskView(perView)
+	if (mask != nil || perView != nil) && w.shownComposite() == nil {
 		w.colour.maskRow.Show()
 	} else {
 		w.colour.maskRow.Hide()

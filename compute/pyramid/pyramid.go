@@ -175,6 +175,10 @@ func (im *Image) levels() error {
 	return nil
 }
 
+// HasMask reports whether the image has a mask (an alpha band, QA bits):
+// its views' Mask is not nil.
+func (im *Image) HasMask() bool { return im.mask != nil }
+
 // Close closes the files.
 func (im *Image) Close() {
 	for _, g := range im.groups {

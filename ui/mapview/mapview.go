@@ -70,6 +70,11 @@ type View struct {
 	// mask, when set (w×h, non-zero masked), marks the pixels the
 	// product's mask removed: drawn hatched.
 	mask []uint8
+	// maskView, when set, marks the view pixels masked at each render
+	// instead (an image read by views holds its mask per view, at the
+	// view's resolution); marks is its buffer, one byte a view pixel.
+	maskView func(dst []uint8, w, h int, x0, y0, zoom float64)
+	marks    []uint8
 }
 
 // New returns an empty map view.
@@ -355,7 +360,16 @@ func (m *View) generate(w, h int) image.Image {
 	case m.render == nil || !m.render(m.buf, m.lut, m.x0, m.y0, m.zoom):
 		m.lut.RenderView(m.buf, m.ndvi, m.w, m.h, m.x0, m.y0, m.zoom)
 	}
-	if len(m.mask) == m.w*m.h && m.mask != nil {
+	switch {
+	case m.maskView != nil:
+		if cap(m.marks) < w*h {
+			m.marks = make([]uint8, w*h)
+		}
+		marks := m.marks[:w*h]
+		clear(marks)
+		m.maskView(marks, w, h, m.x0, m.y0, m.zoom)
+		hatchMarks(m.buf, marks, m.scale)
+	case len(m.mask) == m.w*m.h && m.mask != nil:
 		hatchMasked(m.buf, m.mask, m.w, m.h, m.x0, m.y0, m.zoom, m.scale)
 	}
 	if m.overlay != nil {
@@ -492,9 +506,20 @@ func FillNoData(img *image.NRGBA) {
 
 // stripe is the masked pattern's colour at physical pixel (x, y).
 func stripe(x, y int, scale float32) color.NRGBA {
-	period := max(1, int(math.Round(float64(stripePeriod*scale))))
-	width := max(1, int(math.Round(float64(stripeWidth*scale))))
-	if (x+y)%period < width {
+	return stripesAt(scale).at(x, y)
+}
+
+// stripes is the masked pattern at a scale: period and width of its
+// stripes in physical pixels.
+type stripes struct{ period, width int }
+
+func stripesAt(scale float32) stripes {
+	return stripes{max(1, int(math.Round(float64(stripePeriod*scale)))), max(1, int(math.Round(float64(stripeWidth*scale))))}
+}
+
+// at is the pattern's colour at physical pixel (x, y).
+func (s stripes) at(x, y int) color.NRGBA {
+	if (x+y)%s.period < s.width {
 		return MaskedColors[0]
 	}
 	return MaskedColors[1]
@@ -519,6 +544,7 @@ func hatchMasked(buf *image.NRGBA, mask []uint8, w, h int, x0, y0, zoom float64,
 		return
 	}
 	b := buf.Rect
+	st := stripesAt(scale)
 	cols := make([]int, b.Dx())
 	for px := range cols {
 		cols[px] = int(math.Floor(x0 + (float64(px)+0.5)/zoom))
@@ -533,11 +559,83 @@ func hatchMasked(buf *image.NRGBA, mask []uint8, w, h int, x0, y0, zoom float64,
 			if ix < 0 || ix >= w || row[ix] == 0 {
 				continue
 			}
-			c := stripe(px, py, scale)
+			c := st.at(px, py)
 			i := buf.PixOffset(px, py)
 			buf.Pix[i], buf.Pix[i+1], buf.Pix[i+2], buf.Pix[i+3] = c.R, c.G, c.B, c.A
 		}
 	}
+}
+
+// hatchMarks draws the masked pattern over the view pixels marks marks
+// (one byte a pixel of buf, non-zero masked).
+func hatchMarks(buf *image.NRGBA, marks []uint8, scale float32) {
+	st := stripesAt(scale)
+	w, h := buf.Rect.Dx(), buf.Rect.Dy()
+	for py := range h {
+		row := marks[py*w : (py+1)*w]
+		pix := buf.Pix[py*buf.Stride : py*buf.Stride+4*w]
+		for px, v := range row {
+			if v == 0 {
+				continue
+			}
+			c := st.at(px, py)
+			p := pix[4*px : 4*px+4 : 4*px+4]
+			p[0], p[1], p[2], p[3] = c.R, c.G, c.B, c.A
+		}
+	}
+}
+
+// MarkMask sets dst, one byte a pixel of a dw×dh view whose top-left
+// corner is point (x0, y0) of an image mw samples wide, at zoom view
+// pixels a sample, from rows [0, rows) of the image's mask (non-zero
+// masked; nil: none masked): each view pixel over those rows takes the
+// mask of the sample under its centre (as hatching the whole image's mask
+// does), the others are left as they are. A maskView draws the mask of
+// an image read by views with it, a view at a time.
+func MarkMask(dst []uint8, dw, dh int, mask []uint8, mw, rows int, x0, y0, zoom float64) {
+	if !(zoom > 0) || math.IsInf(zoom, 0) || dw <= 0 || len(dst) < dw*dh {
+		return
+	}
+	// The view's columns over the image: [c0, c1).
+	c0 := 0
+	for c0 < dw && colormapPixel(c0, x0, zoom) < 0 {
+		c0++
+	}
+	c1 := c0
+	for c1 < dw && colormapPixel(c1, x0, zoom) < mw {
+		c1++
+	}
+	if c0 >= c1 {
+		return
+	}
+	cols := make([]int32, c1-c0)
+	for k := range cols {
+		cols[k] = int32(colormapPixel(c0+k, x0, zoom))
+	}
+	for py := range dh {
+		iy := colormapPixel(py, y0, zoom)
+		if iy < 0 {
+			continue
+		}
+		if iy >= rows {
+			break
+		}
+		row := dst[py*dw+c0 : py*dw+c1]
+		if mask == nil {
+			clear(row)
+			continue
+		}
+		src := mask[iy*mw : (iy+1)*mw]
+		for k, ix := range cols {
+			row[k] = src[ix]
+		}
+	}
+}
+
+// colormapPixel is the image column (or row) under the centre of view
+// pixel p, as colormap.ViewPixel maps them.
+func colormapPixel(p int, x0, zoom float64) int {
+	return int(math.Floor(x0 + (float64(p)+0.5)/zoom))
 }
 
 // SetMask marks the pixels the product's mask removed (w×h as the data,
@@ -547,6 +645,24 @@ func hatchMasked(buf *image.NRGBA, mask []uint8, w, h int, x0, y0, zoom float64,
 func (m *View) SetMask(mask []uint8) {
 	m.mu.Lock()
 	m.mask = mask
+	m.mu.Unlock()
+	m.raster.Refresh()
+}
+
+// SetMaskView marks the masked pixels at each render with mark instead of
+// a mask of the whole image (nil: SetMask's mask again): mark sets
+// dst[y*w+x] non-zero for each masked pixel (x, y) of the w×h view whose
+// top-left corner is image point (x0, y0) at zoom view pixels an image
+// pixel (dst comes zeroed; MarkMask fills it from a mask read for a
+// view). They are drawn hatched as SetMask's. mark runs on the
+// generator's goroutine after the view is drawn (its renderer first). It
+// redraws.
+func (m *View) SetMaskView(mark func(dst []uint8, w, h int, x0, y0, zoom float64)) {
+	m.mu.Lock()
+	m.maskView = mark
+	if mark == nil {
+		m.marks = nil
+	}
 	m.mu.Unlock()
 	m.raster.Refresh()
 }

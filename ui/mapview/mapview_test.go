@@ -1,7 +1,10 @@
 package mapview
 
 import (
+	"image"
+	"image/color"
 	"math"
+	"slices"
 	"sync"
 	"testing"
 
@@ -175,3 +178,58 @@ var engine = sync.OnceValue(func() compute.Backend {
 	}
 	return b
 })
+
+// TestMaskViewAsWholeMask: a mask given per render (SetMaskView, the
+// marks made by MarkMask from the mask) is hatched pixel for pixel as the
+// same mask of the whole image (SetMask), at fit, zoomed in and out and
+// panned off the image; marking from the first rows only leaves the rows
+// below unmarked.
+func TestMaskViewAsWholeMask(t *testing.T) {
+	test.NewTempApp(t)
+	const w, h = 37, 23
+	mask := make([]uint8, w*h)
+	for i := range mask {
+		if x, y := i%w, i/w; (x-10)*(x-10)+(y-12)*(y-12) < 40 || x > 30 {
+			mask[i] = 1
+		}
+	}
+	m := patternMap(w, h, fyne.NewSize(150, 100))
+	draw := func(whole bool, rows int) []uint8 {
+		if whole {
+			m.SetMask(mask)
+			m.SetMaskView(nil)
+		} else {
+			m.SetMask(nil)
+			m.SetMaskView(func(dst []uint8, dw, dh int, x0, y0, zoom float64) {
+				MarkMask(dst, dw, dh, mask, w, rows, x0, y0, zoom)
+			})
+		}
+		img := m.Draw(150, 100).(*image.NRGBA)
+		return slices.Clone(img.Pix)
+	}
+	for _, set := range []func(){m.Fit, func() { m.ZoomBy(3) }, func() { m.ZoomBy(0.2) }, func() { m.PanBy(-120, 70) }} {
+		set()
+		a, b := draw(true, h), draw(false, h)
+		if !slices.Equal(a, b) {
+			t.Fatalf("the mask per render is drawn otherwise than the whole mask (zoom %v)", m.zoom)
+		}
+	}
+	m.Fit()
+	m.SetMaskView(func(dst []uint8, dw, dh int, x0, y0, zoom float64) {
+		MarkMask(dst, dw, dh, mask, w, 10, x0, y0, zoom)
+	})
+	img := m.Draw(150, 100).(*image.NRGBA)
+	m.mu.Lock()
+	z, x0, y0 := m.zoom, m.x0, m.y0
+	m.mu.Unlock()
+	at := func(col, row int) color.NRGBA {
+		c := img.At(int((float64(col)+0.5-x0)*z), int((float64(row)+0.5-y0)*z))
+		return c.(color.NRGBA)
+	}
+	if c := at(33, 5); c != MaskedColors[0] && c != MaskedColors[1] {
+		t.Errorf("a masked pixel of the rows marked is drawn %v", c)
+	}
+	if c := at(33, 15); c == MaskedColors[0] || c == MaskedColors[1] {
+		t.Errorf("a pixel below the rows marked is hatched (%v)", c)
+	}
+}
