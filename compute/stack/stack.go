@@ -201,6 +201,13 @@ type Options struct {
 	// no file can be made there). 0: 1 GiB.
 	Budget  int64
 	TempDir string
+	// Rows, when set, says which rows [y0, y1) of the grid (of height
+	// rows, known when the first date is open) the stack keeps: a part of
+	// the area (--shard, Part) holds only its rows in memory or in the
+	// file, and the dates' valid pixels are counted over them. Every
+	// date's index is still computed over the whole grid (compute/source
+	// reads no window yet). Without it, every row.
+	Rows func(height int) (y0, y1 int)
 	// Refuse hears each date's files before its pixels are read (an
 	// output that would replace one stops the stack).
 	Refuse func(files []string) error
@@ -212,6 +219,8 @@ type Options struct {
 type Stack struct {
 	Dates []Date
 	Grid  source.Grid
+	// Y0 and Y1 are the rows of Grid the stack holds, [Y0, Y1) (Options).
+	Y0, Y1 int
 	// Files are every file the stack read.
 	Files []string
 	store store
@@ -284,11 +293,18 @@ func (st *Stack) addDate(ctx context.Context, t int, src source.Source, job sour
 	g := src.Grid()
 	if t == 0 {
 		st.Grid = g
+		st.Y0, st.Y1 = 0, g.Height
+		if opt.Rows != nil {
+			st.Y0, st.Y1 = opt.Rows(g.Height)
+		}
+		if st.Y0 < 0 || st.Y1 > g.Height || st.Y0 > st.Y1 {
+			return fmt.Errorf("rows %d to %d of a grid of %d rows", st.Y0, st.Y1, g.Height)
+		}
 		budget := opt.Budget
 		if budget <= 0 {
 			budget = 1 << 30
 		}
-		if err := st.store.open(g.Width, g.Height, len(st.Dates), budget, opt.TempDir); err != nil {
+		if err := st.store.open(g.Width, st.Y1-st.Y0, len(st.Dates), budget, opt.TempDir); err != nil {
 			return err
 		}
 	} else if g.Width != st.Grid.Width || g.Height != st.Grid.Height || st.Grid.Geo.Mismatch(g.Geo) != "" {
@@ -298,34 +314,68 @@ func (st *Stack) addDate(ctx context.Context, t int, src source.Source, job sour
 	st.Files = append(st.Files, src.Files()...)
 	valid := 0
 	sink := pipeline.SinkFunc(func(b *pipeline.Block) error {
-		o := b.Out[0]
+		// The block's rows the stack holds.
+		a, z := max(b.Y0, st.Y0), min(b.Y0+b.Rows, st.Y1)
+		if a >= z {
+			return nil
+		}
+		o := b.Out[0][(a-b.Y0)*g.Width : (z-b.Y0)*g.Width]
 		for _, v := range o {
 			if v == v {
 				valid++
 			}
 		}
-		return st.store.writeRows(t, b.Y0, o)
+		return st.store.writeRows(t, a-st.Y0, o)
 	})
 	if _, err := source.Run(ctx, src, job, sink); err != nil {
 		return fmt.Errorf("%s: %w", d.Paths[0], err)
 	}
 	d.Valid = valid
-	if n := g.Width * g.Height; n > 0 {
+	if n := g.Width * (st.Y1 - st.Y0); n > 0 {
 		d.ValidShare = float64(valid) / float64(n)
 	}
 	return nil
 }
 
 // BlockRows is how many rows a block of the models takes: all dates of
-// about 8 MiB of cube, at least one row.
+// about 8 MiB of cube, at least one row, at most PartRows.
 func (s *Stack) BlockRows() int {
 	row := int64(s.Grid.Width) * int64(len(s.Dates)) * 4
-	return int(max(1, min(int64(s.Grid.Height), (8<<20)/max(row, 1))))
+	return int(max(1, min(int64(s.Grid.Height), PartRows, (8<<20)/max(row, 1))))
 }
 
-// Cube reads rows [y0, y0+rows) of every date into dst (grown as needed)
-// as a cube of rows×Width pixels.
+// PartRows is the rows of the unit a part of the area is made of (Part):
+// the output COG's tiles (512², geotiff.COGOptions' default). No block of
+// the models crosses a multiple of it, so that a part's blocks are the
+// whole run's blocks and its planes the whole's bit for bit on every
+// backend (one that rounds a pixel differently by where it falls in a
+// block, vector lanes or a scalar tail, too).
+const PartRows = 512
+
+// blocks are the blocks of rows [y0, y1): BlockRows rows each from every
+// multiple of PartRows, the last of each band of PartRows rows shorter.
+func (s *Stack) blocks(y0, y1 int) [][2]int {
+	step := s.BlockRows()
+	var out [][2]int
+	for band := y0 / PartRows * PartRows; band < y1; band += PartRows {
+		for a := band; a < band+PartRows && a < y1; a += step {
+			lo, hi := max(a, y0), min(a+step, band+PartRows, y1)
+			if lo < hi {
+				out = append(out, [2]int{lo, hi})
+			}
+		}
+	}
+	return out
+}
+
+// Cube reads rows [y0, y0+rows) of the grid (within the rows the stack
+// holds) of every date into dst (grown as needed) as a cube of rows×Width
+// pixels.
 func (s *Stack) Cube(y0, rows int, dst []float32) (season.Cube, error) {
+	if y0 < s.Y0 || rows < 0 || y0+rows > s.Y1 {
+		return season.Cube{}, fmt.Errorf("rows %d to %d of a stack holding rows %d to %d", y0, y0+rows, s.Y0, s.Y1)
+	}
+	y0 -= s.Y0
 	w := s.Grid.Width
 	P := rows * w
 	T := len(s.Dates)
@@ -345,15 +395,17 @@ func (s *Stack) Cube(y0, rows int, dst []float32) (season.Cube, error) {
 // hands each block's output planes (rows×Width values each, in
 // Model.Outputs' order) to sink; it returns the backend's phases summed.
 func Run(ctx context.Context, s *Stack, b compute.Backend, m season.Model, sink func(y0, rows int, out [][]float32) error) (*season.Plan, compute.Timings, error) {
-	return RunRows(ctx, s, []compute.Backend{b}, m, 0, s.Grid.Height, sink)
+	return RunRows(ctx, s, []compute.Backend{b}, m, s.Y0, s.Y1, sink)
 }
 
-// RunRows runs the model over rows [y0, y1) of the stack, its blocks dealt
+// RunRows runs the model over rows [y0, y1) of the grid (within those the
+// stack holds), its blocks dealt
 // to the backends (one per device, season.Spread; season.Deal: the next
 // free one takes the next block), and hands each block's output planes to
 // sink in row order, y0 of a block counted from the stack's first row.
-// Every block's rows are its rows in a run over the whole grid, so that
-// the planes of a part of the grid are bit for bit those of the whole.
+// Blocks never cross a multiple of PartRows and start where a run over
+// the whole grid starts them, so that the planes of a part of the grid
+// are bit for bit those of the whole.
 func RunRows(ctx context.Context, s *Stack, backends []compute.Backend, m season.Model, y0, y1 int, sink func(y0, rows int, out [][]float32) error) (*season.Plan, compute.Timings, error) {
 	var total compute.Timings
 	plan, err := season.NewPlan(m, s.Decimals())
@@ -365,21 +417,13 @@ func RunRows(ctx context.Context, s *Stack, backends []compute.Backend, m season
 			return nil, total, request.Errorf("the %s backend does not run per-pixel models over a stack of dates (go, go-parallel, c, gl and cuda do)", b.Name())
 		}
 	}
-	if y0 < 0 || y1 > s.Grid.Height || y0 > y1 {
-		return nil, total, fmt.Errorf("rows %d to %d of a stack of %d rows", y0, y1, s.Grid.Height)
+	if y0 < s.Y0 || y1 > s.Y1 || y0 > y1 {
+		return nil, total, fmt.Errorf("rows %d to %d of a stack holding rows %d to %d", y0, y1, s.Y0, s.Y1)
 	}
-	step := s.BlockRows()
-	// Blocks start where a run over the whole grid starts them.
-	first, n := y0/step, 0
-	if y1 > y0 {
-		n = (y1+step-1)/step - first
-	}
-	span := func(k int) (int, int) {
-		a := max((first+k)*step, y0)
-		return a, min((first+k+1)*step, y1)
-	}
+	bl := s.blocks(y0, y1)
+	span := func(k int) (int, int) { return bl[k][0], bl[k][1] }
 	outs := len(m.Outputs())
-	total, err = season.Deal(ctx, backends, n, func(k int, j *season.Job) (*season.Job, error) {
+	total, err = season.Deal(ctx, backends, len(bl), func(k int, j *season.Job) (*season.Job, error) {
 		a, b := span(k)
 		var buf []float32
 		if j != nil {
@@ -517,4 +561,44 @@ func SavedSearch(path, dir string) (entries []Entry, ok bool, err error) {
 		entries = append(entries, Entry{Path: p, Time: it.Date.UTC(), How: "STAC item", Sensor: sensor})
 	}
 	return entries, true, nil
+}
+
+// Part is the i-th of n parts of a grid of height rows cut by bands of
+// PartRows rows (the output COG's tiles: every part's file then holds
+// whole tiles of the whole's), rows [y0, y1): the bands are shared out as
+// evenly as they go, in order, so that the parts are disjoint, cover the
+// grid and are the same whatever machine computes them. A part may be
+// empty (y0 = y1) when there are more parts than bands.
+func Part(height, i, n int) (y0, y1 int) {
+	if n < 1 || i < 0 || i >= n || height <= 0 {
+		return 0, 0
+	}
+	bands := (height + PartRows - 1) / PartRows
+	a, z := i*bands/n, (i+1)*bands/n
+	return min(a*PartRows, height), min(z*PartRows, height)
+}
+
+// Rows is the grid of rows [y0, y1) of g: its width, y1 − y0 rows, and its
+// georeferencing moved down y0 rows (the tiepoint's map coordinates, or
+// the transformation's origin, moved by y0 rows of pixels; the rest as
+// it is), so that a GIS places the part where it lies in the whole.
+func Rows(g source.Grid, y0, y1 int) source.Grid {
+	out := source.Grid{Width: g.Width, Height: y1 - y0, Geo: g.Geo}
+	if g.Geo == nil || y0 == 0 {
+		return out
+	}
+	geo := *g.Geo
+	switch {
+	case len(geo.Transformation) >= 16:
+		m := slices.Clone(geo.Transformation)
+		m[3] += m[1] * float64(y0)
+		m[7] += m[5] * float64(y0)
+		geo.Transformation = m
+	case len(geo.PixelScale) >= 2 && len(geo.Tiepoints) >= 6:
+		tp := slices.Clone(geo.Tiepoints)
+		tp[4] -= geo.PixelScale[1] * float64(y0)
+		geo.Tiepoints = tp
+	}
+	out.Geo = &geo
+	return out
 }

@@ -15,6 +15,7 @@ import (
 	_ "canopy/compute/goback"
 	"canopy/compute/index"
 	"canopy/compute/season"
+	"canopy/compute/source"
 )
 
 func TestFileNameDate(t *testing.T) {
@@ -172,5 +173,44 @@ func TestSavedSearch(t *testing.T) {
 	}
 	if _, ok, _ := SavedSearch(filepath.Join(dir, "x.tif"), dir); ok {
 		t.Error("a GeoTIFF taken for a search")
+	}
+}
+
+// TestPart: the parts of a grid are disjoint, in order, cover it and
+// start on multiples of PartRows; the blocks of the models never cross
+// one, and a part's blocks are the whole's.
+func TestPart(t *testing.T) {
+	for _, h := range []int{1, 511, 512, 513, 1100, 5000} {
+		st := &Stack{Grid: source.Grid{Width: 3, Height: h}, Dates: make([]Date, 2), Y1: h}
+		whole := map[[2]int]bool{}
+		for _, b := range st.blocks(0, h) {
+			whole[b] = true
+			if b[0]/PartRows != (b[1]-1)/PartRows {
+				t.Fatalf("height %d: block %v crosses a band", h, b)
+			}
+		}
+		for n := 1; n <= 7; n++ {
+			next := 0
+			for i := range n {
+				y0, y1 := Part(h, i, n)
+				if y0 != next || y1 < y0 || y0%PartRows != 0 && y0 != h {
+					t.Fatalf("height %d, part %d/%d: rows %d to %d after %d", h, i, n, y0, y1, next)
+				}
+				next = y1
+				for _, b := range st.blocks(y0, y1) {
+					if !whole[b] {
+						t.Fatalf("height %d, part %d/%d: block %v is not one of the whole's", h, i, n, b)
+					}
+				}
+			}
+			if next != h {
+				t.Errorf("height %d in %d parts: covered to %d", h, n, next)
+			}
+		}
+	}
+	for _, bad := range [][2]int{{0, 0}, {2, 2}, {-1, 2}} {
+		if y0, y1 := Part(100, bad[0], bad[1]); y0 != 0 || y1 != 0 {
+			t.Errorf("Part(100, %d, %d) = %d, %d", bad[0], bad[1], y0, y1)
+		}
 	}
 }

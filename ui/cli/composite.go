@@ -35,8 +35,12 @@ type seasonReport struct {
 	LoadMS   float64 `json:"load_ms"`
 	KernelMS float64 `json:"kernel_ms"`
 	WriteMS  float64 `json:"write_ms"`
-	// Pixels is the grid's; Valued those with a value (a composite) or a
-	// valid observation (a monitor).
+	// Part is --shard's I/N and Rows the part's rows of the grid [y0, y1)
+	// (empty: no file written); Width and Height are the whole grid's.
+	Part string `json:"part,omitempty"`
+	Rows []int  `json:"rows,omitempty"`
+	// Pixels is the part's (the grid's); Valued those with a value (a
+	// composite) or a valid observation (a monitor).
 	Pixels int    `json:"pixels"`
 	Valued int    `json:"valued_pixels"`
 	Alerts int    `json:"alert_pixels,omitempty"`
@@ -85,7 +89,7 @@ func cmdComposite(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if *period == "" {
 		return request.Errorf("--period FROM/TO is required (e.g. 2024-06/2024-08)")
 	}
-	if _, err := rf.deviceCount(); err != nil {
+	if err := rf.check(); err != nil {
 		return err
 	}
 	p, err := parsePeriod("--period", *period, true)
@@ -101,6 +105,7 @@ func cmdComposite(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return request.Error{Msg: err.Error()}
 	}
 	sf.scratch = filepath.Dir(*tif)
+	sf.rows = rf.rows
 	var inputs []string
 	o, err := sf.open(ctx, paths, &inputs)
 	if err != nil {
@@ -119,13 +124,15 @@ func cmdComposite(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if *asJSON {
 		return json.NewEncoder(stdout).Encode(rep)
 	}
-	fmt.Fprintf(stdout, "%s of %s over %s on %s: %dx%d, %d dates, %d pixels with a value\nwrote %s\n", rep.Model, rep.Index, *period, rep.Backend, rep.Width, rep.Height, rep.Dates, rep.Valued, *tif)
+	fmt.Fprintf(stdout, "%s of %s over %s on %s: %dx%d, %d dates, %d pixels with a value\n", rep.Model, rep.Index, *period, rep.Backend, rep.Width, rep.Height, rep.Dates, rep.Valued)
+	printPart(stdout, &rep)
 	return nil
 }
 
-// runSeason runs the model over the stack and writes its planes as a COG
-// (band descriptions: the model's outputs); keep, when set, hears every
-// block's planes too.
+// runSeason runs the model over the stack (the part of it --shard names:
+// the stack holds those rows) and writes its planes as a COG (band
+// descriptions: the model's outputs; a part's file georeferenced where
+// the part lies); keep, when set, hears every block's planes too.
 func runSeason(ctx context.Context, o *openedStack, rf *seasonRunFlags, m season.Model, set *outfile.Set, tif string, rep *seasonReport, keep func(y0, rows int, out [][]float32)) error {
 	st := o.st
 	names := m.Outputs()
@@ -134,6 +141,15 @@ func runSeason(ctx context.Context, o *openedStack, rf *seasonRunFlags, m season
 		return err
 	}
 	defer closeDevices()
+	rep.Backend, rep.Devices, rep.Width, rep.Height, rep.Dates, rep.Bands = o.backend.Name(), len(backends), st.Grid.Width, st.Grid.Height, len(st.Dates), names
+	if rf.sharded() {
+		rep.Part, rep.Rows = fmt.Sprintf("%d/%d", rf.part, rf.parts), []int{st.Y0, st.Y1}
+		if st.Y0 == st.Y1 {
+			return nil // an empty part: no file
+		}
+		tif = rf.out(tif)
+	}
+	grid := stack.Rows(st.Grid, st.Y0, st.Y1)
 	w, err := set.Create(tif)
 	if err != nil {
 		return err
@@ -142,13 +158,13 @@ func runSeason(ctx context.Context, o *openedStack, rf *seasonRunFlags, m season
 	if wr := wrapOutput(w); wr != outWriter(w) {
 		out = wr
 	}
-	cog, err := source.NewCOG(out, tif, st.Grid, names, geotiff.Deflate, filepath.Dir(tif))
+	cog, err := source.NewCOG(out, tif, grid, names, geotiff.Deflate, filepath.Dir(tif))
 	if err != nil {
 		return err
 	}
 	valued := 0
 	var write time.Duration
-	_, tm, err := stack.RunRows(ctx, st, backends, m, 0, st.Grid.Height, func(y0, rows int, planes [][]float32) error {
+	_, tm, err := stack.RunRows(ctx, st, backends, m, st.Y0, st.Y1, func(y0, rows int, planes [][]float32) error {
 		// A composite's pixels with a value; a monitor's with a valid
 		// observation.
 		if m.Kind == season.Composite {
@@ -169,7 +185,7 @@ func runSeason(ctx context.Context, o *openedStack, rf *seasonRunFlags, m season
 		}
 		t0 := time.Now()
 		defer func() { write += time.Since(t0) }()
-		return cog.WriteRows(y0, rows, planes)
+		return cog.WriteRows(y0-st.Y0, rows, planes)
 	})
 	if err != nil {
 		cog.Abort()
@@ -180,9 +196,22 @@ func runSeason(ctx context.Context, o *openedStack, rf *seasonRunFlags, m season
 		return fmt.Errorf("write %s: %w", tif, err)
 	}
 	write += time.Since(t0)
-	rep.Devices = len(backends)
-	rep.Backend, rep.Width, rep.Height, rep.Dates, rep.Bands = o.backend.Name(), st.Grid.Width, st.Grid.Height, len(st.Dates), names
 	rep.LoadMS, rep.WriteMS = ms(o.load), ms(write)
-	rep.KernelMS, rep.Pixels, rep.Valued, rep.Tif = ms(tm.Kernel), st.Grid.Width*st.Grid.Height, valued, tif
+	rep.KernelMS, rep.Pixels, rep.Valued, rep.Tif = ms(tm.Kernel), grid.Width*grid.Height, valued, tif
 	return nil
+}
+
+// printPart says what a composite or monitor wrote, and which part of
+// the area it was.
+func printPart(stdout io.Writer, rep *seasonReport) {
+	if rep.Part != "" {
+		if rep.Tif == "" {
+			fmt.Fprintf(stdout, "part %s is empty: the grid's %d rows make fewer rows of %d-pixel tiles than parts; nothing written\n", rep.Part, rep.Height, stack.PartRows)
+			return
+		}
+		fmt.Fprintf(stdout, "part %s: rows %d to %d of %d\n", rep.Part, rep.Rows[0], rep.Rows[1], rep.Height)
+	}
+	if rep.Tif != "" {
+		fmt.Fprintf(stdout, "wrote %s\n", rep.Tif)
+	}
 }

@@ -78,8 +78,11 @@ func cmdMonitor(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *harmonics < 1 || *harmonics > 3 {
 		return request.Errorf("--harmonics %d: 1 to 3", *harmonics)
 	}
-	if _, err := rf.deviceCount(); err != nil {
+	if err := rf.check(); err != nil {
 		return err
+	}
+	if rf.sharded() && (*stands != "" || *png != "" || *layoutOut != "") {
+		return request.Errorf("--shard writes the GeoTIFF of one part of the area; --stands, --png and --layout need the whole area: run them without --shard")
 	}
 	var layoutFormat string
 	if *layoutOut != "" {
@@ -121,6 +124,7 @@ func cmdMonitor(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return request.Error{Msg: err.Error()}
 	}
 	sf.scratch = filepath.Dir(*tif)
+	sf.rows = rf.rows
 	var inputs []string
 	if *stands != "" {
 		inputs = append(inputs, *stands)
@@ -228,6 +232,10 @@ func cmdMonitor(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return json.NewEncoder(stdout).Encode(rep)
 	}
 	fmt.Fprintf(stdout, "%s of %s on %s: %dx%d, %d dates, %d pixels monitored, %d alerted\n", rep.Model, rep.Index, rep.Backend, rep.Width, rep.Height, rep.Dates, rep.Valued, rep.Alerts)
+	if rep.Part != "" {
+		printPart(stdout, &rep)
+		return nil
+	}
 	for _, s := range per {
 		if !math.IsNaN(s.First) {
 			fmt.Fprintf(stdout, "  stand %-12s first alert %s, %.2f ha alerted (%.1f%%)\n", s.ID, season.ISODate(s.First), s.AlertedHa, 100*share(s.AlertedHa, s.AreaHa))

@@ -30,6 +30,9 @@ type stackFlags struct {
 	// scratch is the folder of a cube past --memory ("" the system's):
 	// the output's, where the user has room.
 	scratch string
+	// rows, when set, picks the rows of the grid the stack keeps (a part
+	// of the area, --shard).
+	rows func(height int) (int, int)
 }
 
 func (f *stackFlags) register(fs *flag.FlagSet, what string) {
@@ -133,7 +136,7 @@ func (f *stackFlags) open(ctx context.Context, paths []string, inputs *[]string)
 	t0 := time.Now()
 	st, err := stack.Build(ctx, dates, stack.Options{Assign: bandMap, AssignFlag: "--bands", Mask: f.pf.mask, MaskBuffer: f.pf.buffer,
 		Scale: sel.scale, Regrid: rg, Backend: b, Mode: mode, Name: sel.names[0], Expr: sel.exprs[0], Raw: sel.raw,
-		Budget: max(1, int64(f.memory)<<20), TempDir: f.scratch})
+		Budget: max(1, int64(f.memory)<<20), TempDir: f.scratch, Rows: f.rows})
 	if err != nil {
 		b.Close()
 		return nil, err
