@@ -530,6 +530,10 @@ static int network(int n) {
 #undef VF
 #undef VI
 
+/* LANE_SCRATCH is the vectors of 16 lanes a role date that a fit's lanes
+ * need. */
+#define LANE_SCRATCH 6
+
 /* quantile_need is the largest 0-based order statistic that a quantile q
  * of up to n values reads (quantile32's h, lo and lo + 1). */
 static int quantile_need(int n, float q) {
@@ -592,8 +596,10 @@ void canopy_series_pixels(const canopy_series_job *j, size_t lo, size_t hi) {
 		int mosum = j->kind == CANOPY_MOSUM;
 		float *bound = mosum ? malloc(sizeof(float) * (size_t)(T + 1) * (size_t)T) : NULL;
 		unsigned char *bound_ok = mosum ? calloc((size_t)T + 1, 1) : NULL;
-		if (!terms || !fit || !tr || !rr || (mosum && (!bound || !bound_ok))) {
-			free(terms), free(fit), free(tr), free(rr), free(bound), free(bound_ok);
+		/* vectors of 16 floats, 64-byte aligned, enough for 8 too */
+		void *scratch = aligned_alloc(64, (size_t)LANE_SCRATCH * 64 * (size_t)T);
+		if (!terms || !fit || !tr || !rr || (mosum && (!bound || !bound_ok)) || !scratch) {
+			free(terms), free(fit), free(tr), free(rr), free(bound), free(bound_ok), free(scratch);
 			goto rest;
 		}
 		build_terms(j->x, T, k, terms);
@@ -626,18 +632,18 @@ void canopy_series_pixels(const canopy_series_job *j, size_t lo, size_t hi) {
 		}
 #ifdef HAVE_AVX2
 		if (avx512)
-			for (; px + 16 <= hi; px += 16) lanes_avx512(j, &fp, px);
+			for (; px + 16 <= hi; px += 16) lanes_avx512(j, &fp, scratch, px);
 #endif
 		for (; px + LANES <= hi; px += LANES) {
 #ifdef HAVE_AVX2
 			if (avx2) {
-				lanes_avx2(j, &fp, px);
+				lanes_avx2(j, &fp, scratch, px);
 				continue;
 			}
 #endif
-			lanes_base(j, &fp, px);
+			lanes_base(j, &fp, scratch, px);
 		}
-		free(terms), free(fit), free(tr), free(rr), free(bound), free(bound_ok), free(ms);
+		free(terms), free(fit), free(tr), free(rr), free(bound), free(bound_ok), free(ms), free(scratch);
 	}
 rest:
 	for (; px < hi; px++) pixel(j, px);

@@ -87,19 +87,25 @@
 	} while (0)
 #define MADD(acc, x, v) ((acc) += (x) * (v))
 
-LANES_ATTR static void LANES_FN(const canopy_series_job *j, const fitplan *fp, size_t p0) {
+LANES_ATTR static void LANES_FN(const canopy_series_job *j, const fitplan *fp, void *scratch, size_t p0) {
 	enum { KK = CANOPY_SERIES_MAX_COEF * (CANOPY_SERIES_MAX_COEF + 1) / 2 };
 	VF a[KK], b[CANOPY_SERIES_MAX_COEF], s[2 * CANOPY_SERIES_MAX_SUMS + 1];
-	VF y[CANOPY_SERIES_MAX_DATES];  /* the role dates' values */
-	VF wv[CANOPY_SERIES_MAX_DATES]; /* the fit dates': 1 valid, 0 missing */
-	VF vv[CANOPY_SERIES_MAX_DATES]; /* the fit dates' values, 0 missing */
+	/* the scratch, from the caller (LANE_SCRATCH vectors a role date):
+	 * not on the stack, which a thread of some C libraries has little of */
+	int nr = fp->nr;
+	VF *y = scratch;                    /* the role dates' values */
+	VF *wv = y + nr;                    /* the fit dates': 1 valid, 0 missing */
+	VF *vv = wv + nr;                   /* the fit dates' values, 0 missing */
+	VF *res = vv + nr;                  /* the residuals */
+	VI *okv = (VI *)(res + nr);         /* −1 where lane l has a value */
+	VI *nxt = okv + nr;                 /* the MOSUM's next valid date */
 	VF rss = {0};
 	VI n = {0}, nm = {0}, bad = {0};
 	const VI one = (VI){0} + 1;
 	const VF onef = (VF){0} + 1.0f;
 	const VF nanv = (VF){0} + NAN32;
 	size_t P = (size_t)j->pixels;
-	int k = j->coefs, ns = fp->ns, nr = fp->nr, nf = 0;
+	int k = j->coefs, ns = fp->ns, nf = 0;
 	const float *vals = j->values + p0;
 	for (int i = 0; i < nr; i++) {
 		const float *row = vals + (size_t)fp->tr[i] * P;
@@ -200,9 +206,7 @@ LANES_ATTR static void LANES_FN(const canopy_series_job *j, const fitplan *fp, s
 		return;
 	}
 	/* The residuals of every date with a role, in date order. */
-	VF res[CANOPY_SERIES_MAX_DATES];
 	unsigned valid[CANOPY_SERIES_MAX_DATES]; /* bit l: lane l has a value */
-	VI okv[CANOPY_SERIES_MAX_DATES];         /* −1 where lane l has a value */
 	{
 		const float *xr = fp->xr;
 		for (int i = 0; i < nr; i++) {
@@ -270,7 +274,7 @@ LANES_ATTR static void LANES_FN(const canopy_series_job *j, const fitplan *fp, s
 		VF norm = sigma * sn;
 		/* p: the K-th last valid history date; nxt[i]: the next valid
 		 * date after i (i itself after the last one) */
-		VI p = {0}, c = {0}, nxt[CANOPY_SERIES_MAX_DATES];
+		VI p = {0}, c = {0};
 		nxt[nr - 1] = (VI){0} + (nr - 1);
 		for (int i = nr - 2; i >= 0; i--) nxt[i] = (okv[i + 1] & ((VI){0} + i + 1)) | (~okv[i + 1] & nxt[i + 1]);
 		for (int i = nh - 1; i >= 0; i--) {
