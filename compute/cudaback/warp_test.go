@@ -346,3 +346,79 @@ func TestWarpStreamGPU(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkWarpTransfers times what the cuda warp's transfers may cost
+// on a GPU, at the size of bench/warp's mosaic: a 10980² uint16 band up
+// (its pages written, as a decoded band's are) and an 18 400 × 11 800
+// uint16 plane with its filled map down (into fresh memory, as a new
+// target's), staged through the session's pinned buffers or page-locked
+// in place (the registration counted).
+func BenchmarkWarpTransfers(b *testing.B) {
+	wb := &WarpBackend{}
+	ok, why := wb.Available()
+	computetest.SkipUnlessGPU(b, ok, why)
+	dev, _, err := wb.backend().newDev()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		if leave, err := dev.enter(); err == nil {
+			dev.close()
+			leave()
+		}
+	}()
+	const up, down = 10980 * 10980 * 2, 18400 * 11800 * 3
+	leave, err := dev.enter()
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := dev.alloc(down)
+	leave()
+	if err != nil {
+		b.Fatal(err)
+	}
+	run := func(name string, n int, toDevice, pinned bool) {
+		b.Run(name, func(b *testing.B) {
+			for range b.N {
+				b.StopTimer()
+				host := make([]byte, n)
+				if toDevice {
+					for i := 0; i < n; i += 4096 {
+						host[i] = byte(i)
+					}
+				}
+				b.StartTimer()
+				leave, err := dev.enter()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if pinned && !dev.pin(host) {
+					b.Fatal("the driver refused to page-lock the buffer")
+				}
+				if toDevice {
+					err = dev.upload(p, host)
+				} else {
+					err = dev.download(host, p)
+				}
+				if err == nil {
+					err = dev.sync()
+				}
+				if pinned {
+					dev.unpin(host)
+				}
+				leave()
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(n)/1e9/(b.Elapsed().Seconds()/float64(b.N)), "GB/s")
+		})
+	}
+	run("up-staged", up, true, false)
+	run("up-pinned", up, true, true)
+	run("down-staged", down, false, false)
+	run("down-pinned", down, false, true)
+	leave, _ = dev.enter()
+	dev.free(p)
+	leave()
+}
