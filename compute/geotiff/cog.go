@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"canopy/compute"
+	"canopy/compute/outfile"
 	"canopy/compute/par"
 )
 
@@ -198,7 +199,7 @@ func NewCOG(w io.WriterAt, width, height, bands int, geo *compute.GeoRef, opt CO
 		}
 	}
 	for _, l := range c.levels[1:] {
-		f, err := scratchFile(dir)
+		f, err := outfile.Scratch(dir)
 		if err != nil {
 			c.Abort()
 			return nil, fmt.Errorf("scratch file for the overviews in %s: %w", dir, err)

@@ -36,22 +36,6 @@ func blockAlign(w io.WriterAt) int {
 	return 4096
 }
 
-// scratchFile is a file with no name in dir (O_TMPFILE), or one created
-// and removed at once where the file system lacks O_TMPFILE: either way
-// the system frees it when it is closed or the program ends.
-func scratchFile(dir string) (*os.File, error) {
-	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o600)
-	if err == nil {
-		return os.NewFile(uintptr(fd), dir+"/(scratch)"), nil
-	}
-	f, err := os.CreateTemp(dir, ".canopy-scratch-*")
-	if err != nil {
-		return nil, err
-	}
-	os.Remove(f.Name())
-	return f, nil
-}
-
 // copyRange copies the first n bytes of src to w at off inside the
 // kernel (copy_file_range: no trip through the program's memory). An
 // error (no descriptor, a short copy, a system without it) means the

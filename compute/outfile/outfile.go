@@ -27,6 +27,11 @@
 // its context and holds every commit back, so that it stops at its next
 // check and removes its temporary files as it returns; a second one
 // removes them and exits at once.
+//
+// Scratch makes the one other kind of file Canopy writes: a scratch file
+// for its own use while it runs (overviews, an inflated archive member, a
+// map's pixels), never an output, freed by the system however the program
+// ends.
 package outfile
 
 import (

@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"canopy/compute/internal/infile"
+	"canopy/compute/outfile"
 )
 
 // Limits that keep hostile products from making a read hang or allocate
@@ -313,7 +314,7 @@ type inflater struct {
 	rc    io.ReadCloser
 	buf   []byte   // the first bytes inflated, at most ahead of them
 	err   error    // the first inflate error
-	spill *scratch // the whole member from the start, once bg is set
+	spill *os.File // the whole member from the start, once bg is set (outfile.Scratch)
 	have  int64    // bytes inflated: len(buf), or what spill holds once bg is set
 	bg    bool     // the goroutine is inflating the rest into spill
 }
@@ -331,11 +332,11 @@ func (z *inflater) ReadAt(p []byte, off int64) (int, error) {
 	z.mu.Lock()
 	want := min(off+int64(len(p)), z.size)
 	if want > ahead && !z.bg && z.err == nil && z.have < z.size {
-		sp, err := newScratch()
+		sp, err := outfile.Scratch("")
 		if err != nil {
 			z.err = fmt.Errorf("%s: inflating it into a temporary file: %v", z.where, err)
-		} else if _, err := sp.f.WriteAt(z.buf, 0); err != nil {
-			sp.close()
+		} else if _, err := sp.WriteAt(z.buf, 0); err != nil {
+			sp.Close()
 			z.err = fmt.Errorf("%s: inflating it into a temporary file: %v", z.where, err)
 		} else {
 			z.spill, z.bg = sp, true
@@ -374,7 +375,7 @@ func (z *inflater) ReadAt(p []byte, off int64) (int, error) {
 	k := int(min(int64(len(p)), have-off))
 	if bg {
 		// What spill holds up to have is written and stays as it is.
-		if _, e := spill.f.ReadAt(p[:k], off); e != nil {
+		if _, e := spill.ReadAt(p[:k], off); e != nil {
 			return 0, fmt.Errorf("%s: reading it back from its temporary file: %v", z.where, e)
 		}
 	} else {
@@ -447,7 +448,7 @@ func (z *inflater) fill() {
 		z.mu.Unlock()
 		n, err := z.read(chunk[:min(int64(len(chunk)), z.size-at)])
 		if n > 0 {
-			if _, e := z.spill.f.WriteAt(chunk[:n], at); e != nil {
+			if _, e := z.spill.WriteAt(chunk[:n], at); e != nil {
 				n, err = 0, fmt.Errorf("inflating it into a temporary file: %v", e)
 			}
 		}
@@ -468,7 +469,7 @@ func (z *inflater) close() {
 		z.err = fmt.Errorf("%s: the archive was closed", z.where)
 	}
 	if z.spill != nil {
-		z.spill.close() // a write of fill's in flight fails, and it stops
+		z.spill.Close() // a write of fill's in flight fails, and it stops
 	}
 	if !z.bg && z.rc != nil {
 		z.rc.Close() // fill, when it runs, owns rc and closes it
@@ -476,33 +477,6 @@ func (z *inflater) close() {
 	}
 	if z.cond != nil {
 		z.cond.Broadcast()
-	}
-}
-
-// scratch is a temporary file with no name where the system allows (it
-// is removed as soon as it is made, and freed when closed or when the
-// program ends), or one removed when closed.
-type scratch struct {
-	f    *os.File
-	name string // "" once removed
-}
-
-func newScratch() (*scratch, error) {
-	f, err := os.CreateTemp("", "canopy-inflate-*")
-	if err != nil {
-		return nil, err
-	}
-	s := &scratch{f: f, name: f.Name()}
-	if os.Remove(s.name) == nil {
-		s.name = ""
-	}
-	return s, nil
-}
-
-func (s *scratch) close() {
-	s.f.Close()
-	if s.name != "" {
-		os.Remove(s.name)
 	}
 }
 

@@ -92,9 +92,10 @@ func TestInflater(t *testing.T) {
 	if _, err := band.ReadAt(make([]byte, 10), 5<<20); err == nil {
 		t.Error("a read after the archive was closed succeeded")
 	}
-	if sp.name != "" {
-		if _, err := os.Stat(sp.name); err == nil {
-			t.Errorf("the temporary file %s is left after close", sp.name)
-		}
+	if _, err := sp.ReadAt(make([]byte, 1), 0); err == nil {
+		t.Error("the temporary file is still open after close")
+	}
+	if _, err := os.Stat(sp.Name()); err == nil {
+		t.Errorf("the temporary file %s is left after close", sp.Name())
 	}
 }

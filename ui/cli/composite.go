@@ -71,26 +71,16 @@ func parseStat(s string) (season.Stat, float64, error) {
 // values over a period of a stack.
 func cmdComposite(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("composite", stderr)
-	var sf stackFlags
-	sf.register(fs, "the index composited (one)")
-	var rf seasonRunFlags
-	rf.register(fs)
+	var sf seasonFlags
+	sf.register(fs, "the index composited (one)", "output COG: the composite, the count of valid dates and the date of the maximum (decimal year)")
 	period := fs.String("period", "", "the dates composited, FROM/TO: YYYY, YYYY-MM or YYYY-MM-DD, TO included (e.g. 2024-06/2024-08)")
 	stat := fs.String("stat", "median", "median, max-ndvi (the greatest value, and its date) or pNN (a percentile, e.g. p90)")
-	tif := fs.String("tif", "", "output COG: the composite, the count of valid dates and the date of the maximum (decimal year)")
-	asJSON := fs.Bool("json", false, "print one JSON object")
-	paths, err := parseInterspersed(fs, args, stdout)
+	paths, err := sf.parse(fs, args, stdout)
 	if err != nil {
 		return err
 	}
-	if *tif == "" {
-		return request.Errorf("--tif OUT is required")
-	}
 	if *period == "" {
 		return request.Errorf("--period FROM/TO is required (e.g. 2024-06/2024-08)")
-	}
-	if err := rf.check(); err != nil {
-		return err
 	}
 	p, err := parsePeriod("--period", *period, true)
 	if err != nil {
@@ -104,10 +94,8 @@ func cmdComposite(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err := m.Check(); err != nil {
 		return request.Error{Msg: err.Error()}
 	}
-	sf.scratch = filepath.Dir(*tif)
-	sf.rows = rf.rows
 	var inputs []string
-	o, err := sf.open(ctx, paths, &inputs)
+	o, err := sf.stack.open(ctx, paths, &inputs)
 	if err != nil {
 		return err
 	}
@@ -115,13 +103,13 @@ func cmdComposite(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	rep := seasonReport{Model: "composite " + *stat, Index: o.sel.names[0]}
 	set := outfile.NewSet(inputs...)
 	defer set.Abort()
-	if err := runSeason(ctx, o, &rf, m, set, *tif, &rep, nil); err != nil {
+	if err := runSeason(ctx, o, &sf.run, m, set, sf.tif, &rep, nil); err != nil {
 		return err
 	}
 	if err := set.Commit(); err != nil {
 		return err
 	}
-	if *asJSON {
+	if sf.asJSON {
 		return json.NewEncoder(stdout).Encode(rep)
 	}
 	fmt.Fprintf(stdout, "%s of %s over %s on %s: %dx%d, %d dates, %d pixels with a value\n", rep.Model, rep.Index, *period, rep.Backend, rep.Width, rep.Height, rep.Dates, rep.Valued)

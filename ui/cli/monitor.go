@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"path/filepath"
 	"strconv"
 
 	"canopy/compute/outfile"
@@ -37,10 +36,8 @@ type standAlert struct {
 // or fordead's anomaly rule), alerts per pixel and per stand.
 func cmdMonitor(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("monitor", stderr)
-	var sf stackFlags
-	sf.register(fs, "the index monitored (one; ndmi or nbr for bark beetle and storms)")
-	var rf seasonRunFlags
-	rf.register(fs)
+	var sf seasonFlags
+	sf.register(fs, "the index monitored (one; ndmi or nbr for bark beetle and storms)", "output COG: break date (decimal year), magnitude, confidence, valid observations")
 	history := fs.String("history", "", "the history the model is fitted on, FROM/TO (YYYY, YYYY-MM or YYYY-MM-DD, TO included)")
 	monitor := fs.String("monitor", "", "the monitoring period, FROM/ (to the last date) or FROM/TO")
 	harmonics := fs.Int("harmonics", 3, "harmonics of the seasonal model (1 to 3; bfastmonitor's order)")
@@ -54,20 +51,15 @@ func cmdMonitor(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	runLen := fs.Int("run", 3, "anomaly: successive anomalous dates that raise an alert, normal ones that clear it")
 	stands := fs.String("stands", "", "stands (GeoPackage FILE[:LAYER] or GeoJSON) for alerts per stand")
 	idField := fs.String("id", "", "the stands' id attribute (default: the feature id)")
-	tif := fs.String("tif", "", "output COG: break date (decimal year), magnitude, confidence, valid observations")
 	csvOut := fs.String("csv", "", "with --stands: alerts per stand as CSV (id, first alert date, hectares alerted, share)")
 	gpkgOut := fs.String("gpkg", "", "with --stands: the stands with their alerts as a GeoPackage")
 	png := fs.String("png", "", "write a map of the alert dates as PNG (viridis from the monitoring's first date to its last; no alert transparent)")
 	legend := fs.Bool("legend", false, "draw the legend beside the PNG map")
 	layoutOut := fs.String("layout", "", "write a print layout of the alert dates: OUT.png, .pdf or .svg (title, legend, scale bar, north arrow, CRS, dates)")
 	paper := fs.String("paper", "", "with --layout: a paper size (a4, a3, letter, ...) at 150 dpi; default 1600×1200 pixels")
-	asJSON := fs.Bool("json", false, "print one JSON object")
-	paths, err := parseInterspersed(fs, args, stdout)
+	paths, err := sf.parse(fs, args, stdout)
 	if err != nil {
 		return err
-	}
-	if *tif == "" {
-		return request.Errorf("--tif OUT is required")
 	}
 	if *history == "" || *monitor == "" {
 		return request.Errorf("--history FROM/TO and --monitor FROM/ are both required")
@@ -78,10 +70,7 @@ func cmdMonitor(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *harmonics < 1 || *harmonics > 3 {
 		return request.Errorf("--harmonics %d: 1 to 3", *harmonics)
 	}
-	if err := rf.check(); err != nil {
-		return err
-	}
-	if rf.sharded() && (*stands != "" || *png != "" || *layoutOut != "") {
+	if sf.run.sharded() && (*stands != "" || *png != "" || *layoutOut != "") {
 		return request.Errorf("--shard writes the GeoTIFF of one part of the area; --stands, --png and --layout need the whole area: run them without --shard")
 	}
 	var layoutFormat string
@@ -123,8 +112,6 @@ func cmdMonitor(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := m.Check(); err != nil {
 		return request.Error{Msg: err.Error()}
 	}
-	sf.scratch = filepath.Dir(*tif)
-	sf.rows = rf.rows
 	var inputs []string
 	if *stands != "" {
 		inputs = append(inputs, *stands)
@@ -132,7 +119,7 @@ func cmdMonitor(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			inputs = append(inputs, p)
 		}
 	}
-	o, err := sf.open(ctx, paths, &inputs)
+	o, err := sf.stack.open(ctx, paths, &inputs)
 	if err != nil {
 		return err
 	}
@@ -180,7 +167,7 @@ func cmdMonitor(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			copy(cnt[y0*g.Width:], out[3])
 		}
 	}
-	if err := runSeason(ctx, o, &rf, m, set, *tif, &rep, keep); err != nil {
+	if err := runSeason(ctx, o, &sf.run, m, set, sf.tif, &rep, keep); err != nil {
 		return err
 	}
 	rep.Alerts = alerts
@@ -228,7 +215,7 @@ func cmdMonitor(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := set.Commit(); err != nil {
 		return err
 	}
-	if *asJSON {
+	if sf.asJSON {
 		return json.NewEncoder(stdout).Encode(rep)
 	}
 	fmt.Fprintf(stdout, "%s of %s on %s: %dx%d, %d dates, %d pixels monitored, %d alerted\n", rep.Model, rep.Index, rep.Backend, rep.Width, rep.Height, rep.Dates, rep.Valued, rep.Alerts)

@@ -310,15 +310,12 @@ var directWrites = map[string]bool{
 // notOutputs are the files allowed to write directly, and why what they
 // write is not a user's output.
 var notOutputs = map[string]string{
-	"compute/geotiff/cog_linux.go":         "the COG writer's scratch file for overviews, unlinked at once",
-	"compute/geotiff/scratch_other.go":     "the GeoTIFF writers' scratch file (overviews), removed as soon as it is created",
-	"ui/render/colormap/stream.go":         "the map stream's scratch file, removed on close",
 	"compute/internal/infile/open_unix.go": "opens inputs read-only",
 }
 
 // TestNoDirectFileWrites: the code of the commands and the window (main,
 // ui/...) and the packages that encode their outputs writes files only
-// through compute/outfile (a Set, WriteFileAtomic, OpenJournal): no
+// through compute/outfile (a Set, WriteFileAtomic, OpenJournal, Scratch): no
 // os.Create, os.WriteFile, os.OpenFile, os.Rename... outside the files
 // in notOutputs.
 func TestNoDirectFileWrites(t *testing.T) {

@@ -19,6 +19,7 @@ import (
 	"github.com/klauspost/compress/flate"
 
 	"canopy/compute"
+	"canopy/compute/outfile"
 	"canopy/compute/par"
 )
 
@@ -97,7 +98,7 @@ func NewMapStream(w io.Writer, width, height int, opt StreamOptions) (*MapStream
 			return nil, err
 		}
 	case StretchMinMax, StretchPercentile:
-		f, err := spillFile(opt.ScratchDir)
+		f, err := outfile.Scratch(opt.ScratchDir)
 		if err != nil {
 			return nil, fmt.Errorf("scratch file for the map's values: %w", err)
 		}
@@ -115,19 +116,6 @@ func bounds(n, k int) []int {
 		b[i] = int(int64(i) * int64(n) / int64(k))
 	}
 	return b
-}
-
-// spillFile is a scratch file that has no name, or loses it at once.
-func spillFile(dir string) (*os.File, error) {
-	if dir == "" {
-		dir = os.TempDir()
-	}
-	f, err := os.CreateTemp(dir, ".canopy-map-*")
-	if err != nil {
-		return nil, err
-	}
-	os.Remove(f.Name())
-	return f, nil
 }
 
 // WorldFile is the world file of the map's pixels on the grid g places

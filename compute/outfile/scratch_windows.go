@@ -1,4 +1,4 @@
-package geotiff
+package outfile
 
 import (
 	"crypto/rand"
@@ -16,11 +16,11 @@ const (
 	fileAttributeTemporary = 0x00000100
 )
 
-// scratchFile is a file in dir that Windows deletes when its handle is
+// scratch is a file in dir that Windows deletes when its handle is
 // closed, by Close or by the end of the process however it ends (Ctrl+C,
 // a crash): Windows removes no open file, so a file created and removed at
 // once, as elsewhere, would stay behind in the user's folder.
-func scratchFile(dir string) (*os.File, error) {
+func scratch(dir string) (*os.File, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
