@@ -64,9 +64,10 @@ func (p *GoParallel) RunJob(j *compute.Job) (compute.Timings, error) {
 // float32 bands with nothing to convert are read in place, a normalised
 // difference is one pass (vec.NDVI), and an output's last finite writes the
 // output plane itself; an NDVI job is then a single pass from the bands to
-// the output. Outputs of vec.StreamPixels or more (with no mask to apply
-// after the store) are written with streaming stores, as the c backend's
-// are. None of it changes a bit of the results.
+// the output. Outputs of vec.StreamPixels or more whose job does not fit
+// in the last-level cache (vec.CacheBytes), with no mask to apply after the
+// store, are written with streaming stores. None of it changes a bit of the
+// results.
 type blockProgram struct {
 	j       *compute.Job
 	ops     *vec.Ops       // the operations: vec.Kernels or vec.Loops
@@ -77,7 +78,8 @@ type blockProgram struct {
 	scratch chan *registers
 	size    int
 	// stream: the outputs are written with streaming stores (a plane of
-	// vec.StreamPixels or more, no mask to apply after the store).
+	// vec.StreamPixels or more whose bands and outputs do not fit in the
+	// last-level cache, no mask to apply after the store).
 	stream bool
 }
 
@@ -91,7 +93,7 @@ type registers struct {
 
 func (b *blockProgram) prepare(j *compute.Job, workers int) {
 	b.j = j
-	b.stream = j.Mask == nil && j.Pixels() >= vec.StreamPixels
+	b.stream = j.Mask == nil && j.Pixels() >= vec.StreamPixels && jobBytes(j) > vec.CacheBytes()
 	if b.prog != j.Program {
 		// A compiled program does not change: its plan is kept for the
 		// next run of it (a run then allocates nothing).
@@ -112,6 +114,17 @@ func (b *blockProgram) prepare(j *compute.Job, workers int) {
 		}
 		b.size = need
 	}
+}
+
+// jobBytes is what a job reads and writes: its bands as stored and its
+// float32 outputs.
+func jobBytes(j *compute.Job) int64 {
+	n := int64(j.Pixels())
+	var b int64
+	for _, band := range j.Bands {
+		b += n * int64(band.Plane.Type.Size())
+	}
+	return b + 4*n*int64(len(j.Out))
 }
 
 // Do runs the program over pixels [lo, hi).
