@@ -1,6 +1,7 @@
 package cback
 
 import (
+	"sync/atomic"
 	"time"
 
 	"canopy/compute"
@@ -8,9 +9,15 @@ import (
 	cseason "canopy/native/season"
 )
 
+// SeriesChunk is the pixels a worker takes at a time in RunSeries: a
+// multiple of the C code's widest vector (16 pixels), so that every pixel
+// but the last few of the cube runs in the vector lanes whatever the
+// number of threads, and small enough that the workers finish together.
+const SeriesChunk = 4096
+
 // RunSeries runs a per-pixel model over a stack's block (season.Runner):
-// native/season's C code on every core, each worker a contiguous span of
-// pixels.
+// native/season's C code on every core, the workers taking chunks of
+// SeriesChunk pixels one after another until none is left.
 func (b *Backend) RunSeries(j *season.Job) (compute.Timings, error) {
 	if err := j.Check(); err != nil {
 		return compute.Timings{}, err
@@ -24,14 +31,25 @@ func (b *Backend) RunSeries(j *season.Job) (compute.Timings, error) {
 		Coefs: p.Coefs, Values: j.Cube.Values, Pixels: j.Cube.Pixels, X: p.X32, Dates32: p.Dates32, Role: p.Role, Out: j.Out}
 	start := b.run.Start()
 	t0 := time.Now()
-	b.run.RunTask(j.Cube.Pixels*len(p.Dates), seriesTask{cj})
+	b.run.RunTask(j.Cube.Pixels*len(p.Dates), &seriesTask{j: cj})
 	k := time.Since(t0)
 	return compute.Timings{Setup: start, Kernel: k, Total: k}, nil
 }
 
-type seriesTask struct{ j *cseason.Job }
+// seriesTask hands out the cube's pixels by chunks: each call of Do (one a
+// worker, its span of the pool's range aside) takes chunks until the cube
+// is done.
+type seriesTask struct {
+	j    *cseason.Job
+	next atomic.Int64
+}
 
-func (t seriesTask) Do(lo, hi int) {
-	a, b := season.PixelSpan(lo, hi, len(t.j.Dates32))
-	cseason.Pixels(t.j, a, b)
+func (t *seriesTask) Do(lo, hi int) {
+	for {
+		a := int(t.next.Add(SeriesChunk)) - SeriesChunk
+		if a >= t.j.Pixels {
+			return
+		}
+		cseason.Pixels(t.j, a, min(a+SeriesChunk, t.j.Pixels))
+	}
 }
