@@ -458,7 +458,7 @@ func (b *bridge) background(f func()) {
 // the old map is closed when the new one does not show it; the new one's
 // is bound to the window, asked for the view on screen and, when its
 // statistics are not known, streams them.
-func (w *Window) showLarge(old, s *shown) {
+func (w *window) showLarge(old, s *shown) {
 	if old != nil && old.large != nil && old.large != s.large {
 		old.large.close()
 	}
@@ -487,7 +487,7 @@ func (w *Window) showLarge(old, s *shown) {
 
 // largeViewDone follows a complete view: the status bar says where it
 // came from and how long it took; the first one makes the window ready.
-func (w *Window) largeViewDone(lg *largeImage, v *pyramid.View, took time.Duration, err error) {
+func (w *window) largeViewDone(lg *largeImage, v *pyramid.View, took time.Duration, err error) {
 	if w.shown == nil || w.shown.large != lg {
 		return
 	}
@@ -528,7 +528,7 @@ func (w *Window) largeViewDone(lg *largeImage, v *pyramid.View, took time.Durati
 
 // streamStatistics computes s's statistics over the whole image in the
 // background and shows them when done (if s is still shown).
-func (w *Window) streamStatistics(s *shown) {
+func (w *window) streamStatistics(s *shown) {
 	lg := s.large
 	area, ok := s.set.geo.PixelArea()
 	if !ok || !(area > 0) {
@@ -575,7 +575,7 @@ func (w *Window) streamStatistics(s *shown) {
 // runs the index over the whole image through the block pipeline,
 // verified block by block against the float64 truth (no copy of the
 // image per backend), once each.
-func (w *Window) compareLarge(s *shown, runs []runSpec) {
+func (w *window) compareLarge(s *shown, runs []runSpec) {
 	lg := s.large
 	w.bridge.start("Comparing backends", func(ctx context.Context, progress progressFunc) (func(), error) {
 		var results []compute.BenchResult

@@ -115,7 +115,7 @@ func TestLargeImageByViews(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(10))
 	base := heapInuse()
 	hs := sampleHeap()
-	w := newTestWindow(t, Options{Bands: map[string]string{"red": red, "nir": nir}})
+	w := newTestWindow(t, options{Bands: map[string]string{"red": red, "nir": nir}})
 	s := w.shown
 	if s == nil || s.large == nil || s.plane != nil {
 		t.Fatalf("the pair was not opened by views: %+v", s)
@@ -254,7 +254,7 @@ func TestLargeImageFromOverviews(t *testing.T) {
 			t.Fatalf("gdaladdo: %v %s", err, out)
 		}
 	}
-	w := newTestWindow(t, Options{Bands: map[string]string{"red": red, "nir": nir}})
+	w := newTestWindow(t, options{Bands: map[string]string{"red": red, "nir": nir}})
 	s := w.shown
 	if s == nil || s.large == nil {
 		t.Fatal("not opened by views")
@@ -289,7 +289,7 @@ func TestLargeWindowOnFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	hk := hooks{backends: []compute.Backend{real}, loop: newEventLoop(), onReady: func() { ready = time.Since(t0) }}
-	w := newWindow(a, Options{Bands: map[string]string{"red": red, "nir": nir}, Backend: compute.NameGoParallel}, hk)
+	w := newWindow(a, options{Bands: map[string]string{"red": red, "nir": nir}, Backend: compute.NameGoParallel}, hk)
 	w.Win.Resize(fyne.NewSize(1400, 900))
 	w.Wait()
 	all := time.Since(t0)
@@ -325,7 +325,7 @@ func TestLargeImageCustomFormulaAndZoomCancels(t *testing.T) {
 	const n = 1500
 	dir := t.TempDir()
 	red, nir := writeNoisePair(t, dir, n)
-	w := newTestWindow(t, Options{Bands: map[string]string{"red": red, "nir": nir}, Expr: "nir - red"})
+	w := newTestWindow(t, options{Bands: map[string]string{"red": red, "nir": nir}, Expr: "nir - red"})
 	s := w.shown
 	if s == nil || s.large == nil || s.summary == nil {
 		t.Fatalf("not shown by views with statistics: status %q", w.Status.Text)

@@ -51,12 +51,12 @@ func writeMaskedOrtho(t *testing.T, w, h, cols, nx0, ny0 int) string {
 // openLargeWindow opens path in a test window with the size limit below
 // it (until the test ends), so that it is read by views; it fails unless
 // it is, with a mask.
-func openLargeWindow(t *testing.T, path string) *Window {
+func openLargeWindow(t *testing.T, path string) *window {
 	t.Helper()
 	b := largeBytes
 	t.Cleanup(func() { largeBytes = b })
 	largeBytes = 1000
-	w := newTestWindow(t, Options{Product: path})
+	w := newTestWindow(t, options{Product: path})
 	s := w.shown
 	if s == nil || s.large == nil || s.plane != nil {
 		t.Fatalf("not read by views: status %q, dialog %q", w.Status.Text, dialogText(w))

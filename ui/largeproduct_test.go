@@ -19,7 +19,7 @@ import (
 
 // screenAt is the map's screen pixel at the centre of image pixel (col,
 // row) in img, the map drawn at the window's viewport.
-func screenAt(w *Window, img *image.NRGBA, col, row int) []uint8 {
+func screenAt(w *window, img *image.NRGBA, col, row int) []uint8 {
 	z, x0, y0 := w.Map.View()
 	x, y := int((float64(col)+0.5-x0)*z), int((float64(row)+0.5-y0)*z)
 	i := img.PixOffset(x, y)
@@ -61,7 +61,7 @@ func TestLargeProductByViews(t *testing.T) {
 			// The whole-image path first (the size limit as it is): its
 			// map, and its pins at the case's pixels.
 			path := c.path(t)
-			whole := newTestWindow(t, Options{Product: path})
+			whole := newTestWindow(t, options{Product: path})
 			ws := whole.shown
 			if ws == nil || ws.large != nil || ws.plane == nil {
 				t.Fatalf("%s did not load whole: status %q, dialog %q", path, whole.Status.Text, dialogText(whole))
@@ -77,7 +77,7 @@ func TestLargeProductByViews(t *testing.T) {
 			// By views: the size limit below the product's.
 			defer func(b int64) { largeBytes = b }(largeBytes)
 			largeBytes = 1000
-			large := newTestWindow(t, Options{Product: path})
+			large := newTestWindow(t, options{Product: path})
 			s := large.shown
 			if s == nil || s.large == nil || s.plane != nil {
 				t.Fatalf("not read by views: status %q, dialog %q", large.Status.Text, dialogText(large))
@@ -199,7 +199,7 @@ func TestLargeProductKeepsWhole(t *testing.T) {
 	path := productFixture(t, s2New+".SAFE")
 	defer func(b int64) { largeBytes = b }(largeBytes)
 	largeBytes = 1000
-	w := newTestWindow(t, Options{Product: path})
+	w := newTestWindow(t, options{Product: path})
 	if s := w.shown; s == nil || s.large != nil || s.plane == nil || w.Masked() == 0 {
 		t.Fatalf("the SAFE did not load whole with its mask: status %q", w.Status.Text)
 	}
@@ -232,7 +232,7 @@ func TestLargeOrthomosaicMemory(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(10))
 	base := heapInuse()
 	hs := sampleHeap()
-	w := newTestWindow(t, Options{Product: path})
+	w := newTestWindow(t, options{Product: path})
 	peak := hs.end()
 	s := w.shown
 	if s == nil || s.large == nil || s.large.current() == nil || s.summary == nil {

@@ -23,7 +23,7 @@ const (
 // scene shown, but for the after date's view (another date's pixels), a
 // composite shown under the mask, and an image read by views (whose mask
 // is held per view: largeMask).
-func (w *Window) maskShown() []uint8 {
+func (w *window) maskShown() []uint8 {
 	s := w.shown
 	if s == nil || s.large != nil || s.set == nil || s.masked == 0 {
 		return nil
@@ -34,7 +34,7 @@ func (w *Window) maskShown() []uint8 {
 		}
 		return s.set.mask
 	}
-	if w.twoCurrent() != nil && w.two.view == ViewAfter {
+	if w.twoCurrent() != nil && w.two.view == viewAfter {
 		return nil
 	}
 	return s.set.mask
@@ -43,7 +43,7 @@ func (w *Window) maskShown() []uint8 {
 // largeMask is the image read by views whose mask the map hatches, view
 // by view (nil: none): the image shown when it has a mask, unless its
 // statistics found nothing masked.
-func (w *Window) largeMask() *largeImage {
+func (w *window) largeMask() *largeImage {
 	s := w.shown
 	if s == nil || s.large == nil || !s.large.im.HasMask() || (s.summary != nil && s.masked == 0) {
 		return nil
@@ -55,7 +55,7 @@ func (w *Window) largeMask() *largeImage {
 // views, the views' masks), shows the masked row of the legend when it
 // does, and the "Show under the mask" toggle in the composite views of a
 // masked scene.
-func (w *Window) showMask() {
+func (w *window) showMask() {
 	mask := w.maskShown()
 	w.Map.SetMask(mask)
 	var perView func([]uint8, int, int, float64, float64, float64)

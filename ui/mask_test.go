@@ -39,10 +39,10 @@ func TestMaskedOutsideNoChange(t *testing.T) {
 	if err := geotiff.WriteBands(after, w0, h0, [][]float32{red, nir}, fake.GeoRef(), geotiff.WriteOptions{Descriptions: []string{"red", "nir"}}); err != nil {
 		t.Fatal(err)
 	}
-	w := newTestWindow(t, Options{})
+	w := newTestWindow(t, options{})
 	openTyped(w, before)
 	openAfterTyped(w, after)
-	if err := w.SetDateView(ViewDifference); err != nil {
+	if err := w.SetDateView(viewDifference); err != nil {
 		t.Fatal(err)
 	}
 	w.Map.ZoomBy(0.7) // some of the outside in view
@@ -76,7 +76,7 @@ func TestMaskedOutsideNoChange(t *testing.T) {
 		t.Errorf("legend %q", text)
 	}
 	// The after date's own view draws no mask of the before date.
-	if err := w.SetDateView(ViewAfter); err != nil {
+	if err := w.SetDateView(viewAfter); err != nil {
 		t.Fatal(err)
 	}
 	if got := mapPixel(w, renderMap(w), 3, 20); isOneOf(got, mapview.MaskedColors[:]) {
@@ -122,7 +122,7 @@ func TestMaskedGolden(t *testing.T) {
 func TestNaturalColourUnderTheMask(t *testing.T) {
 	const w0, h0, cols = 40, 30, 7
 	path := writeColourOrtho(t, "ortho.tif", w0, h0, cols, []string{"blue", "green", "red", "nir"})
-	w := newTestWindow(t, Options{})
+	w := newTestWindow(t, options{})
 	openTyped(w, path)
 	if w.view.Unmasked.Visible() {
 		t.Error("the toggle is shown in the index view")
@@ -162,7 +162,7 @@ func isOneOf(c color.NRGBA, cs []color.NRGBA) bool {
 
 // onScreen is the colour the window shows at image pixel (col, row),
 // which may be outside the image but must be inside the map widget.
-func onScreen(w *Window, col, row int) color.NRGBA {
+func onScreen(w *window, col, row int) color.NRGBA {
 	img := w.Win.Canvas().Capture()
 	zoom, x0, y0 := w.Map.View()
 	pos := fyne.CurrentApp().Driver().AbsolutePositionForObject(w.Map)
