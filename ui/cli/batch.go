@@ -44,7 +44,10 @@ type batchLine struct {
 	// made from; a re-run skips a scene whose output exists with it.
 	Fingerprint string `json:"fingerprint,omitempty"`
 	Shard       string `json:"shard,omitempty"`
-	Time        string `json:"time"`
+	// Bands are a composite or monitor part's band names (batchSeason
+	// merges the parts with them).
+	Bands []string `json:"bands,omitempty"`
+	Time  string   `json:"time"`
 }
 
 // parseShard reads --shard I/N or env (Slurm array variables, or a
@@ -209,6 +212,9 @@ func cmdBatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *outDir == "" {
 		return request.Errorf("--out DIR is required")
+	}
+	if a := fs.Args(); len(a) > 0 && (a[0] == "composite" || a[0] == "monitor") {
+		return batchSeason(ctx, fs, *outDir, *shard, a, stdout, stderr)
 	}
 	bandMap, sel, err := pf.parse()
 	if err != nil {
