@@ -200,11 +200,7 @@ func cmdChange(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 // changeByStand writes per-stand statistics of the difference.
 func changeByStand(set *outfile.Set, standsSpec, idField, csvOut string, diff []float32, w, h int, geo *compute.GeoRef, classes []compute.Class, stderr io.Writer) error {
-	path, layerName, err := vector.ParseStands(standsSpec)
-	if err != nil {
-		return request.Error{Msg: err.Error()}
-	}
-	layer, err := vector.Read(path, layerName)
+	_, layer, err := readStands(standsSpec)
 	if err != nil {
 		return err
 	}

@@ -276,11 +276,7 @@ func share(a, b float64) float64 {
 // share of them the stand covers (compute/zonal): the earliest break of
 // the stand, the hectares alerted and the hectares monitored.
 func alertsByStand(standsSpec, idField string, brk, cnt []float32, g source.Grid, stderr io.Writer) ([]standAlert, error) {
-	path, layerName, err := vector.ParseStands(standsSpec)
-	if err != nil {
-		return nil, request.Error{Msg: err.Error()}
-	}
-	layer, err := vector.Read(path, layerName)
+	_, layer, err := readStands(standsSpec)
 	if err != nil {
 		return nil, err
 	}
@@ -373,11 +369,7 @@ func writeStandAlerts(csvW, gpkgW *outfile.Writer, standsSpec, csvOut, gpkgOut s
 		}
 	}
 	if gpkgW != nil {
-		path, layerName, err := vector.ParseStands(standsSpec)
-		if err != nil {
-			return request.Error{Msg: err.Error()}
-		}
-		layer, err := vector.Read(path, layerName)
+		_, layer, err := readStands(standsSpec)
 		if err != nil {
 			return err
 		}

@@ -60,11 +60,7 @@ func cmdZonal(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return request.Errorf("zonal summarises one index, not %d", len(sel.names))
 	}
 	sel.classTable = "the class table of " + sel.names[0] + " (hectares by class in every stand)"
-	path, layerName, err := vector.ParseStands(*stands)
-	if err != nil {
-		return request.Error{Msg: err.Error()}
-	}
-	layer, err := vector.Read(path, layerName)
+	path, layer, err := readStands(*stands)
 	if err != nil {
 		return err
 	}
@@ -165,4 +161,16 @@ func cmdZonal(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	return nil
+}
+
+// readStands reads the stands of --stands FILE[:LAYER]: a malformed
+// argument is a request error, an unreadable file the run's. It returns
+// the file's path too.
+func readStands(spec string) (string, *vector.Layer, error) {
+	path, layerName, err := vector.ParseStands(spec)
+	if err != nil {
+		return "", nil, request.Error{Msg: err.Error()}
+	}
+	layer, err := vector.Read(path, layerName)
+	return path, layer, err
 }
