@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"slices"
 	"sync"
 	"time"
 	"unsafe"
 
 	"canopy/compute"
+	"canopy/compute/par"
 	"canopy/compute/warp"
 	"canopy/native/cuda"
 )
@@ -318,6 +321,10 @@ func runStream(dev residentDev, n int, next func(i int) (*warp.Plan, []*warp.Sou
 	}()
 	type onDev struct{ plane, filled cuda.DevicePtr }
 	var targets []onDev
+	// The host targets' pages are mapped while the inputs are read, so
+	// that the download at the end only copies.
+	var touched sync.WaitGroup
+	defer touched.Wait()
 	// pending is the first buffer of the inputs whose kernels may still
 	// run: freed once the next input has arrived and they are done.
 	pending := -1
@@ -350,6 +357,13 @@ func runStream(dev residentDev, n int, next func(i int) (*warp.Plan, []*warp.Sou
 					out = append(out, t)
 					targets = append(targets, d)
 				}
+				ts := slices.Clone(out)
+				touched.Go(func() {
+					for _, t := range ts {
+						touch(t.Plane.Data)
+						touch(t.Filled)
+					}
+				})
 			}
 			for b, s := range srcs {
 				if err := checkWarp([]*warp.Plan{plan}, []*warp.Source{s}, out[b]); err != nil {
@@ -369,6 +383,7 @@ func runStream(dev residentDev, n int, next func(i int) (*warp.Plan, []*warp.Sou
 			return nil, r.jit, err
 		}
 	}
+	touched.Wait()
 	err = entered(func() error {
 		for b, t := range out {
 			if err := dev.download(t.Plane.Data, targets[b].plane); err != nil {
@@ -384,6 +399,18 @@ func runStream(dev residentDev, n int, next func(i int) (*warp.Plan, []*warp.Sou
 		return nil, r.jit, err
 	}
 	return out, r.jit, nil
+}
+
+// touch writes a zero to every page of b (new memory, all zero), on
+// every core: the pages are mapped then rather than one by one while a
+// download copies into them.
+func touch(b []byte) {
+	page := os.Getpagesize()
+	par.Blocks(len(b), 1<<22, func(lo, hi int) {
+		for i := lo; i < hi; i += page {
+			b[i] = 0
+		}
+	})
 }
 
 // target allocates t's plane and filled map (plan's) on the device, the

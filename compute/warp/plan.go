@@ -150,6 +150,7 @@ func planRows(t *transformer, dst grid.Grid, dx, dy, maxErr float64, srcW, srcH 
 	workers := par.Workers(h)
 	spans := par.Split(h, workers, 1)
 	errs := make([]error, len(spans))
+	proto := *t // what the clones copy: worker 0 uses t itself
 	par.ForN(workers, len(spans), func(w int) {
 		// Each worker opens its own PROJ object: opening one reads PROJ's
 		// database for milliseconds, which one after another on many
@@ -157,7 +158,7 @@ func planRows(t *transformer, dst grid.Grid, dx, dy, maxErr float64, srcW, srcH 
 		tw := t
 		if w > 0 {
 			var err error
-			if tw, err = t.clone(); err != nil {
+			if tw, err = proto.clone(); err != nil {
 				errs[w] = err
 				return
 			}

@@ -28,6 +28,8 @@ type transformer struct {
 	ctx    *proj.Context
 	srcCRS string
 	dstCRS string
+	// buf holds the points of one PROJ call (points).
+	buf []proj.Coord
 }
 
 // invGeoTransform inverts a geotransform as GDALInvGeoTransform does
@@ -82,10 +84,49 @@ func (t *transformer) open() error {
 // clone returns a transformer with its own PROJ object.
 func (t *transformer) clone() (*transformer, error) {
 	c := *t
+	c.buf = nil
 	if t.pj == nil {
 		return &c, nil
 	}
 	return &c, c.open()
+}
+
+// points is point over the pixels (xs[k], y) into out[k] and ok[k], with
+// the PROJ transformation of all of them in one call (the same
+// arithmetic point by point as point's, without a call and its error
+// bookkeeping a point); where PROJ fails on any of them, each is placed
+// again by point.
+func (t *transformer) points(xs []float64, y float64, out [][2]float64, ok []bool) {
+	if t.pj == nil || len(xs) == 1 {
+		for k, x := range xs {
+			out[k][0], out[k][1], ok[k] = t.point(x, y)
+		}
+		return
+	}
+	g := &t.dst
+	t.buf = t.buf[:0]
+	for _, x := range xs {
+		mx := float64(g[0]+float64(x*g[1])) + float64(y*g[2])
+		my := float64(g[3]+float64(x*g[4])) + float64(y*g[5])
+		t.buf = append(t.buf, proj.NewCoord(mx, my, 0, 0))
+	}
+	if err := t.pj.ForwardArray(t.buf); err != nil {
+		for k, x := range xs {
+			out[k][0], out[k][1], ok[k] = t.point(x, y)
+		}
+		return
+	}
+	v := &t.srcInv
+	for k, c := range t.buf {
+		mx, my := c[0], c[1]
+		if math.IsNaN(mx) || math.IsNaN(my) || math.IsInf(mx, 0) || math.IsInf(my, 0) {
+			out[k], ok[k] = [2]float64{}, false
+			continue
+		}
+		out[k][0] = float64(v[0]+float64(mx*v[1])) + float64(my*v[2])
+		out[k][1] = float64(v[3]+float64(mx*v[4])) + float64(my*v[5])
+		ok[k] = true
+	}
 }
 
 // point maps destination pixel (x, y) to source pixel coordinates; ok is
@@ -144,12 +185,10 @@ func (t *transformer) approxRow(segs []Segment, x0, y float64, n int, maxErr flo
 	}
 	mid := (n - 1) / 2
 	var sme [3][2]float64
-	for k, i := range [3]int{0, mid, n - 1} {
-		sx, sy, ok := t.point(x0+float64(i), y)
-		if !ok {
-			return t.exact(segs, x0, y, 0, n)
-		}
-		sme[k] = [2]float64{sx, sy}
+	var ok [3]bool
+	t.points([]float64{x0, x0 + float64(mid), x0 + float64(n-1)}, y, sme[:], ok[:])
+	if !ok[0] || !ok[1] || !ok[2] {
+		return t.exact(segs, x0, y, 0, n)
 	}
 	return t.approxInternal(segs, x0, y, 0, n, sme, maxErr)
 }
@@ -176,17 +215,33 @@ func (t *transformer) approxInternal(segs []Segment, x0, y float64, a, n int, sm
 	baseLeft := ln <= 5
 	baseRight := rn <= 5
 	var lm, le, rm [2]float64
-	okAll := true
+	// The left half's middle and end and the right half's middle, those
+	// that are needed, in one call (GDAL's own order: where the left
+	// half's fail, the right half's is not needed either).
+	var xs [3]float64
+	var got [3][2]float64
+	var oks [3]bool
+	k := 0
 	if !baseLeft {
-		var ok1, ok2 bool
-		lm[0], lm[1], ok1 = t.point(xAt(x0, lmid), y)
-		le[0], le[1], ok2 = t.point(xAt(x0, a+ln-1), y)
-		okAll = ok1 && ok2
+		xs[0], xs[1] = xAt(x0, lmid), xAt(x0, a+ln-1)
+		k = 2
 	}
-	if okAll && !baseRight {
-		var ok bool
-		rm[0], rm[1], ok = t.point(xAt(x0, rmid), y)
-		okAll = ok
+	if !baseRight {
+		xs[k] = xAt(x0, rmid)
+		k++
+	}
+	okAll := true
+	if k > 0 {
+		t.points(xs[:k], y, got[:k], oks[:k])
+		for _, ok := range oks[:k] {
+			okAll = okAll && ok
+		}
+		if !baseLeft {
+			lm, le = got[0], got[1]
+		}
+		if !baseRight {
+			rm = got[k-1]
+		}
 	}
 	if !okAll {
 		// GDAL transforms the interior exactly and keeps the three
@@ -218,14 +273,27 @@ func appendPoint(segs []Segment, i int, p [2]float64, ok bool) []Segment {
 	return append(segs, Segment{Start: int32(i), N: 1, SX: p[0], SY: p[1]})
 }
 
-// exact appends the points [i0, i1) transformed one by one.
+// exact appends the points [i0, i1) each transformed exactly (PROJ
+// called on up to exactBatch of them at once).
 func (t *transformer) exact(segs []Segment, x0, y float64, i0, i1 int) []Segment {
-	for i := i0; i < i1; i++ {
-		sx, sy, ok := t.point(xAt(x0, i), y)
-		segs = appendPoint(segs, i, [2]float64{sx, sy}, ok)
+	var xs [exactBatch]float64
+	var got [exactBatch][2]float64
+	var oks [exactBatch]bool
+	for lo := i0; lo < i1; lo += exactBatch {
+		n := min(exactBatch, i1-lo)
+		for k := range n {
+			xs[k] = xAt(x0, lo+k)
+		}
+		t.points(xs[:n], y, got[:n], oks[:n])
+		for k := range n {
+			segs = appendPoint(segs, lo+k, got[k], oks[k])
+		}
 	}
 	return segs
 }
+
+// exactBatch is how many points exact hands PROJ at once.
+const exactBatch = 256
 
 func excerpt(s string) string {
 	if len(s) > 40 {
