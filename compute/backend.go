@@ -128,20 +128,22 @@ func Names() []string {
 		names = append(names, n)
 	}
 	sort.Slice(names, func(i, j int) bool {
-		oi, ok1 := order[names[i]]
-		oj, ok2 := order[names[j]]
-		if !ok1 {
-			oi = 100
-		}
-		if !ok2 {
-			oj = 100
-		}
-		if oi != oj {
+		if oi, oj := Rank(names[i]), Rank(names[j]); oi != oj {
 			return oi < oj
 		}
 		return names[i] < names[j]
 	})
 	return names
+}
+
+// Rank is a backend's place in the canonical order (go, go-parallel, c,
+// gl, cuda), the order every list and chart shows them in; a backend
+// outside it ranks after them.
+func Rank(name string) int {
+	if o, ok := order[name]; ok {
+		return o
+	}
+	return len(order)
 }
 
 // New returns a fresh instance of the named backend.

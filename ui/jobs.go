@@ -691,20 +691,10 @@ func (w *window) addResult(r compute.BenchResult) {
 	w.charts.showTimings(keep)
 }
 
-// canonical is the order backends are listed in everywhere.
-var canonical = []string{compute.NameGo, compute.NameGoParallel, compute.NameC, compute.NameGL, compute.NameCUDA}
-
-func rank(name string) int {
-	if i := slices.Index(canonical, name); i >= 0 {
-		return i
-	}
-	return len(canonical)
-}
-
 // sortResults orders results by backend (canonical order), then mode.
 func sortResults(rs []compute.BenchResult) {
 	slices.SortStableFunc(rs, func(a, b compute.BenchResult) int {
-		if d := rank(a.Backend) - rank(b.Backend); d != 0 {
+		if d := compute.Rank(a.Backend) - compute.Rank(b.Backend); d != 0 {
 			return d
 		}
 		return strings.Compare(a.Mode, b.Mode)
