@@ -83,6 +83,9 @@ type contextView struct {
 	// composite view of a masked scene); unmasked is its state.
 	Unmasked *widget.Check
 	unmasked bool
+	// larges are the colour views of an image read by views
+	// (ui/largecolour.go), by view.
+	larges map[viewMode]*largeColour
 }
 
 func newContextView(w *window) *contextView {
@@ -103,6 +106,7 @@ func newContextView(w *window) *contextView {
 		}
 		v.unmasked = on
 		v.comps = map[viewMode]*composite.Composite{} // made again with the mask, or without
+		v.dropLarge()
 		if v.mode != viewIndex {
 			w.SetView(v.mode)
 		}
@@ -119,6 +123,7 @@ func (v *contextView) Mode() viewMode { return v.mode }
 // drop forgets the composites and their bands (another source is shown).
 func (v *contextView) drop() {
 	v.key, v.bands, v.comps = "", nil, nil
+	v.dropLarge()
 }
 
 // bandRoles are the roles the bands card lists for src: the index's,
@@ -218,7 +223,7 @@ func (w *window) SetView(m viewMode) {
 		return
 	}
 	if s.large != nil {
-		w.setStatus(errLarge("colour views").Error(), false)
+		w.setLargeView(s, m) // ui/largecolour.go
 		return
 	}
 	v := w.view
@@ -377,6 +382,9 @@ func (w *window) shownComposite() *composite.Composite {
 	if v.mode == viewIndex || s == nil || v.key != s.src.key() || v.w != s.w || v.h != s.h {
 		return nil
 	}
+	if lc := v.larges[v.mode]; lc != nil && s.large != nil {
+		return lc.composite() // the view on screen's
+	}
 	return v.comps[v.mode]
 }
 
@@ -389,7 +397,7 @@ func (w *window) showView() {
 	}
 	back := c == nil && w.view.drawn != nil
 	w.view.drawn = c
-	w.Map.SetComposite(c)
+	w.setMapComposite(c)
 	if c != nil {
 		w.two.swipe.Show(false) // the swipe is between the dates' indices
 	} else if back {
@@ -400,7 +408,7 @@ func (w *window) showView() {
 		legend.Objects = w.view.ramp
 		w.view.LegendLines = nil
 	} else {
-		w.view.fillLegend(c, w.maskShown() != nil)
+		w.view.fillLegend(c, w.compositeMasked())
 		legend.Objects = []fyne.CanvasObject{w.view.Legend}
 	}
 	w.showMask()

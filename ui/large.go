@@ -29,7 +29,7 @@ import (
 var largeBytes int64 = 2 << 30
 
 // errLarge is what the window says of what it does not make on an image
-// read by views ("exports", "stands", "two dates", "colour views"), and
+// read by views ("exports", "stands", "two dates"), and
 // the command that does it from the files.
 func errLarge(what string) error {
 	msg := fmt.Sprintf("%s of an image this large are not made in the window", what)
@@ -207,18 +207,11 @@ func (lg *largeImage) close() {
 // else the view being read is cancelled and this one read in the
 // background, the map redrawn as its blocks arrive.
 func (lg *largeImage) request(x0, y0, zoom float64, vw, vh int) {
-	if lg.do == nil || !(zoom > 0) || vw <= 0 || vh <= 0 {
+	if lg.do == nil {
 		return
 	}
-	W, H := float64(lg.im.Width), float64(lg.im.Height)
-	rx0, ry0 := math.Max(0, x0), math.Max(0, y0)
-	rx1, ry1 := math.Min(W, x0+float64(vw)/zoom), math.Min(H, y0+float64(vh)/zoom)
-	if !(rx1 > rx0) || !(ry1 > ry0) {
-		return
-	}
-	sw, sh := max(1, int(math.Ceil((rx1-rx0)*zoom))), max(1, int(math.Ceil((ry1-ry0)*zoom)))
-	p := lg.im.PlanView(rx0, ry0, rx1, ry1, sw, sh)
-	if p.Empty() {
+	p, ok := viewPlan(lg.im, x0, y0, zoom, vw, vh)
+	if !ok {
 		return
 	}
 	lg.mu.Lock()
@@ -237,6 +230,24 @@ func (lg *largeImage) request(x0, y0, zoom float64, vw, vh int) {
 		defer lg.active.Done()
 		lg.read(ctx, p)
 	})
+}
+
+// viewPlan is the plan of im's view of the viewport whose top-left
+// corner is image point (x0, y0) at zoom screen pixels per image pixel,
+// vw × vh screen pixels; false when the viewport shows none of im.
+func viewPlan(im *pyramid.Image, x0, y0, zoom float64, vw, vh int) (pyramid.Plan, bool) {
+	if !(zoom > 0) || vw <= 0 || vh <= 0 {
+		return pyramid.Plan{}, false
+	}
+	W, H := float64(im.Width), float64(im.Height)
+	rx0, ry0 := math.Max(0, x0), math.Max(0, y0)
+	rx1, ry1 := math.Min(W, x0+float64(vw)/zoom), math.Min(H, y0+float64(vh)/zoom)
+	if !(rx1 > rx0) || !(ry1 > ry0) {
+		return pyramid.Plan{}, false
+	}
+	sw, sh := max(1, int(math.Ceil((rx1-rx0)*zoom))), max(1, int(math.Ceil((ry1-ry0)*zoom)))
+	p := im.PlanView(rx0, ry0, rx1, ry1, sw, sh)
+	return p, !p.Empty()
 }
 
 // read reads and computes plan p (request's background work).

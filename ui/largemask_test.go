@@ -5,6 +5,7 @@ import (
 	"image/color"
 	"math"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -224,4 +225,95 @@ func TestLargeMaskedRenderTime(t *testing.T) {
 	without := timed()
 	t.Logf("%d×%d viewport of a 1600×1000 image by views (view %d×%d samples): render %.2f ms with the mask hatched (%d pixels), %.2f ms without",
 		vw, vh, w.shown.large.current().Width, w.shown.large.current().Height, with, hatched, without)
+}
+
+// TestLargeNaturalColourUnderTheMask: an image read by views has its
+// natural-colour view too, read by views: where the view holds the whole
+// image it is the whole image's composite pixel for pixel (masked pixels
+// hatched, no value the checkerboard, the rest the bands' colours);
+// "Show under the mask" draws the picture under the mask and unticking it
+// brings the stripes back; the index view after it hatches the mask again.
+func TestLargeNaturalColourUnderTheMask(t *testing.T) {
+	const w0, h0, cols, nx0, ny0 = 120, 80, 20, 60, 30
+	path := writeMaskedOrtho(t, w0, h0, cols, nx0, ny0)
+	whole := newTestWindow(t, options{Product: path})
+	if whole.shown == nil || whole.shown.large != nil {
+		t.Fatal("the orthomosaic did not load whole")
+	}
+	test.Tap(whole.view.Buttons[viewNatural])
+	whole.Wait()
+	w := openLargeWindow(t, path)
+	test.Tap(w.view.Buttons[viewNatural])
+	w.Wait()
+	if w.view.Mode() != viewNatural || w.shownLargeColour() == nil {
+		t.Fatalf("no natural colour by views: mode %v, status %q, dialog %q", w.view.Mode(), w.Status.Text, dialogText(w))
+	}
+	if !w.view.Unmasked.Visible() {
+		t.Error("no \"Show under the mask\" in the natural-colour view of a masked image read by views")
+	}
+	if w.SceneLabel.Text == "" || w.SceneLabel.Text[:len("Natural colour")] != "Natural colour" {
+		t.Errorf("header %q", w.SceneLabel.Text)
+	}
+	img, wimg := renderMap(w), renderMap(whole)
+	for _, p := range [][2]int{{5, 40}, {cols - 1, 3}, {cols, 3}, {nx0 + 5, ny0 + 5}, {100, 60}, {40, 10}} {
+		if a, b := mapPixel(w, img, p[0], p[1]), mapPixel(whole, wimg, p[0], p[1]); a != b {
+			t.Errorf("pixel %v: %v by views, %v whole", p, a, b)
+		}
+	}
+	if got := mapPixel(w, img, 5, 40); !isOneOf(got, mapview.MaskedColors[:]) {
+		t.Errorf("a masked pixel is drawn %v, want the stripes", got)
+	}
+	if got := mapPixel(w, img, nx0+5, ny0+5); got.A != 0 {
+		t.Errorf("a pixel with no value is drawn %v, want the checkerboard under the map", got)
+	}
+	if got := mapPixel(w, img, 100, 60); got.A != 255 || isOneOf(got, mapview.MaskedColors[:]) || isOneOf(got, mapview.NoDataColors[:]) {
+		t.Errorf("a valid pixel is drawn %v", got)
+	}
+
+	test.Tap(w.view.Unmasked)
+	w.Wait()
+	got := mapPixel(w, renderMap(w), 5, 40)
+	if got.A != 255 || isOneOf(got, mapview.MaskedColors[:]) {
+		t.Errorf("under the mask the pixel is drawn %v, want the bands' colour", got)
+	}
+	if !strings.Contains(w.Status.Text, "under the mask") {
+		t.Errorf("status %q does not say the mask is off", w.Status.Text)
+	}
+	test.Tap(w.view.Unmasked)
+	w.Wait()
+	if got := mapPixel(w, renderMap(w), 5, 40); !isOneOf(got, mapview.MaskedColors[:]) {
+		t.Errorf("the mask back: pixel %v", got)
+	}
+
+	// Zoomed in: the view on screen is read again, its mask drawn.
+	w.Map.ActualPixels()
+	w.Map.ZoomBy(4)
+	renderMap(w)
+	w.Wait()
+	z, _, y0 := w.Map.View()
+	sz := w.Map.Size()
+	row := int(y0 + float64(sz.Height*w.Win.Canvas().Scale())/z/2)
+	img = renderMap(w)
+	if a := mapPixel(w, img, cols-1, row); !isOneOf(a, mapview.MaskedColors[:]) {
+		t.Errorf("zoomed in, the masked pixel (%d, %d) is drawn %v", cols-1, row, a)
+	}
+	if a := mapPixel(w, img, cols+1, row); a.A != 255 || isOneOf(a, mapview.MaskedColors[:]) {
+		t.Errorf("zoomed in, the valid pixel (%d, %d) is drawn %v", cols+1, row, a)
+	}
+
+	// The index again: the index's views, their mask hatched.
+	test.Tap(w.view.Buttons[viewIndex])
+	w.Wait()
+	renderMap(w)
+	w.Wait()
+	img = renderMap(w)
+	if w.view.Mode() != viewIndex || w.shownLargeColour() != nil {
+		t.Fatalf("mode %v after the index button", w.view.Mode())
+	}
+	if a := mapPixel(w, img, cols-1, row); !isOneOf(a, mapview.MaskedColors[:]) {
+		t.Errorf("the index again: masked pixel drawn %v", a)
+	}
+	if a := mapPixel(w, img, cols+1, row); a.A != 255 || isOneOf(a, mapview.MaskedColors[:]) {
+		t.Errorf("the index again: valid pixel drawn %v", a)
+	}
 }

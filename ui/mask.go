@@ -51,15 +51,28 @@ func (w *window) largeMask() *largeImage {
 	return s.large
 }
 
+// compositeMasked reports whether the composite on the map has the
+// product's mask hatched over it.
+func (w *window) compositeMasked() bool {
+	if lc := w.shownLargeColour(); lc != nil {
+		return !lc.unmasked && w.largeMask() != nil
+	}
+	return w.maskShown() != nil
+}
+
 // showMask gives the map the mask to hatch (or, for an image read by
 // views, the views' masks), shows the masked row of the legend when it
 // does, and the "Show under the mask" toggle in the composite views of a
-// masked scene.
+// masked scene (of an image read by views too).
 func (w *window) showMask() {
 	mask := w.maskShown()
 	w.Map.SetMask(mask)
 	var perView func([]uint8, int, int, float64, float64, float64)
-	if lg := w.largeMask(); lg != nil {
+	if lc := w.shownLargeColour(); lc != nil {
+		if !lc.unmasked && w.largeMask() != nil {
+			perView = lc.markMask
+		}
+	} else if lg := w.largeMask(); lg != nil {
 		perView = lg.markMask
 	}
 	w.Map.SetMaskView(perView)
@@ -69,7 +82,7 @@ func (w *window) showMask() {
 		w.colour.maskRow.Hide()
 	}
 	s, v := w.shown, w.view
-	if s != nil && s.large == nil && s.masked > 0 && v.mode != viewIndex {
+	if s != nil && (s.large == nil && s.masked > 0 || w.largeMask() != nil) && v.mode != viewIndex {
 		v.Unmasked.Show()
 	} else {
 		v.Unmasked.Hide()

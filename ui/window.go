@@ -739,6 +739,9 @@ func (w *window) close() {
 	if w.shown != nil {
 		w.shown.large.close()
 	}
+	if w.view != nil {
+		w.view.dropLarge()
+	}
 	go func() {
 		w.bridge.wait()
 		w.card.close()

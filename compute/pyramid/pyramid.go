@@ -290,6 +290,24 @@ func (im *Image) Read(ctx context.Context, p Plan, rows func(j0, j1 int)) ([]com
 	return out[:len(im.Bands)], nil
 }
 
+// ReadMasked is Read with the image's mask of the samples (1: masked),
+// nil when the image has none: what a view of the bands alone (a colour
+// composite) needs to know which samples the mask removes.
+func (im *Image) ReadMasked(ctx context.Context, p Plan, rows func(j0, j1 int)) ([]compute.BandInput, []uint8, error) {
+	if err := im.check(p); err != nil {
+		return nil, nil, err
+	}
+	out := im.newBands(p)
+	var mask []uint8
+	if im.mask != nil {
+		mask = make([]uint8, p.Width*p.Height)
+	}
+	if err := im.readInto(ctx, p, out, mask, rows); err != nil {
+		return nil, nil, err
+	}
+	return out[:len(im.Bands)], mask, nil
+}
+
 // check refuses a plan that reads nothing or lies outside its level.
 func (im *Image) check(p Plan) error {
 	if p.Level < 0 || p.Level >= len(im.Levels) || p.Step < 1 || p.Empty() {
