@@ -2,6 +2,7 @@ package compute
 
 import (
 	"canopy/compute/par"
+	"context"
 	"runtime"
 	"slices"
 	"strings"
@@ -116,10 +117,16 @@ type BenchOptions struct {
 // bandwidths of the bytes the job really moves (Job.Bytes: bands as stored,
 // the mask, the outputs), the ceiling measured in the same run, and every
 // output verified against the float64 truth. The job's Mode is the mode.
-func BenchJob(b Backend, j *Job, opt BenchOptions) BenchResult {
+//
+// Each run is RunJob over the whole job, the entry every block of the
+// one road (source.Run's pipeline) goes through: the bench times that
+// entry alone, with its phases apart (upload, kernel, download), not the
+// pipeline's reading, block copies and overlapped transfers around it.
+// A cancelled ctx stops it before its next run: the result's Error is
+// then ctx's error.
+func BenchJob(ctx context.Context, b Backend, j *Job, opt BenchOptions) BenchResult {
 	info := b.Info()
-	res := BenchResult{Backend: b.Name(), Mode: j.Mode, Device: info.Device, GPU: info.GPU, Width: j.Width, Height: j.Height,
-		Repeat: max(opt.Repeat, 1), Index: strings.Join(j.Names, ",")}
+	res := newResult(b.Name(), info, j, max(opt.Repeat, 1))
 	if !info.Available {
 		res.Error = info.Reason
 		return res
@@ -130,15 +137,55 @@ func BenchJob(b Backend, j *Job, opt BenchOptions) BenchResult {
 			opt.Progress(done, steps)
 		}
 	}
-	timeRuns(&res, func() (Timings, error) { return RunJob(b, j) }, step)
+	timeRuns(&res, func() (Timings, error) {
+		if err := ctx.Err(); err != nil {
+			return Timings{}, err
+		}
+		return RunJob(b, j)
+	}, step)
 	if res.Error != "" {
 		return res
 	}
-	in := j.Bytes() - 4*len(j.Out)*j.Pixels()
-	res.bandwidths(float64(j.Bytes()), float64(in), float64(4*len(j.Out)*j.Pixels()))
+	res.bandwidths(j)
 	res.ceilings(b, info, opt, min(j.Bytes()/3, 1<<30))
+	res.judge(VerifyJob(j))
+	step(steps)
+	return res
+}
+
+// RunResult is one run of j on b as a result of one sample (Repeat 1):
+// t its phases, reps the verification of its outputs (one per index, as
+// source.Run gives them), hostCeiling the host copy ceiling in GB/s that
+// a CPU backend's kernel is set against (0: none; a GPU backend's device
+// ceilings are BenchJob's to measure). The bandwidths and the verdict are
+// BenchJob's.
+func RunResult(b Backend, info Info, j *Job, t Timings, reps []Report, hostCeiling float64) BenchResult {
+	res := newResult(b.Name(), info, j, 1)
+	res.Batch = 1
+	res.SetupMS = float64(t.Setup) / 1e6
+	res.Upload, res.Kernel, res.Download, res.Total = phaseOf([]time.Duration{t.Upload}), phaseOf([]time.Duration{t.Kernel}),
+		phaseOf([]time.Duration{t.Download}), phaseOf([]time.Duration{t.Total})
+	res.UploadMS, res.KernelMS, res.DownloadMS, res.TotalMS = res.Upload.Median, res.Kernel.Median, res.Download.Median, res.Total.Median
+	res.bandwidths(j)
+	if hostCeiling > 0 && !info.GPU {
+		res.CeilingGBps, res.CeilingKind, res.KernelPct = hostCeiling, "host-copy", 100*res.KernelGBps/hostCeiling
+	}
+	res.judge(reps)
+	return res
+}
+
+// newResult is a result of b on j before any run: who, what and how big.
+func newResult(name string, info Info, j *Job, repeat int) BenchResult {
+	return BenchResult{Backend: name, Mode: j.Mode, Device: info.Device, GPU: info.GPU, Width: j.Width, Height: j.Height,
+		Repeat: repeat, Index: strings.Join(j.Names, ",")}
+}
+
+// judge sets the verdict of the outputs' reports: verified when every one
+// is, the worst error, the NaN mismatches, and the first failure as the
+// error.
+func (res *BenchResult) judge(reps []Report) {
 	res.Verified = true
-	for _, rep := range VerifyJob(j) {
+	for _, rep := range reps {
 		res.Verified = res.Verified && rep.OK()
 		res.MaxAbsErr = max(res.MaxAbsErr, rep.MaxAbsErr)
 		res.NaNMismatch += rep.NaNMismatch
@@ -146,8 +193,6 @@ func BenchJob(b Backend, j *Job, opt BenchOptions) BenchResult {
 			res.Error = rep.String()
 		}
 	}
-	step(steps)
-	return res
 }
 
 // timeRuns is the timing protocol of BenchJob: one warm-up run
@@ -205,9 +250,12 @@ func timeRuns(res *BenchResult, run func() (Timings, error), step func(done int)
 	res.UploadMS, res.KernelMS, res.DownloadMS, res.TotalMS = res.Upload.Median, res.Kernel.Median, res.Download.Median, res.Total.Median
 }
 
-// bandwidths fills the GB/s figures from the bytes the kernel touches and
-// (GPU) the bytes each transfer moves.
-func (res *BenchResult) bandwidths(kernelBytes, upBytes, downBytes float64) {
+// bandwidths fills the GB/s figures from the bytes j's kernel touches
+// (Job.Bytes) and (GPU) the bytes each transfer moves: the bands and the
+// mask up, the outputs down.
+func (res *BenchResult) bandwidths(j *Job) {
+	down := 4 * len(j.Out) * j.Pixels()
+	kernelBytes, upBytes, downBytes := float64(j.Bytes()), float64(j.Bytes()-down), float64(down)
 	if res.KernelMS > 0 {
 		res.KernelGBps = kernelBytes / (res.KernelMS * 1e6)
 	}

@@ -478,9 +478,13 @@ func (w *window) compareAllRuns(s *shown, runs []runSpec, repeat int) {
 			// Per backend and per run: the share of the whole, and what
 			// the backend does now, so that a 10980² comparison moves.
 			head := fmt.Sprintf("Compare all: %s on %s, %d×%d (backend %d of %d)", s.idx.title(), r.label(), j.Width, j.Height, i+1, len(runs))
-			results = append(results, r.bench(j, repeat, func(frac float64, what string) {
+			res, err := r.bench(ctx, j, repeat, func(frac float64, what string) {
 				progress((float64(i)+frac)/float64(len(runs)), head+", "+what+"…")
-			}))
+			})
+			if err != nil {
+				return nil, err
+			}
+			results = append(results, res)
 		}
 		if j.Pixels() >= bigImage {
 			// GPU backends keep device buffers (host memory on a software
@@ -558,9 +562,13 @@ func (w *window) sizeSweep() {
 					return nil, err
 				}
 				head := fmt.Sprintf("Size sweep: %s at %d×%d", r.label(), n, n)
-				results = append(results, r.bench(j, rep, func(frac float64, what string) {
+				res, err := r.bench(ctx, j, rep, func(frac float64, what string) {
 					progress((done+frac*float64(n)*float64(n))/weights, head+", "+what+"…")
-				}))
+				})
+				if err != nil {
+					return nil, err
+				}
+				results = append(results, res)
 				done += float64(n) * float64(n)
 			}
 		}
@@ -630,9 +638,13 @@ func (w *window) indexSweep() {
 				}
 				head := fmt.Sprintf("Indices per upload: %d on %s", k, r.label())
 				at := ci*len(runs) + ri
-				results = append(results, r.bench(j, repeat, func(frac float64, what string) {
+				res, err := r.bench(ctx, j, repeat, func(frac float64, what string) {
 					progress((float64(at)+frac)/float64(total), head+", "+what+"…")
-				}))
+				})
+				if err != nil {
+					return nil, err
+				}
+				results = append(results, res)
 			}
 		}
 		for _, r := range runs {

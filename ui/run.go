@@ -3,7 +3,6 @@ package ui
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 
 	"canopy/compute"
@@ -49,25 +48,8 @@ func (r runSpec) compute(ctx context.Context, j *compute.Job) (compute.BenchResu
 		}
 		t.Setup += setup
 	}
-	res := compute.BenchResult{Backend: r.b.Name(), Index: strings.Join(j.Names, ","), Mode: r.mode, Device: r.info.Device, GPU: r.info.GPU,
-		Width: j.Width, Height: j.Height, Repeat: 1, Batch: 1,
-		SetupMS: ms64(t.Setup), UploadMS: ms64(t.Upload), KernelMS: ms64(t.Kernel), DownloadMS: ms64(t.Download), TotalMS: ms64(t.Total)}
-	res.Upload, res.Kernel, res.Download, res.Total = onePhase(res.UploadMS), onePhase(res.KernelMS), onePhase(res.DownloadMS), onePhase(res.TotalMS)
-	bytes := float64(j.Bytes())
-	if res.KernelMS > 0 {
-		res.KernelGBps = bytes / (res.KernelMS * 1e6)
-	}
-	if res.TotalMS > 0 {
-		res.TotalGBps = bytes / (res.TotalMS * 1e6)
-	}
-	if c := r.hostCeiling(); c > 0 && !r.info.GPU {
-		res.CeilingGBps, res.CeilingKind, res.KernelPct = c, "host-copy", 100*res.KernelGBps/c
-	}
-	res.Verified = true
+	res := compute.RunResult(r.b, r.info, j, t, reps, r.hostCeiling())
 	for o, rep := range reps {
-		res.Verified = res.Verified && rep.OK()
-		res.MaxAbsErr = max(res.MaxAbsErr, rep.MaxAbsErr)
-		res.NaNMismatch += rep.NaNMismatch
 		if err := rep.Err(r.label() + " " + j.Names[o]); err != nil {
 			res.Error = err.Error()
 			return res, err
@@ -76,21 +58,20 @@ func (r runSpec) compute(ctx context.Context, j *compute.Job) (compute.BenchResu
 	return res, nil
 }
 
-func onePhase(v float64) compute.Phase { return compute.Phase{Median: v, Min: v, Max: v} }
-
 // bench times j on the backend in the mode as the command line's bench
 // does: compute.BenchJob (warm-up and setup apart, repeat timed runs,
-// every output verified).
-// bench times r on j (compute.BenchJob), telling step how far it is
-// (nil: no one): a share of the run in [0, 1] and what it does now.
-func (r runSpec) bench(j *compute.Job, repeat int, step func(frac float64, what string)) compute.BenchResult {
+// every output verified), telling step how far it is (nil: no one): a
+// share of the run in [0, 1] and what it does now. A cancelled ctx
+// stops it before its next run, with ctx's error.
+func (r runSpec) bench(ctx context.Context, j *compute.Job, repeat int, step func(frac float64, what string)) (compute.BenchResult, error) {
 	j.Mode = r.mode
 	opt := compute.BenchOptions{Repeat: repeat, HostCeiling: r.hostCeiling()}
 	if step != nil {
 		step(0, "warming up")
 		opt.Progress = func(done, total int) { step(float64(done)/float64(total), benchStep(done, total)) }
 	}
-	return compute.BenchJob(r.b, j, opt)
+	res := compute.BenchJob(ctx, r.b, j, opt)
+	return res, ctx.Err()
 }
 
 // benchStep says what compute.BenchJob does after done of its total
@@ -106,3 +87,5 @@ func benchStep(done, total int) string {
 }
 
 func ms64[T ~int64](d T) float64 { return float64(d) / 1e6 }
+
+func onePhase(v float64) compute.Phase { return compute.Phase{Median: v, Min: v, Max: v} }

@@ -492,11 +492,11 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		ceiling := compute.HostCopyCeiling(min(max(j.Pixels()*4, 64<<20), 512<<20))
 		for i, b := range inst {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
 			j.Mode = targets[i].mode
-			r := compute.BenchJob(b, j, compute.BenchOptions{Repeat: *repeat, HostCeiling: ceiling})
+			r := compute.BenchJob(ctx, b, j, compute.BenchOptions{Repeat: *repeat, HostCeiling: ceiling})
+			if err := ctx.Err(); err != nil {
+				return err // interrupted: no line for the run it stopped
+			}
 			all = append(all, r)
 			if r.Error != "" && b.Info().Available {
 				failed++

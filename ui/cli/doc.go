@@ -9,6 +9,10 @@
 // composite and monitor open a stack of dates through compute/stack (the
 // same road, date by date) and run compute/season's models over it.
 //
+// Every command runs under a context that Ctrl+C or SIGTERM cancels
+// (Run): it stops at its next block, leaves nothing half-written, says
+// "interrupted" and exits 130 (143).
+//
 // Exit status is 0 on success, 1 when a run fails (a file cannot be read, a
 // backend errors or gives wrong numbers) and 2 on bad usage; every message
 // goes to stderr as one line naming the file or flag at fault.
