@@ -101,7 +101,7 @@ func storeBus(backend string, duplex float64) {
 	if os.MkdirAll(filepath.Dir(f), 0o755) != nil {
 		return
 	}
-	_ = WriteFileAtomic(f, func(w *outfile.Writer) error {
+	_ = outfile.WriteFile(f, func(w *outfile.Writer) error {
 		_, err := w.Write(data)
 		return err
 	})

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"canopy/compute"
+	"canopy/compute/outfile"
 	"canopy/ui/render/chart"
 )
 
@@ -97,7 +98,7 @@ func writeChartPNG(path string, rs []compute.BenchResult, which chartKind) error
 // writeCSV writes the runs' timings as CSV through a temporary file renamed into
 // place.
 func writeCSV(path string, runs []chart.Run) error {
-	err := compute.WriteFileAtomicBuffered(path, func(w *bufio.Writer) error { return chart.WriteRunsCSV(w, runs) })
+	err := outfile.WriteFileBuffered(path, func(w *bufio.Writer) error { return chart.WriteRunsCSV(w, runs) })
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}

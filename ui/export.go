@@ -97,7 +97,7 @@ func (w *window) tiffWriter() func(string) error {
 // band named after the index), into a temporary file renamed into place,
 // so that the same inputs give the same file, byte for byte.
 func writeCOG(path string, w, h int, plane []float32, geo *compute.GeoRef, name string) error {
-	return compute.WriteFileAtomic(path, func(out *outfile.Writer) error {
+	return outfile.WriteFile(path, func(out *outfile.Writer) error {
 		c, err := source.NewCOG(out, path, source.Grid{Width: w, Height: h, Geo: geo}, []string{name}, geotiff.Deflate, filepath.Dir(path))
 		if err != nil {
 			return err

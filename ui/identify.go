@@ -13,7 +13,6 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
-	"canopy/compute"
 	"canopy/compute/geo"
 	"canopy/compute/outfile"
 	"canopy/compute/scene"
@@ -336,7 +335,7 @@ func (w *window) ExportPins(path string) error {
 	if err := refuseInput(path, w.exportInputs()); err != nil {
 		return err
 	}
-	err := compute.WriteFileAtomic(path, func(o *outfile.Writer) error {
+	err := outfile.WriteFile(path, func(o *outfile.Writer) error {
 		_, err := o.Write([]byte(b.String()))
 		return err
 	})

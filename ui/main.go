@@ -20,9 +20,9 @@ import (
 	"fyne.io/fyne/v2/app"
 
 	"canopy/assets"
-	"canopy/compute"
 	"canopy/compute/fake"
 	"canopy/compute/index"
+	"canopy/compute/outfile"
 	"canopy/compute/request"
 	"canopy/compute/source"
 	"canopy/compute/usererr"
@@ -442,5 +442,5 @@ func startExports(stdout io.Writer, mapPath, layPath string, mapW func(string) (
 }
 
 func writeScreenshot(path string, img image.Image) error {
-	return compute.WriteFileAtomicBuffered(path, func(w *bufio.Writer) error { return png.Encode(w, img) })
+	return outfile.WriteFileBuffered(path, func(w *bufio.Writer) error { return png.Encode(w, img) })
 }

@@ -34,7 +34,7 @@ func roadCOG(t *testing.T, red, nir, out string) {
 	}
 	defer be.Close()
 	ndvi, _ := index.Lookup("ndvi")
-	err = compute.WriteFileAtomic(out, func(w *outfile.Writer) error {
+	err = outfile.WriteFile(out, func(w *outfile.Writer) error {
 		c, err := source.NewCOG(w, out, src.Grid(), []string{"ndvi"}, geotiff.Deflate, filepath.Dir(out))
 		if err != nil {
 			return err

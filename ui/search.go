@@ -24,7 +24,6 @@ import (
 	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/widget"
 
-	"canopy/compute"
 	"canopy/compute/geo"
 	"canopy/compute/outfile"
 	"canopy/compute/remote"
@@ -268,7 +267,7 @@ func (w *window) searchArchive(q stac.Query) {
 		} else if kept != "" {
 			if b, err := stac.MarshalResult(items, stac.SearchInfo{API: api, Collections: q.Collections, BBox: q.BBox, Datetime: q.Datetime,
 				Searched: time.Now().UTC().Format(time.RFC3339)}); err == nil && os.MkdirAll(filepath.Dir(kept), 0o755) == nil {
-				_ = compute.WriteFileAtomic(kept, func(o *outfile.Writer) error { _, err := o.Write(b); return err })
+				_ = outfile.WriteFile(kept, func(o *outfile.Writer) error { _, err := o.Write(b); return err })
 			}
 		}
 		return func() {

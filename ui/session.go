@@ -129,7 +129,7 @@ func (w *window) SaveSession(path string) error {
 	if err := refuseInput(path, w.exportInputs()); err != nil {
 		return err
 	}
-	err = compute.WriteFileAtomic(path, func(o *outfile.Writer) error {
+	err = outfile.WriteFile(path, func(o *outfile.Writer) error {
 		_, err := o.Write(b)
 		return err
 	})

@@ -168,7 +168,7 @@ func writeBands[T Sample](path string, width, height int, bands [][]T, geo *comp
 	if err := checkWrite(width, height, bands, &opt); err != nil {
 		return err
 	}
-	return compute.WriteFileAtomic(path, func(w *outfile.Writer) error {
+	return outfile.WriteFile(path, func(w *outfile.Writer) error {
 		return encode(w, width, height, bands, geo, opt)
 	})
 }

@@ -236,7 +236,7 @@ func (o *cacheObject) put(off int64, data []byte) {
 // file beside it, synced and renamed into place), so that a reader sees
 // all of it or nothing, and an interrupted run leaves no partial file.
 func writeAtomic(dir, name string, data []byte) error {
-	return compute.WriteFileAtomic(filepath.Join(dir, name), func(w *outfile.Writer) error {
+	return outfile.WriteFile(filepath.Join(dir, name), func(w *outfile.Writer) error {
 		_, err := w.Write(data)
 		return err
 	})

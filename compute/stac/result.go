@@ -14,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"canopy/compute"
 	"canopy/compute/outfile"
 )
 
@@ -199,7 +198,7 @@ func SaveItem(dir string, it Item) (string, error) {
 		safe = safe[:100]
 	}
 	p := filepath.Join(dir, safe+"-"+hex.EncodeToString(h[:4])+".json")
-	err = compute.WriteFileAtomic(p, func(w *outfile.Writer) error { _, err := w.Write(b); return err })
+	err = outfile.WriteFile(p, func(w *outfile.Writer) error { _, err := w.Write(b); return err })
 	return p, err
 }
 

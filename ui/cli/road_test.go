@@ -50,7 +50,7 @@ func TestComputeTifIsTheRoad(t *testing.T) {
 	}
 	defer be.Close()
 	ndvi, _ := index.Lookup("ndvi")
-	err = compute.WriteFileAtomic(ref, func(w *outfile.Writer) error {
+	err = outfile.WriteFile(ref, func(w *outfile.Writer) error {
 		c, err := source.NewCOG(w, ref, src.Grid(), []string{"ndvi"}, geotiff.Deflate, dir)
 		if err != nil {
 			return err

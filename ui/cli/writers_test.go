@@ -315,7 +315,7 @@ var notOutputs = map[string]string{
 
 // TestNoDirectFileWrites: the code of the commands and the window (main,
 // ui/...) and the packages that encode their outputs writes files only
-// through compute/outfile (a Set, WriteFileAtomic, OpenJournal, Scratch): no
+// through compute/outfile (a Set, WriteFile, OpenJournal, Scratch): no
 // os.Create, os.WriteFile, os.OpenFile, os.Rename... outside the files
 // in notOutputs.
 func TestNoDirectFileWrites(t *testing.T) {
@@ -361,7 +361,7 @@ func TestNoDirectFileWrites(t *testing.T) {
 				}
 				name := pkg.Name + "." + sel.Sel.Name
 				if directWrites[name] && notOutputs[rel] == "" {
-					t.Errorf("%s:%d: %s writes a file outside compute/outfile: write outputs through an outfile.Set (or compute.WriteFileAtomic), or add the file to notOutputs with why it writes no user output",
+					t.Errorf("%s:%d: %s writes a file outside compute/outfile: write outputs through an outfile.Set (or outfile.WriteFile), or add the file to notOutputs with why it writes no user output",
 						rel, fset.Position(call.Pos()).Line, name)
 				}
 				return true

@@ -11,12 +11,13 @@ import (
 	"strconv"
 
 	"canopy/compute"
+	"canopy/compute/outfile"
 )
 
 // WritePNG writes img to path as PNG, through a temporary file renamed
 // into place, so a failure leaves an existing file untouched.
 func WritePNG(path string, img image.Image) error {
-	err := compute.WriteFileAtomicBuffered(path, func(w *bufio.Writer) error { return png.Encode(w, img) })
+	err := outfile.WriteFileBuffered(path, func(w *bufio.Writer) error { return png.Encode(w, img) })
 	if err != nil {
 		return fmt.Errorf("write chart %s: %w", path, err)
 	}

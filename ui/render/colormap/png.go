@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"canopy/compute"
+	"canopy/compute/outfile"
 )
 
 // PNGOptions controls WritePNG.
@@ -200,5 +201,5 @@ func EncodePNG(w io.Writer, ndvi []float32, width, height int, opt PNGOptions) e
 // writeAtomic writes through fill to a temporary file in path's directory
 // and renames it to path once complete.
 func writeAtomic(path string, fill func(*bufio.Writer) error) error {
-	return compute.WriteFileAtomicBuffered(path, fill)
+	return outfile.WriteFileBuffered(path, fill)
 }

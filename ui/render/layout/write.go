@@ -13,7 +13,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/vgsvg"
 
-	"canopy/compute"
+	"canopy/compute/outfile"
 	"canopy/ui/render/colormap"
 )
 
@@ -93,7 +93,7 @@ func Write(path string, m Map, opt Options) (Geometry, error) {
 		return Geometry{}, err
 	}
 	var g Geometry
-	err = compute.WriteFileAtomicBuffered(path, func(w *bufio.Writer) error {
+	err = outfile.WriteFileBuffered(path, func(w *bufio.Writer) error {
 		var err error
 		g, err = Encode(w, format, m, opt)
 		return err
@@ -125,7 +125,7 @@ func WriteMapPNG(path string, m Map) ([]string, error) {
 	if m.Width*m.Height > 16<<20 {
 		level = png.BestSpeed
 	}
-	err := compute.WriteFileAtomicBuffered(path, func(w *bufio.Writer) error {
+	err := outfile.WriteFileBuffered(path, func(w *bufio.Writer) error {
 		return (&png.Encoder{CompressionLevel: level}).Encode(w, img)
 	})
 	if err != nil {
