@@ -29,7 +29,6 @@ import (
 	"canopy/compute/remote"
 	"canopy/compute/stac"
 	"canopy/compute/stack"
-	"canopy/compute/vector"
 	"canopy/ui/render/composite"
 )
 
@@ -121,7 +120,7 @@ func (w *window) searchDialog() {
 				err = errors.New("the map shows nothing with a known place on Earth: type the area")
 			}
 		case areaStands:
-			bb, err = w.standsBBox()
+			bb, err = w.standsP.extentLatLon()
 		default:
 			return
 		}
@@ -164,20 +163,6 @@ func (w *window) searchDialog() {
 	f.dlg = dialog.NewCustomWithoutButtons("Search the archive", container.NewBorder(nil, container.NewHBox(layout.NewSpacer(), cancel, f.search), nil, nil, form), w.Win)
 	f.dlg.Resize(fyne.NewSize(600, 440))
 	f.dlg.Show()
-}
-
-// standsBBox is the loaded stands' extent in degrees (west,south,east,
-// north).
-func (w *window) standsBBox() (string, error) {
-	p := w.standsP
-	if p == nil || p.layer == nil || len(p.stands) == 0 {
-		return "", errors.New("no stands are open: open them first (Stands), or take the map view")
-	}
-	b, err := vector.ExtentLatLon(p.layer)
-	if err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("%.5f,%.5f,%.5f,%.5f", b[0], b[1], b[2], b[3]), nil
 }
 
 // archiveQuery checks the dialog's fields.

@@ -143,7 +143,7 @@ func TestSessionEverythingOnScreen(t *testing.T) {
 			t.Fatal(err)
 		}
 		w.Wait()
-		if err := w.SetStandID("code"); err != nil {
+		if err := w.standsP.setID("code"); err != nil {
 			t.Fatal(err)
 		}
 		w.identify.add(w.read(w.shown, 10, 12))
@@ -153,7 +153,7 @@ func TestSessionEverythingOnScreen(t *testing.T) {
 		w.Wait()
 		cx, cy := viewCentre(w)
 		zoom, _, _ := w.Map.View()
-		rows := w.StandRows()
+		rows := w.standsP.rows()
 		diff, _, _ := w.Difference()
 		path := filepath.Join(t.TempDir(), "walk.canopy")
 		if err := w.SaveSession(path); err != nil {
@@ -183,7 +183,7 @@ func TestSessionEverythingOnScreen(t *testing.T) {
 			if got, _, _ := w2.Difference(); !slices.EqualFunc(got, diff, func(a, b float32) bool { return a == b || a != a && b != b }) {
 				t.Errorf("%s: another difference", at)
 			}
-			if got := w2.StandRows(); !slices.EqualFunc(got, rows, slices.Equal[[]string]) || w2.standsP.IDField.Selected != "code" {
+			if got := w2.standsP.rows(); !slices.EqualFunc(got, rows, slices.Equal[[]string]) || w2.standsP.IDField.Selected != "code" {
 				t.Errorf("%s: stands %v named by %q, saved %v", at, got, w2.standsP.IDField.Selected, rows)
 			}
 			if pins := w2.identify.points(); len(pins) != 2 || pins[0] != image.Pt(10, 12) || pins[1] != image.Pt(70, 40) {

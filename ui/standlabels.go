@@ -11,6 +11,8 @@ import (
 	"fyne.io/fyne/v2/widget"
 	"github.com/paulmach/orb"
 	"github.com/paulmach/orb/planar"
+
+	"canopy/ui/mapview"
 )
 
 // Label rules: at most maxLabels are drawn; a label is drawn only where
@@ -29,7 +31,8 @@ const (
 // the map. It lets every event through to the map.
 type standLabels struct {
 	widget.BaseWidget
-	w *window
+	p *standsPanel
+	m *mapview.View
 	// centroids and bounds are each stand's centroid and bounding box in
 	// image pixels (from standsPanel.geometry).
 	centroids []orb.Point
@@ -41,8 +44,8 @@ type standLabels struct {
 	drawn []string
 }
 
-func newStandLabels(w *window) *standLabels {
-	l := &standLabels{w: w}
+func newStandLabels(p *standsPanel, m *mapview.View) *standLabels {
+	l := &standLabels{p: p, m: m}
 	l.ExtendBaseWidget(l)
 	return l
 }
@@ -71,9 +74,8 @@ func (l *standLabels) renamed() {
 	l.Refresh()
 }
 
-// StandLabels returns the stand names drawn over the map now.
-func (w *window) StandLabels() []string {
-	l := w.standsP.labels
+// names returns the stand names drawn over the map now.
+func (l *standLabels) names() []string {
 	l.Refresh()
 	return append([]string(nil), l.drawn...)
 }
@@ -91,8 +93,7 @@ type labelsRenderer struct {
 // place chooses the labels to draw on a layer of size s: their texts and
 // plates' rectangles in Fyne units.
 func (l *standLabels) place(s fyne.Size) (texts []string, rects []fyne.Position, sizes []fyne.Size) {
-	p := l.w.standsP
-	m := l.w.Map
+	p, m := l.p, l.m
 	if len(p.stands) == 0 || len(l.centroids) != len(p.stands) || len(p.ids) != len(p.stands) {
 		return nil, nil, nil
 	}

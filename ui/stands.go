@@ -24,6 +24,8 @@ import (
 	"canopy/compute/outfile"
 	"canopy/compute/vector"
 	"canopy/compute/zonal"
+	"canopy/ui/mapview"
+	"canopy/ui/render/colormap"
 )
 
 // standColumns are the stands table's first columns, one date; the
@@ -42,11 +44,34 @@ const standStatCols = 5
 // featureID is the id picker's entry for the feature id (FID).
 const featureID = "feature id (FID)"
 
+// standsCalls are what the stands panel asks of the window: open starts
+// reading the stands of a file (FILE[:LAYER]) onto the map shown; status
+// and showError say things; saveDialog asks where to save; showTable
+// brings the Stands tab to the front; lut is the map's colours and
+// diffLUT the difference's in the difference view (nil otherwise);
+// afterFiles are the after date's input files (nil with one date);
+// indexTitle names the index the statistics are of ("NDVI"), for the
+// column names.
+type standsCalls struct {
+	open       func(spec string) error
+	status     func(text string, ok bool)
+	showError  func(error)
+	saveDialog func(title, name string, exts []string, save func(path string))
+	showTable  func()
+	lut        func() *colormap.LUT
+	diffLUT    func() *colormap.LUT
+	afterFiles func() []string
+	indexTitle func() string
+}
+
 // standsPanel holds the stands opened over the map (in the raster's CRS),
 // their statistics on the map shown (and, in two-date mode, on the
 // difference), the table's order, the stand selected and the attribute
-// that names the stands.
+// that names the stands. It draws them over the map (outlines, the
+// choropleth, the labels) and exports them.
 type standsPanel struct {
+	standsCalls
+	m      *mapview.View
 	card   fyne.CanvasObject
 	table  *widget.Table
 	detail *widget.Label
@@ -67,38 +92,31 @@ type standsPanel struct {
 	sortDesc bool
 	selected int // stand index, -1 when none
 	gt       [6]float64
-	// indexTitle names the index the statistics are of ("NDVI"), for
-	// the column names.
-	indexTitle func() string
-	labels     *standLabels
-	quiet      bool
+	labels   *standLabels
+	quiet    bool
 	// ChangeCSV exports the per-stand change statistics (two dates).
 	ChangeCSV *widget.Button
 	// tableTab is the Stands tab: the table at full size.
 	tableTab fyne.CanvasObject
 }
 
-func newStandsPanel(w *window) *standsPanel {
-	p := &standsPanel{sortCol: -1, selected: -1}
-	p.indexTitle = func() string {
-		if w.shown == nil {
-			return ""
-		}
-		return w.shown.idx.title()
-	}
+// newStandsPanel returns the panel of the stands drawn over map m, its
+// dialogs over parent.
+func newStandsPanel(parent fyne.Window, m *mapview.View, c standsCalls) *standsPanel {
+	p := &standsPanel{standsCalls: c, m: m, sortCol: -1, selected: -1}
 	p.detail = widget.NewLabel("No stands open")
 	p.detail.Wrapping = fyne.TextWrapWord
-	p.choro = widget.NewCheck("Colour stands by their mean", func(bool) { w.Map.Redraw() })
+	p.choro = widget.NewCheck("Colour stands by their mean", func(bool) { m.Redraw() })
 	p.IDField = widget.NewSelect(nil, func(f string) {
 		if !p.quiet {
-			if err := w.SetStandID(f); err != nil {
-				w.setStatus(err.Error(), false)
+			if err := p.setID(f); err != nil {
+				p.status(err.Error(), false)
 			}
 		}
 	})
 	p.IDField.PlaceHolder = "open stands first"
 	p.IDField.Disable()
-	p.labels = newStandLabels(w)
+	p.labels = newStandLabels(p, m)
 	p.table = widget.NewTable(
 		func() (int, int) { return len(p.order), len(p.columns()) },
 		func() fyne.CanvasObject { return widget.NewLabel("000000") },
@@ -121,20 +139,20 @@ func newStandsPanel(w *window) *standsPanel {
 		}
 		b.SetText(t)
 		col := id.Col
-		b.OnTapped = func() { w.SortStands(col) }
+		b.OnTapped = func() { p.sortBy(col) }
 	}
 	p.table.OnSelected = func(id widget.TableCellID) {
 		if id.Row >= 0 && id.Row < len(p.order) {
-			w.selectStand(p.order[id.Row])
+			p.selectStand(p.order[id.Row])
 		}
 	}
-	open := widget.NewButton("Open stands…", w.openStandsDialog)
-	csvB := widget.NewButton("CSV…", func() { w.exportStandsDialog(".csv") })
-	gpkgB := widget.NewButton("GeoPackage…", func() { w.exportStandsDialog(".gpkg") })
-	p.ChangeCSV = widget.NewButton("Change CSV…", w.exportChangesDialog)
+	open := widget.NewButton("Open stands…", func() { p.openDialog(parent) })
+	csvB := widget.NewButton("CSV…", func() { p.exportDialog(".csv") })
+	gpkgB := widget.NewButton("GeoPackage…", func() { p.exportDialog(".gpkg") })
+	p.ChangeCSV = widget.NewButton("Change CSV…", p.exportChangesDialog)
 	p.ChangeCSV.Hide()
 	p.tableTab = container.NewBorder(widget.NewLabel("Click a column's name to sort by it (again to reverse); drag a column's edge to widen it."), nil, nil, nil, p.table)
-	showTable := widget.NewButton("Show the table", func() { w.showStandsTab() })
+	showTable := widget.NewButton("Show the table", func() { p.showTable() })
 	p.card = section("Stands", container.NewVBox(open,
 		widget.NewForm(widget.NewFormItem("Named by", p.IDField)),
 		container.NewGridWithColumns(2, csvB, gpkgB), p.ChangeCSV, p.choro, p.detail, showTable))
@@ -380,20 +398,25 @@ func (w *window) openStands(spec, id string) error {
 			if g, ok := w.shown.set.geo.Affine(); ok {
 				gt = g
 			}
-			p := w.standsP
-			p.layer, p.stands, p.gt, p.selected, p.spec = l, st, gt, -1, spec
-			p.results, p.change = nil, nil
-			p.setFields(l, field)
-			p.ids = make([]string, len(st))
-			for i := range st {
-				p.ids[i] = st[i].ID
-			}
-			p.geometry()
+			w.standsP.opened(spec, l, field, st, gt)
 			w.setStatus(fmt.Sprintf("Opened %d stands from %s", len(st), path), true)
 			w.followUp()
 		}, nil
 	})
 	return nil
+}
+
+// opened shows the stands st of layer l (from spec, named by field, on
+// a grid of geotransform gt) without statistics yet.
+func (p *standsPanel) opened(spec string, l *vector.Layer, field string, st []zonal.Stand, gt [6]float64) {
+	p.layer, p.stands, p.gt, p.selected, p.spec = l, st, gt, -1, spec
+	p.results, p.change = nil, nil
+	p.setFields(l, field)
+	p.ids = make([]string, len(st))
+	for i := range st {
+		p.ids[i] = st[i].ID
+	}
+	p.geometry()
 }
 
 // setFields offers the layer's attributes in the id picker, field picked.
@@ -412,11 +435,10 @@ func (p *standsPanel) setFields(l *vector.Layer, field string) {
 	p.IDField.Enable()
 }
 
-// SetStandID names the stands by the attribute field (featureID or "" for
+// setID names the stands by the attribute field (featureID or "" for
 // the FID): the table's id column, the labels on the map and the
 // exports follow.
-func (w *window) SetStandID(field string) error {
-	p := w.standsP
+func (p *standsPanel) setID(field string) error {
 	if p.layer == nil {
 		return errors.New("stands: none are open")
 	}
@@ -443,7 +465,7 @@ func (w *window) SetStandID(field string) error {
 	}
 	p.resort()
 	if p.selected >= 0 {
-		w.selectStand(p.selected)
+		p.selectStand(p.selected)
 	}
 	p.labels.renamed()
 	return nil
@@ -532,7 +554,7 @@ func (wk *standsWork) run(ctx context.Context, progress progressFunc, s *shown, 
 }
 
 // install shows statistics computed by a job.
-func (p *standsPanel) install(w *window, out *standsOut) {
+func (p *standsPanel) install(out *standsOut) {
 	if len(out.results) != len(p.stands) {
 		return // the stands changed meanwhile
 	}
@@ -547,10 +569,10 @@ func (p *standsPanel) install(w *window, out *standsOut) {
 		p.detail.SetText(fmt.Sprintf("%d stands · click one on the map", len(p.results)))
 	}
 	if p.selected >= 0 {
-		w.selectStand(p.selected)
+		p.selectStand(p.selected)
 	}
 	p.labels.Refresh()
-	w.Map.Redraw()
+	p.m.Redraw()
 }
 
 // clearChange drops the per-stand change statistics (one date again).
@@ -609,13 +631,12 @@ func (p *standsPanel) cellOf(i, col int) string {
 	return ""
 }
 
-// SortStands sorts the stands table by column col (0 id, 1 area ha, 2
+// sortBy sorts the stands table by column col (0 id, 1 area ha, 2
 // valid ha, 3 valid pixels, 4 mean, 5 median, 6 std, 7 min, 8 max; in
 // two-date mode 9 the change's mean, 10 its median, 11 the main change
 // class; then the stands' attributes, by number when the field is one);
 // sorting by the same column again reverses the order.
-func (w *window) SortStands(col int) {
-	p := w.standsP
+func (p *standsPanel) sortBy(col int) {
 	if p.sortCol == col {
 		p.sortDesc = !p.sortDesc
 	} else {
@@ -624,9 +645,8 @@ func (w *window) SortStands(col int) {
 	p.resort()
 }
 
-// StandRows returns the stands table as shown, one row of cells a stand.
-func (w *window) StandRows() [][]string {
-	p := w.standsP
+// rows returns the stands table as shown, one row of cells a stand.
+func (p *standsPanel) rows() [][]string {
 	rows := make([][]string, len(p.order))
 	for i := range rows {
 		for c := range p.columns() {
@@ -636,24 +656,17 @@ func (w *window) StandRows() [][]string {
 	return rows
 }
 
-// StandColumns returns the stands table's column names as shown.
-func (w *window) StandColumns() []string { return w.standsP.columns() }
-
-// StandResults returns the statistics of the stands open, in file order.
-func (w *window) StandResults() []zonal.Result { return w.standsP.results }
-
-// StandChanges returns the stands' statistics of the difference before −
+// changes returns the stands' statistics of the difference before −
 // after in two-date mode (nil with one date), in file order.
-func (w *window) StandChanges() []zonal.Result {
-	if len(w.standsP.change) != len(w.standsP.results) {
+func (p *standsPanel) changes() []zonal.Result {
+	if len(p.change) != len(p.results) {
 		return nil
 	}
-	return w.standsP.change
+	return p.change
 }
 
-// SelectedStand returns the id of the stand selected, "" when none.
-func (w *window) SelectedStand() string {
-	p := w.standsP
+// selectedID returns the id of the stand selected, "" when none.
+func (p *standsPanel) selectedID() string {
 	if p.selected < 0 || p.selected >= len(p.results) {
 		return ""
 	}
@@ -661,8 +674,7 @@ func (w *window) SelectedStand() string {
 }
 
 // selectStand shows stand i's statistics and marks its row.
-func (w *window) selectStand(i int) {
-	p := w.standsP
+func (p *standsPanel) selectStand(i int) {
 	if i < 0 || i >= len(p.results) {
 		return
 	}
@@ -687,7 +699,7 @@ func (w *window) selectStand(i int) {
 			p.table.ScrollTo(widget.TableCellID{Row: row, Col: 0})
 		}
 	}
-	w.Map.Redraw()
+	p.m.Redraw()
 }
 
 // standAt returns the stand containing image point (x, y) (pixels), the
@@ -712,10 +724,10 @@ func (p *standsPanel) standAt(x, y float64) int {
 	return -1
 }
 
-// standTapped selects the stand under the clicked pixel's centre.
-func (w *window) standTapped(col, row int) {
-	if i := w.standsP.standAt(float64(col)+0.5, float64(row)+0.5); i >= 0 {
-		w.selectStand(i)
+// tapped selects the stand under the clicked pixel's centre.
+func (p *standsPanel) tapped(col, row int) {
+	if i := p.standAt(float64(col)+0.5, float64(row)+0.5); i >= 0 {
+		p.selectStand(i)
 	}
 }
 
@@ -727,23 +739,22 @@ func (p *standsPanel) toPixel(pt orb.Point) (float64, float64) {
 	return (g[5]*dx - g[2]*dy) / det, (g[1]*dy - g[4]*dx) / det
 }
 
-// drawStands draws the stands over the map view: a fill in the LUT's
+// draw draws the stands over the map view: a fill in the LUT's
 // colour of each stand's mean when the choropleth is on, and outlines
 // (the selected stand's in white, the others in black). It runs in the
 // map's generator, which holds the map's lock; it reads the panel, which
 // only the event goroutine changes, between renders.
-func (w *window) drawStands(buf *image.NRGBA, x0, y0, zoom float64) {
-	p := w.standsP
+func (p *standsPanel) draw(buf *image.NRGBA, x0, y0, zoom float64) {
 	if len(p.stands) == 0 || zoom <= 0 {
 		return
 	}
 	b := buf.Rect
 	// The choropleth colours each stand by its mean on the map shown: the
 	// difference's mean in the LUT of the difference in that view.
-	means, lut := p.results, w.lut
-	if w.DateView() == viewDifference && len(p.change) == len(p.results) {
-		if r := w.twoCurrent(); r != nil {
-			means, lut = p.change, w.diffLUT(r)
+	means, lut := p.results, p.lut()
+	if len(p.change) == len(p.results) {
+		if d := p.diffLUT(); d != nil {
+			means, lut = p.change, d
 		}
 	}
 	if p.choro.Checked && lut != nil && len(means) == len(p.stands) {
@@ -821,10 +832,9 @@ func drawLine(img *image.NRGBA, ax, ay, bx, by float64, c color.NRGBA) {
 	}
 }
 
-// ExportStands writes the stands' statistics as CSV (zonal.WriteCSV) or,
+// export writes the stands' statistics as CSV (zonal.WriteCSV) or,
 // for a .gpkg path, as a GeoPackage of the stands with their statistics.
-func (w *window) ExportStands(path string) error {
-	p := w.standsP
+func (p *standsPanel) export(path string) error {
 	if len(p.results) == 0 {
 		return errors.New("export stands: no stands are open")
 	}
@@ -857,18 +867,14 @@ func (p *standsPanel) showChangeCSV() {
 	}
 }
 
-// ExportStandChanges writes the stands' statistics of the difference
+// exportChanges writes the stands' statistics of the difference
 // before − after (two dates) as CSV, the columns `canopy change --stands
 // --csv` writes: zonal's, with hectares per change class.
-func (w *window) ExportStandChanges(path string) error {
-	p := w.standsP
+func (p *standsPanel) exportChanges(path string) error {
 	if len(p.change) == 0 || len(p.change) != len(p.results) {
 		return errors.New("export stand changes: open stands and an after date first")
 	}
-	srcs := []string{p.layer.Path}
-	if r := w.twoCurrent(); r != nil {
-		srcs = append(srcs, r.after.src.inputFiles()...)
-	}
+	srcs := append([]string{p.layer.Path}, p.afterFiles()...)
 	set := outfile.NewSet(srcs...)
 	f, err := set.Create(path)
 	if err != nil {
@@ -881,20 +887,20 @@ func (w *window) ExportStandChanges(path string) error {
 	return set.Commit()
 }
 
-func (w *window) exportChangesDialog() {
-	w.saveDialog("Export the stands' change as CSV", "stand-changes.csv", []string{".csv"}, func(path string) {
-		if err := w.ExportStandChanges(path); err != nil {
-			w.showError(err)
+func (p *standsPanel) exportChangesDialog() {
+	p.saveDialog("Export the stands' change as CSV", "stand-changes.csv", []string{".csv"}, func(path string) {
+		if err := p.exportChanges(path); err != nil {
+			p.showError(err)
 			return
 		}
-		w.setStatus(fmt.Sprintf("Wrote the change of %d stands to %s", len(w.standsP.change), path), true)
+		p.status(fmt.Sprintf("Wrote the change of %d stands to %s", len(p.change), path), true)
 	})
 }
 
-func (w *window) openStandsDialog() {
+func (p *standsPanel) openDialog(parent fyne.Window) {
 	d := dialog.NewFileOpen(func(uc fyne.URIReadCloser, err error) {
 		if err != nil {
-			w.showError(err)
+			p.showError(err)
 			return
 		}
 		if uc == nil {
@@ -902,22 +908,34 @@ func (w *window) openStandsDialog() {
 		}
 		path := uc.URI().Path()
 		uc.Close()
-		if err := w.OpenStands(path); err != nil {
-			w.showError(err)
+		if err := p.open(path); err != nil {
+			p.showError(err)
 		}
-	}, w.Win)
+	}, parent)
 	d.SetFilter(storage.NewExtensionFileFilter([]string{".gpkg", ".geojson", ".json"}))
 	d.Show()
 }
 
-func (w *window) exportStandsDialog(ext string) {
-	w.saveDialog("Export the stands", "stands"+ext, []string{ext}, func(path string) {
-		if err := w.ExportStands(path); err != nil {
-			w.showError(err)
+func (p *standsPanel) exportDialog(ext string) {
+	p.saveDialog("Export the stands", "stands"+ext, []string{ext}, func(path string) {
+		if err := p.export(path); err != nil {
+			p.showError(err)
 			return
 		}
-		w.setStatus(fmt.Sprintf("Wrote %d stands to %s", len(w.standsP.results), path), true)
+		p.status(fmt.Sprintf("Wrote %d stands to %s", len(p.results), path), true)
 	})
+}
+
+// extentLatLon is the stands' extent in degrees (west,south,east,north).
+func (p *standsPanel) extentLatLon() (string, error) {
+	if p.layer == nil || len(p.stands) == 0 {
+		return "", errors.New("no stands are open: open them first (Stands), or take the map view")
+	}
+	b, err := vector.ExtentLatLon(p.layer)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%.5f,%.5f,%.5f,%.5f", b[0], b[1], b[2], b[3]), nil
 }
 
 // showStandsTab brings the Stands tab (the table) to the front.

@@ -44,14 +44,14 @@ func TestStands(t *testing.T) {
 	if err := w.OpenStands(writeStands(t, rects)); err != nil {
 		t.Fatal(err)
 	}
-	if len(w.StandResults()) != 0 {
+	if len(w.standsP.results) != 0 {
 		t.Error("the stands' statistics were computed on the event goroutine")
 	}
 	w.Wait()
 	plane, _, pw, _ := w.Plane()
-	res := w.StandResults()
-	if len(res) != 2 || len(w.StandRows()) != 2 {
-		t.Fatalf("%d results, %d rows, want 2", len(res), len(w.StandRows()))
+	res := w.standsP.results
+	if len(res) != 2 || len(w.standsP.rows()) != 2 {
+		t.Fatalf("%d results, %d rows, want 2", len(res), len(w.standsP.rows()))
 	}
 	means := make([]float64, 2)
 	for i, r := range rects {
@@ -72,16 +72,16 @@ func TestStands(t *testing.T) {
 	}
 
 	test.TapCanvas(w.Win.Canvas(), mapPos(w, 40, 50))
-	if got := w.SelectedStand(); got != "s1" {
+	if got := w.standsP.selectedID(); got != "s1" {
 		t.Errorf("a click in the second stand selected %q", got)
 	}
 	test.TapCanvas(w.Win.Canvas(), mapPos(w, 5, 5))
-	if got := w.SelectedStand(); got != "s0" {
+	if got := w.standsP.selectedID(); got != "s0" {
 		t.Errorf("a click in the first stand selected %q", got)
 	}
 
-	w.SortStands(4) // mean, ascending
-	rows := w.StandRows()
+	w.standsP.sortBy(4) // mean, ascending
+	rows := w.standsP.rows()
 	lo := "s0"
 	if means[1] < means[0] {
 		lo = "s1"
@@ -89,13 +89,13 @@ func TestStands(t *testing.T) {
 	if rows[0][0] != lo {
 		t.Errorf("sorted by mean, the first row is %q, want %q (means %v)", rows[0][0], lo, means)
 	}
-	w.SortStands(4) // descending
-	if w.StandRows()[0][0] == lo {
+	w.standsP.sortBy(4) // descending
+	if w.standsP.rows()[0][0] == lo {
 		t.Errorf("sorting by mean again did not reverse the rows")
 	}
 
 	out := filepath.Join(t.TempDir(), "stands.csv")
-	if err := w.ExportStands(out); err != nil {
+	if err := w.standsP.export(out); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(out)
@@ -161,7 +161,7 @@ func TestStandIDPicker(t *testing.T) {
 	}
 	ids := func() []string {
 		var out []string
-		for _, r := range w.StandRows() {
+		for _, r := range w.standsP.rows() {
 			out = append(out, r[0])
 		}
 		return out
@@ -169,7 +169,7 @@ func TestStandIDPicker(t *testing.T) {
 	if got := strings.Join(ids(), ","); got != "s0,s1,s2,s3" {
 		t.Errorf("table ids %s", got)
 	}
-	labels := strings.Join(w.StandLabels(), ",")
+	labels := strings.Join(w.standsP.labels.names(), ",")
 	if !strings.Contains(labels, "s0") || strings.Contains(labels, "s3") || strings.Count(labels, ",") != 1 {
 		t.Errorf("labels drawn %q: want s0 and one of s1/s2 (same place), not s3 (one pixel)", labels)
 	}
@@ -196,14 +196,14 @@ func TestStandIDPicker(t *testing.T) {
 	if got := strings.Join(ids(), ","); got != "A-0,A-1,A-2,A-3" {
 		t.Errorf("after picking code, table ids %s", got)
 	}
-	if got := strings.Join(w.StandLabels(), ","); !strings.Contains(got, "A-0") || strings.Contains(got, "s0") {
+	if got := strings.Join(w.standsP.labels.names(), ","); !strings.Contains(got, "A-0") || strings.Contains(got, "s0") {
 		t.Errorf("after picking code, labels %q", got)
 	}
 	for range 5 { // towards the small stand
 		z, x0, y0 := w.Map.View()
 		w.Map.ZoomAround(4, (40.5-x0)*z, (4.5-y0)*z)
 	}
-	if got := strings.Join(w.StandLabels(), ","); !strings.Contains(got, "A-3") {
+	if got := strings.Join(w.standsP.labels.names(), ","); !strings.Contains(got, "A-3") {
 		t.Errorf("zoomed in on the small stand: labels %q, want A-3", got)
 	}
 	w.standsP.IDField.SetSelected(featureID)
@@ -228,7 +228,7 @@ func TestStandsFollowNewMap(t *testing.T) {
 	if name != "evi" {
 		t.Fatalf("the map shows %s (status %q)", name, w.Status.Text)
 	}
-	res := w.StandResults()
+	res := w.standsP.results
 	if len(res) != 2 {
 		t.Fatalf("%d results", len(res))
 	}
@@ -277,10 +277,10 @@ func TestStandsTable(t *testing.T) {
 	}
 	w.Wait()
 	want := "id,area ha,valid ha,valid px,mean NDVI,median NDVI,std NDVI,min NDVI,max NDVI,age,name,species"
-	if got := strings.Join(w.StandColumns(), ","); got != want {
+	if got := strings.Join(w.standsP.columns(), ","); got != want {
 		t.Fatalf("columns\n %s\nwant\n %s", got, want)
 	}
-	rows := w.StandRows()
+	rows := w.standsP.rows()
 	if len(rows) != 3 || rows[0][11] != "Picea abies" || rows[1][9] != "120" {
 		t.Fatalf("rows %v", rows)
 	}
@@ -296,15 +296,15 @@ func TestStandsTable(t *testing.T) {
 		t.Fatalf("the Stands tab is not shown: %s", w.tabs.Selected().Text)
 	}
 	tapHeader(t, w, "age")
-	if got := column(w.StandRows(), 9); got != "9,85,120" {
+	if got := column(w.standsP.rows(), 9); got != "9,85,120" {
 		t.Errorf("sorted by age: %s", got)
 	}
 	tapHeader(t, w, "age ▲")
-	if got := column(w.StandRows(), 9); got != "120,85,9" {
+	if got := column(w.standsP.rows(), 9); got != "120,85,9" {
 		t.Errorf("sorted by age, reversed: %s", got)
 	}
 	tapHeader(t, w, "species")
-	if got := column(w.StandRows(), 11); got != "Abies alba,Fagus sylvatica,Picea abies" {
+	if got := column(w.standsP.rows(), 11); got != "Abies alba,Fagus sylvatica,Picea abies" {
 		t.Errorf("sorted by species: %s", got)
 	}
 }
@@ -314,7 +314,7 @@ func tapHeader(t *testing.T, w *window, name string) {
 	t.Helper()
 	tbl := w.standsP.table
 	tbl.Resize(fyne.NewSize(2400, 400))
-	for c := range w.StandColumns() {
+	for c := range w.standsP.columns() {
 		b := tbl.CreateHeader().(*widget.Button)
 		tbl.UpdateHeader(widget.TableCellID{Row: -1, Col: c}, b)
 		if b.Text == name {
@@ -322,7 +322,7 @@ func tapHeader(t *testing.T, w *window, name string) {
 			return
 		}
 	}
-	t.Fatalf("no header %q in %v", name, w.StandColumns())
+	t.Fatalf("no header %q in %v", name, w.standsP.columns())
 }
 
 func column(rows [][]string, c int) string {

@@ -188,7 +188,7 @@ func (w *window) mapStack() fyne.CanvasObject {
 // divider, then the stands. It runs in the map's generator.
 func (w *window) drawOverlay(buf *image.NRGBA, x0, y0, zoom float64) {
 	w.two.swipe.Draw(buf, x0, y0, zoom)
-	w.drawStands(buf, x0, y0, zoom)
+	w.standsP.draw(buf, x0, y0, zoom)
 }
 
 // openAfterPath opens a product (or a multi-band GeoTIFF) as the after
@@ -494,7 +494,7 @@ func (w *window) startFollowUp(open func() (bandSource, error)) {
 				w.installTwo(src, res, twoErr, pending)
 			}
 			if out != nil {
-				w.standsP.install(w, out)
+				w.standsP.install(out)
 			}
 		}, nil
 	})

@@ -46,10 +46,9 @@ func BenchmarkSwipeDraw(b *testing.B) {
 // tenth of it.
 func BenchmarkStandLabels10k(b *testing.B) {
 	test.NewTempApp(b)
-	w := &window{Map: mapview.New()}
-	p := &standsPanel{}
-	w.standsP = p
-	p.labels = newStandLabels(w)
+	m := mapview.New()
+	p := &standsPanel{m: m}
+	p.labels = newStandLabels(p, m)
 	const cell = 109.8
 	for r := range 100 {
 		for c := range 100 {
@@ -63,8 +62,8 @@ func BenchmarkStandLabels10k(b *testing.B) {
 	p.gt = [6]float64{600000, 10, 0, 5300000, 0, -10}
 	p.geometry()
 	lut, _ := colormap.New(colormap.RampRdYlGn, -1, 1)
-	w.Map.SetData(make([]float32, 10980*10980), 10980, 10980, lut) // pages never touched
-	w.Map.SetView(1920/1098.0, 0, 0)
+	m.SetData(make([]float32, 10980*10980), 10980, 10980, lut) // pages never touched
+	m.SetView(1920/1098.0, 0, 0)
 	size := fyne.NewSize(1920, 1080)
 	b.ResetTimer()
 	var drawn int

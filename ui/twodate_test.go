@@ -400,19 +400,19 @@ func TestStandsTwoDates(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.Wait()
-	if cols := w.StandColumns(); len(cols) != len(standColumns)+1 {
+	if cols := w.standsP.columns(); len(cols) != len(standColumns)+1 {
 		t.Errorf("one date: columns %v", cols)
 	}
 	before, _, bw, bh := w.Plane()
 	path, afterNDVI := afterDate(t, "after.tif", bw, bh, 9, fake.GeoRef())
 	openAfterTyped(w, path)
-	cols := w.StandColumns()
+	cols := w.standsP.columns()
 	if len(cols) != len(standColumns)+len(changeColumns)+1 || cols[9] != "Δ mean NDVI" || cols[11] != "main change" || cols[12] != "name" {
 		t.Fatalf("two dates: columns %v", cols)
 	}
 	check := func(what string) {
 		t.Helper()
-		ch := w.StandChanges()
+		ch := w.standsP.changes()
 		if len(ch) != len(rects) {
 			t.Fatalf("%s: %d change results", what, len(ch))
 		}
@@ -431,7 +431,7 @@ func TestStandsTwoDates(t *testing.T) {
 			if math.Abs(ch[k].Mean-sum/float64(n)) > 1e-6 || ch[k].ValidPixels != float64(n) {
 				t.Errorf("%s: stand %d change mean %v over %v pixels, want %v over %d", what, k, ch[k].Mean, ch[k].ValidPixels, sum/float64(n), n)
 			}
-			if row := w.StandRows()[k]; row[9] != fmtStat(ch[k].Mean, 4) || row[11] == "" {
+			if row := w.standsP.rows()[k]; row[9] != fmtStat(ch[k].Mean, 4) || row[11] == "" {
 				t.Errorf("%s: table row %v", what, row)
 			}
 		}
@@ -441,7 +441,7 @@ func TestStandsTwoDates(t *testing.T) {
 		t.Error("no Change CSV… button in two-date mode")
 	}
 	out := filepath.Join(t.TempDir(), "changes.csv")
-	if err := w.ExportStandChanges(out); err != nil {
+	if err := w.standsP.exportChanges(out); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(out)
@@ -453,7 +453,7 @@ func TestStandsTwoDates(t *testing.T) {
 		!strings.HasPrefix(lines[1], "s0,") {
 		t.Errorf("change CSV:\n%s", b)
 	}
-	if err := w.ExportStandChanges(path); err == nil {
+	if err := w.standsP.exportChanges(path); err == nil {
 		t.Error("the change CSV was written over the after date's file")
 	}
 	if err := w.OpenStands(writeStands(t, rects)); err != nil {

@@ -302,7 +302,32 @@ func (w *window) build() {
 	w.stats.allowRaw = w.opts.Raw
 	w.charts = newChartsPanel(w.bridge.do, w.sizeSweep, w.indexSweep)
 	w.bands.show(w.src, bandRoles(w.src, w.idx))
-	w.standsP = newStandsPanel(w)
+	w.standsP = newStandsPanel(w.Win, w.Map, standsCalls{
+		open:       w.OpenStands,
+		status:     w.setStatus,
+		showError:  w.showError,
+		saveDialog: w.saveDialog,
+		showTable:  w.showStandsTab,
+		lut:        func() *colormap.LUT { return w.lut },
+		diffLUT: func() *colormap.LUT {
+			if r := w.twoCurrent(); r != nil && w.DateView() == viewDifference {
+				return w.diffLUT(r)
+			}
+			return nil
+		},
+		afterFiles: func() []string {
+			if r := w.twoCurrent(); r != nil {
+				return r.after.src.inputFiles()
+			}
+			return nil
+		},
+		indexTitle: func() string {
+			if w.shown == nil {
+				return ""
+			}
+			return w.shown.idx.title()
+		},
+	})
 	w.two = newTwoDates(w)
 	w.Map.SetOverlay(w.drawOverlay)
 
@@ -656,7 +681,7 @@ func (w *window) probe(col, row int, inside, pinned bool) {
 	w.Probe.SetText(text)
 	if pinned {
 		w.identify.add(r)
-		w.standTapped(col, row)
+		w.standsP.tapped(col, row)
 	}
 }
 
