@@ -171,11 +171,9 @@ func (p *backendPanel) pick(e *backendEntry) {
 	p.onPick()
 }
 
-// SelectBackend selects a backend by name (name or name:mode), as a click
+// selectSpec selects a backend by name (name or name:mode), as a click
 // in the picker does. It refuses, with the reason, a backend that is
 // unknown or cannot run here, and leaves the selection as it was.
-func (w *window) SelectBackend(spec string) error { return w.backs.selectSpec(spec) }
-
 func (p *backendPanel) selectSpec(spec string) error {
 	name, mode, _ := strings.Cut(spec, ":")
 	for _, e := range p.entries {
@@ -204,18 +202,18 @@ func (p *backendPanel) selectSpec(spec string) error {
 	return fmt.Errorf("unknown backend %q (known: %s)", name, strings.Join(names, ", "))
 }
 
-// Selected returns the name of the selected backend, "" when none.
-func (w *window) Selected() string {
-	if w.backs.selected == nil {
+// selectedName returns the name of the selected backend, "" when none.
+func (p *backendPanel) selectedName() string {
+	if p.selected == nil {
 		return ""
 	}
-	return w.backs.selected.name()
+	return p.selected.name()
 }
 
-// BackendMode returns the picker's mode choice for a backend, nil when it
+// modePicker returns the picker's mode choice for a backend, nil when it
 // has none (tests pick from it).
-func (w *window) BackendMode(name string) *widget.Select {
-	if e := w.backs.entry(name); e != nil {
+func (p *backendPanel) modePicker(name string) *widget.Select {
+	if e := p.entry(name); e != nil {
 		return e.picker
 	}
 	return nil
@@ -231,18 +229,18 @@ func (p *backendPanel) entry(name string) *backendEntry {
 	return nil
 }
 
-// BackendRadio returns the picker's radio button for a backend (tests tap it).
-func (w *window) BackendRadio(name string) *widget.RadioGroup {
-	if e := w.backs.entry(name); e != nil {
+// radio returns the picker's radio button for a backend (tests tap it).
+func (p *backendPanel) radio(name string) *widget.RadioGroup {
+	if e := p.entry(name); e != nil {
 		return e.radio
 	}
 	return nil
 }
 
-// BackendDetail returns the text under a backend in the picker: its device
+// detailOf returns the text under a backend in the picker: its device
 // or the reason it is unavailable.
-func (w *window) BackendDetail(name string) string {
-	if e := w.backs.entry(name); e != nil {
+func (p *backendPanel) detailOf(name string) string {
+	if e := p.entry(name); e != nil {
 		return e.detail.Text
 	}
 	return ""

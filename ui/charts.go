@@ -19,10 +19,27 @@ import (
 	"canopy/ui/render/chart"
 )
 
+// chartsCalls are what the charts panel asks of the window: do runs a
+// function on the event goroutine; onSweep starts the size sweep,
+// onIndices the indices sweep; saveDialog asks where to save, exportJob
+// writes an export in the background, alert says there is nothing to
+// export.
+type chartsCalls struct {
+	do         func(func())
+	onSweep    func()
+	onIndices  func()
+	saveDialog func(title, name string, exts []string, save func(path string))
+	exportJob  func(what, path string, write func(string) error)
+	alert      func(error)
+}
+
 // chartsPanel shows the timing chart (one run per backend, stacked
 // upload/kernel/download) with a table of the numbers, the size sweep and
-// the indices-per-upload sweep.
+// the indices-per-upload sweep. Each chart holds the results it shows
+// (the latest run of each backend, the last sweeps), which the exports
+// write.
 type chartsPanel struct {
+	chartsCalls
 	timingTab  fyne.CanvasObject
 	sweepTab   fyne.CanvasObject
 	indicesTab fyne.CanvasObject
@@ -52,10 +69,10 @@ var indicesSizes = []int{256, 512, 1024, 2048, 4096, 8192, 10980}
 // Largest sizes a sweep can go to.
 var sweepMaxes = []int{1024, 2048, 4096, 8192, 10980}
 
-// newChartsPanel builds the chart tabs; do runs a function on the event
-// goroutine, onSweep starts the size sweep, onIndices the indices sweep.
-func newChartsPanel(do func(func()), onSweep, onIndices func()) *chartsPanel {
-	p := &chartsPanel{}
+// newChartsPanel builds the chart tabs.
+func newChartsPanel(c chartsCalls) *chartsPanel {
+	p := &chartsPanel{chartsCalls: c}
+	do, onSweep, onIndices := c.do, c.onSweep, c.onIndices
 	p.Timing = newChartView(chart.Timings, "Compute, or Compare all, to see what each backend costs.")
 	p.SweepView = newChartView(chart.Sweep, "Run a size sweep to see where the GPU starts to win.")
 	p.IndicesView = newChartView(chart.IndexSweep, "Run the sweep to see from how many indices per upload the GPU, transfers included, beats the CPU.")
@@ -194,6 +211,101 @@ func ceilingText(pct float64) string {
 		return "in cache"
 	}
 	return fmt.Sprintf("%.0f%%", pct)
+}
+
+// addResult puts a single run into the timing chart, replacing the
+// backend's previous run; runs at another size or of another index are
+// dropped.
+func (p *chartsPanel) addResult(r compute.BenchResult) {
+	var keep []compute.BenchResult
+	replaced := false
+	for _, o := range p.Timing.Results() {
+		if o.Width != r.Width || o.Height != r.Height || o.Index != r.Index {
+			continue
+		}
+		if o.Backend == r.Backend && o.Mode == r.Mode {
+			keep = append(keep, r)
+			replaced = true
+			continue
+		}
+		keep = append(keep, o)
+	}
+	if !replaced {
+		keep = append(keep, r)
+	}
+	sortResults(keep)
+	p.showTimings(keep)
+}
+
+// results are the results a chart shows (a copy).
+func (p *chartsPanel) results(which chartKind) []compute.BenchResult {
+	v := p.Timing
+	switch which {
+	case chartSweep:
+		v = p.SweepView
+	case chartIndices:
+		v = p.IndicesView
+	}
+	return append([]compute.BenchResult(nil), v.Results()...)
+}
+
+// The writers capture what is shown now, on the event goroutine, and
+// write it from any goroutine.
+
+func (p *chartsPanel) chartWriter(which chartKind) func(string) error {
+	rs := p.results(which)
+	return func(path string) error {
+		if len(rs) == 0 {
+			return errNothing
+		}
+		return writeChartPNG(path, rs, which)
+	}
+}
+
+func (p *chartsPanel) csvWriter() func(string) error {
+	runs := []chart.Run{{Name: "timings", Results: p.results(chartTimings)}, {Name: "size sweep", Results: p.results(chartSweep)}, {Name: "indices per upload", Results: p.results(chartIndices)}}
+	n := len(runs[0].Results) + len(runs[1].Results) + len(runs[2].Results)
+	return func(path string) error {
+		if n == 0 {
+			return errNothing
+		}
+		return writeCSV(path, runs)
+	}
+}
+
+// exportChart writes a chart (the timings, the size sweep or the
+// indices-per-upload sweep) as a PNG.
+func (p *chartsPanel) exportChart(path string, which chartKind) error {
+	return p.chartWriter(which)(path)
+}
+
+// exportCSV writes the timings shown (and the sweeps, if any) as CSV.
+func (p *chartsPanel) exportCSV(path string) error { return p.csvWriter()(path) }
+
+func (p *chartsPanel) exportChartDialog(which chartKind) {
+	names := map[chartKind][2]string{
+		chartTimings: {"timings.png", "the timing chart"},
+		chartSweep:   {"sweep.png", "the sweep chart"},
+		chartIndices: {"indices.png", "the indices chart"},
+	}
+	name, what := names[which][0], names[which][1]
+	if len(p.results(which)) == 0 {
+		p.alert(errNothing)
+		return
+	}
+	p.saveDialog("Export "+what, name, []string{".png"}, func(path string) {
+		p.exportJob(what, path, p.chartWriter(which))
+	})
+}
+
+func (p *chartsPanel) exportCSVDialog() {
+	if len(p.results(chartTimings)) == 0 && len(p.results(chartSweep)) == 0 && len(p.results(chartIndices)) == 0 {
+		p.alert(errNothing)
+		return
+	}
+	p.saveDialog("Export timings as CSV", "timings.csv", []string{".csv"}, func(path string) {
+		p.exportJob("the timings", path, p.csvWriter())
+	})
 }
 
 // showSweep draws the sweep chart and says where the GPU starts to win.

@@ -95,7 +95,7 @@ func TestChartCSVRuns(t *testing.T) {
 	test.Tap(findButton(t, w.charts.indicesTab, "Run"))
 	w.Wait()
 	path := filepath.Join(t.TempDir(), "timings.csv")
-	if err := w.ExportCSV(path); err != nil {
+	if err := w.charts.exportCSV(path); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.Open(path)

@@ -70,7 +70,7 @@ func TestDialogErrorLine(t *testing.T) {
 	}
 	w.identify.add(w.read(w.shown, 3, 4))
 	missing := filepath.Join(t.TempDir(), "nodir", "pins.csv")
-	err := w.ExportPins(missing)
+	err := w.identify.export(missing)
 	if want := missing + ": the folder " + filepath.Dir(missing) + " does not exist; choose another place"; err == nil || err.Error() != want {
 		t.Errorf("ExportPins into a missing folder: %v, want %q", err, want)
 	}

@@ -17,7 +17,6 @@ import (
 	"canopy/compute/geotiff"
 	"canopy/compute/outfile"
 	"canopy/compute/source"
-	"canopy/ui/render/chart"
 	"canopy/ui/render/layout"
 )
 
@@ -29,10 +28,10 @@ func exportMenuButton(w *window) fyne.CanvasObject {
 			fyne.NewMenuItem("Map as PNG…", w.exportPNGDialog),
 			fyne.NewMenuItem("Index as GeoTIFF (float32)…", w.exportTIFFDialog),
 			fyne.NewMenuItemSeparator(),
-			fyne.NewMenuItem("Timing chart as PNG…", func() { w.exportChartDialog(chartTimings) }),
-			fyne.NewMenuItem("Sweep chart as PNG…", func() { w.exportChartDialog(chartSweep) }),
-			fyne.NewMenuItem("Indices chart as PNG…", func() { w.exportChartDialog(chartIndices) }),
-			fyne.NewMenuItem("Timings as CSV…", w.exportCSVDialog),
+			fyne.NewMenuItem("Timing chart as PNG…", func() { w.charts.exportChartDialog(chartTimings) }),
+			fyne.NewMenuItem("Sweep chart as PNG…", func() { w.charts.exportChartDialog(chartSweep) }),
+			fyne.NewMenuItem("Indices chart as PNG…", func() { w.charts.exportChartDialog(chartIndices) }),
+			fyne.NewMenuItem("Timings as CSV…", w.charts.exportCSVDialog),
 		)
 		c := fyne.CurrentApp().Driver().CanvasForObject(b)
 		pos := fyne.CurrentApp().Driver().AbsolutePositionForObject(b).AddXY(0, b.Size().Height)
@@ -55,13 +54,6 @@ func (w *window) ExportPNG(path string, legend bool, title string) error {
 // bands' georeferencing, GDAL_NODATA = nan and the index's name as the
 // band description.
 func (w *window) ExportGeoTIFF(path string) error { return w.tiffWriter()(path) }
-
-// ExportChart writes a chart (the timings, the size sweep or the
-// indices-per-upload sweep) as a PNG.
-func (w *window) ExportChart(path string, which chartKind) error { return w.chartWriter(which)(path) }
-
-// ExportCSV writes the timings shown (and the sweeps, if any) as CSV.
-func (w *window) ExportCSV(path string) error { return w.csvWriter()(path) }
 
 // The writers capture what is shown now, on the event goroutine, and
 // write it from any goroutine.
@@ -108,38 +100,6 @@ func writeCOG(path string, w, h int, plane []float32, geo *compute.GeoRef, name 
 		}
 		return c.Close()
 	})
-}
-
-func (w *window) chartWriter(which chartKind) func(string) error {
-	rs := w.chartResults(which)
-	return func(path string) error {
-		if len(rs) == 0 {
-			return errNothing
-		}
-		return writeChartPNG(path, rs, which)
-	}
-}
-
-// chartResults are the results a chart shows.
-func (w *window) chartResults(which chartKind) []compute.BenchResult {
-	switch which {
-	case chartSweep:
-		return w.sweep
-	case chartIndices:
-		return w.indices
-	}
-	return w.results
-}
-
-func (w *window) csvWriter() func(string) error {
-	runs := []chart.Run{{Name: "timings", Results: w.results}, {Name: "size sweep", Results: w.sweep}, {Name: "indices per upload", Results: w.indices}}
-	n := len(w.results) + len(w.sweep) + len(w.indices)
-	return func(path string) error {
-		if n == 0 {
-			return errNothing
-		}
-		return writeCSV(path, runs)
-	}
 }
 
 // exportJob runs an export in the background and reports where it went.
@@ -218,32 +178,6 @@ func fileName(idx indexChoice) string {
 		return "index"
 	}
 	return idx.cat.Name
-}
-
-func (w *window) exportChartDialog(which chartKind) {
-	names := map[chartKind][2]string{
-		chartTimings: {"timings.png", "the timing chart"},
-		chartSweep:   {"sweep.png", "the sweep chart"},
-		chartIndices: {"indices.png", "the indices chart"},
-	}
-	name, what := names[which][0], names[which][1]
-	if len(w.chartResults(which)) == 0 {
-		dialog.ShowError(errNothing, w.Win)
-		return
-	}
-	w.saveDialog("Export "+what, name, []string{".png"}, func(path string) {
-		w.exportJob(what, path, w.chartWriter(which))
-	})
-}
-
-func (w *window) exportCSVDialog() {
-	if len(w.results) == 0 && len(w.sweep) == 0 && len(w.indices) == 0 {
-		dialog.ShowError(errNothing, w.Win)
-		return
-	}
-	w.saveDialog("Export timings as CSV", "timings.csv", []string{".csv"}, func(path string) {
-		w.exportJob("the timings", path, w.csvWriter())
-	})
 }
 
 // ExportMap writes the map alone at full resolution (one PNG pixel per

@@ -206,14 +206,25 @@ type identifyPanel struct {
 	pins          []reading
 	// onChange is called when the pins change (to mark them on the map).
 	onChange func()
+	identifyCalls
 }
 
-func newIdentifyPanel(onExport func()) *identifyPanel {
-	p := &identifyPanel{rows: container.NewVBox()}
+// identifyCalls are what the identify panel asks of the window to export
+// the pins: saveDialog asks where, showError and status say how it went,
+// inputs are the files the map was read from (never overwritten).
+type identifyCalls struct {
+	saveDialog func(title, name string, exts []string, save func(path string))
+	showError  func(error)
+	status     func(text string, ok bool)
+	inputs     func() []string
+}
+
+func newIdentifyPanel(c identifyCalls) *identifyPanel {
+	p := &identifyPanel{rows: container.NewVBox(), identifyCalls: c}
 	p.hint = widget.NewLabel("Click the map to pin a pixel.")
 	p.hint.SizeName = theme.SizeNameCaptionText
 	p.hint.Wrapping = fyne.TextWrapWord
-	p.Export = widget.NewButtonWithIcon("CSV…", theme.DocumentSaveIcon(), onExport)
+	p.Export = widget.NewButtonWithIcon("CSV…", theme.DocumentSaveIcon(), p.exportDialog)
 	p.Clear = widget.NewButtonWithIcon("Clear", theme.DeleteIcon(), p.clear)
 	title := widget.NewLabelWithStyle("Identify", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	// The buttons get a row of their own, half the panel each: beside the
@@ -284,11 +295,11 @@ func (w *window) Pins() []string {
 	return s
 }
 
-// ExportPins writes the pins as CSV: one row a pin with its place, every
+// export writes the pins as CSV: one row a pin with its place, every
 // band's value and the index (empty where there is no data; the state
 // says why).
-func (w *window) ExportPins(path string) error {
-	pins := w.identify.pins
+func (p *identifyPanel) export(path string) error {
+	pins := p.pins
 	if len(pins) == 0 {
 		return fmt.Errorf("%s: no pin to export (click the map to pin a pixel)", path)
 	}
@@ -332,7 +343,7 @@ func (w *window) ExportPins(path string) error {
 	if err := cw.WriteAll(rows); err != nil {
 		return fmt.Errorf("%s: %v", path, err)
 	}
-	if err := refuseInput(path, w.exportInputs()); err != nil {
+	if err := refuseInput(path, p.inputs()); err != nil {
 		return err
 	}
 	err := outfile.WriteFile(path, func(o *outfile.Writer) error {
@@ -345,12 +356,12 @@ func (w *window) ExportPins(path string) error {
 	return nil
 }
 
-func (w *window) exportPinsDialog() {
-	w.saveDialog("Export the pins as CSV", "pins.csv", []string{".csv"}, func(path string) {
-		if err := w.ExportPins(path); err != nil {
-			w.showError(err)
+func (p *identifyPanel) exportDialog() {
+	p.saveDialog("Export the pins as CSV", "pins.csv", []string{".csv"}, func(path string) {
+		if err := p.export(path); err != nil {
+			p.showError(err)
 			return
 		}
-		w.setStatus(fmt.Sprintf("Wrote %d pins to %s", len(w.identify.pins), path), true)
+		p.status(fmt.Sprintf("Wrote %d pins to %s", len(p.pins), path), true)
 	})
 }

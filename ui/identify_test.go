@@ -86,7 +86,7 @@ func TestIdentify(t *testing.T) {
 	}
 
 	path := filepath.Join(t.TempDir(), "pins.csv")
-	if err := w.ExportPins(path); err != nil {
+	if err := w.identify.export(path); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.Open(path)
@@ -124,7 +124,7 @@ func TestIdentify(t *testing.T) {
 	if len(w.Pins()) != 0 || !w.identify.Export.Disabled() {
 		t.Error("Clear left pins or an enabled Export")
 	}
-	if err := w.ExportPins(path); err == nil || !strings.Contains(err.Error(), "no pin") {
+	if err := w.identify.export(path); err == nil || !strings.Contains(err.Error(), "no pin") {
 		t.Errorf("exporting no pins: %v", err)
 	}
 }

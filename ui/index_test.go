@@ -192,7 +192,7 @@ func TestIndexSweep(t *testing.T) {
 	}
 	test.Tap(w.indexSweepButton())
 	w.Wait()
-	rs := w.IndexSweepResults()
+	rs := w.charts.results(chartIndices)
 	if len(rs) != 2*len(sweepCounts) {
 		t.Fatalf("%d results, want %d", len(rs), 2*len(sweepCounts))
 	}
@@ -233,13 +233,13 @@ func TestModeIsPerRun(t *testing.T) {
 	cpu := &fakeBackend{name: compute.NameGo, available: true}
 	gl := &fakeGL{fakeBackend: fakeBackend{name: compute.NameGL, available: true, gpu: true}}
 	w := newTestWindow(t, options{}, hooks{backends: []compute.Backend{cpu, gl}})
-	if err := w.SelectBackend("gl:mapped"); err != nil {
+	if err := w.backs.selectSpec("gl:mapped"); err != nil {
 		t.Fatal(err)
 	}
 	release := holdRuns(t, &gl.fakeBackend)
 	test.Tap(w.Compute)
-	w.BackendMode(compute.NameGL).SetSelected("subdata")
-	if err := w.SelectBackend("gl:subdata"); err != nil {
+	w.backs.modePicker(compute.NameGL).SetSelected("subdata")
+	if err := w.backs.selectSpec("gl:subdata"); err != nil {
 		t.Fatal(err)
 	}
 	// The run is held until release: had changing the mode waited for it,

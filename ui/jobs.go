@@ -88,7 +88,7 @@ func (w *window) start() {
 func (w *window) chooseStart(spec string) error {
 	var err error
 	if spec != "" && spec != "auto" {
-		if err = w.SelectBackend(spec); err == nil {
+		if err = w.backs.selectSpec(spec); err == nil {
 			return nil
 		}
 	}
@@ -267,9 +267,9 @@ func (w *window) sourceJob(open func() (bandSource, error), have *bandSet, idx i
 				w.setStatus(fmt.Sprintf("Reading the view of %s (%d×%d, too large to load)…", s.label, s.w, s.h), true)
 				return
 			}
-			w.addResult(res)
+			w.charts.addResult(res)
 			for _, k := range kept {
-				w.addResult(k)
+				w.charts.addResult(k)
 			}
 			s.line, s.lineOK = resultLine(res, s), res.Verified
 			w.setStatus(s.line, s.lineOK)
@@ -499,7 +499,6 @@ func (w *window) compareAllRuns(s *shown, runs []runSpec, repeat int) {
 		}
 		progress(1, "")
 		return func() {
-			w.results = results
 			w.charts.showTimings(results)
 			w.setStatus(compareLine(results), allVerified(results))
 			w.markReady()
@@ -579,7 +578,6 @@ func (w *window) sizeSweep() {
 		}
 		progress(1, "")
 		return func() {
-			w.sweep = results
 			w.charts.showSweep(results)
 			w.setStatus(sweepLine(results), allVerified(results))
 		}, nil
@@ -652,7 +650,6 @@ func (w *window) indexSweep() {
 		}
 		progress(1, "")
 		return func() {
-			w.indices = results
 			w.charts.showIndexSweep(results)
 			s := compareLine(results)
 			s = strings.Replace(s, "Compared ", "Indices per upload: ", 1)
@@ -676,31 +673,6 @@ func benchPlan(entries []*backendEntry) []runSpec {
 		}
 	}
 	return runs
-}
-
-// addResult puts a single run into the timing chart, replacing the
-// backend's previous run; runs at another size or of another index are
-// dropped.
-func (w *window) addResult(r compute.BenchResult) {
-	var keep []compute.BenchResult
-	replaced := false
-	for _, o := range w.results {
-		if o.Width != r.Width || o.Height != r.Height || o.Index != r.Index {
-			continue
-		}
-		if o.Backend == r.Backend && o.Mode == r.Mode {
-			keep = append(keep, r)
-			replaced = true
-			continue
-		}
-		keep = append(keep, o)
-	}
-	if !replaced {
-		keep = append(keep, r)
-	}
-	sortResults(keep)
-	w.results = keep
-	w.charts.showTimings(keep)
 }
 
 // sortResults orders results by backend (canonical order), then mode.

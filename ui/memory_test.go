@@ -91,13 +91,13 @@ func TestCompareAllBudget(t *testing.T) {
 func TestProgressSaysTimeLeft(t *testing.T) {
 	w := newTestWindow(t, options{})
 	w.setBusy(true, "Generating")
-	w.jobStart = time.Now().Add(-10 * time.Second)
-	w.setProgress(0.25, "Generating 10980×10980")
-	if got := w.ProgressLabel.Text; got != "Generating 10980×10980  25 % · about 30 s left" {
+	w.bar.began = time.Now().Add(-10 * time.Second)
+	w.bar.set(0.25, "Generating 10980×10980")
+	if got := w.bar.Label.Text; got != "Generating 10980×10980  25 % · about 30 s left" {
 		t.Errorf("progress says %q", got)
 	}
-	if !w.Progress.Visible() || w.Progress.Value != 0.25 {
-		t.Errorf("bar visible %v at %v", w.Progress.Visible(), w.Progress.Value)
+	if !w.bar.Bar.Visible() || w.bar.Bar.Value != 0.25 {
+		t.Errorf("bar visible %v at %v", w.bar.Bar.Visible(), w.bar.Bar.Value)
 	}
 	w.setBusy(false, "")
 	for _, c := range []struct {
@@ -142,9 +142,9 @@ func TestCompareAllProgress(t *testing.T) {
 	var fracs []float64
 	var msgs, labels []string
 	w.bridge.onProgress = func(frac float64, msg string) {
-		w.jobStart = time.Now().Add(-20 * time.Second) // as if it had run that long
+		w.bar.began = time.Now().Add(-20 * time.Second) // as if it had run that long
 		show(frac, msg)
-		fracs, msgs, labels = append(fracs, frac), append(msgs, msg), append(labels, w.ProgressLabel.Text)
+		fracs, msgs, labels = append(fracs, frac), append(msgs, msg), append(labels, w.bar.Label.Text)
 	}
 	test.Tap(w.CompareAll)
 	w.Wait()

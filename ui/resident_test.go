@@ -70,10 +70,10 @@ func TestKeptOnTheCard(t *testing.T) {
 	if k.uploads.Load() != 0 {
 		t.Fatalf("the start backend (go) opened %d sessions", k.uploads.Load())
 	}
-	if d := w.BackendDetail(compute.NameGL); !containsAll(d, "kept on the card") {
+	if d := w.backs.detailOf(compute.NameGL); !containsAll(d, "kept on the card") {
 		t.Errorf("gl's detail %q does not say it keeps the scene on the card", d)
 	}
-	test.Tap(tappable(t, w.BackendRadio(compute.NameGL)))
+	test.Tap(tappable(t, w.backs.radio(compute.NameGL)))
 	test.Tap(w.Compute)
 	w.Wait()
 	if k.uploads.Load() != 1 || k.index.Load() != 1 {
@@ -164,7 +164,7 @@ func TestKeptOnTheCard(t *testing.T) {
 		}
 	}
 	// Back on go: the session is released and the map draws the plane.
-	test.Tap(tappable(t, w.BackendRadio(compute.NameGo)))
+	test.Tap(tappable(t, w.backs.radio(compute.NameGo)))
 	test.Tap(w.Compute)
 	w.Wait()
 	if w.shown.card != nil || w.card != nil {

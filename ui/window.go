@@ -5,7 +5,6 @@ import (
 	"image/color"
 	"runtime/debug"
 	"strings"
-	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
@@ -156,14 +155,14 @@ type window struct {
 	// The state, the event goroutine's: src is where the next bands come
 	// from, idx the index chosen (idxOK: its formula parses), set the
 	// bands loaded last, shown what is on screen.
-	src     bandSource
-	idx     indexChoice
-	idxOK   bool
-	set     *bandSet
-	shown   *shown
-	results []compute.BenchResult // latest run of each backend, for the timing chart
-	sweep   []compute.BenchResult
-	indices []compute.BenchResult // the indices-per-upload sweep
+	src   bandSource
+	idx   indexChoice
+	idxOK bool
+	set   *bandSet
+	shown *shown
+	// results is set by Compare all of a large image (ui/large.go); the
+	// charts panel holds what it shows.
+	results []compute.BenchResult
 	lut     *colormap.LUT
 	ramp    string
 	stretch string
@@ -178,9 +177,8 @@ type window struct {
 	// Compute runs the selected backend; CompareAll runs every available
 	// one; Sweep runs the size sweep; Cancel stops the running job.
 	Compute, CompareAll, Sweep, Cancel *widget.Button
-	// Progress and ProgressLabel show the running job.
-	Progress      *widget.ProgressBar
-	ProgressLabel *widget.Label
+	// bar shows the running job.
+	bar *jobBar
 	// Status is the result of the last run ("NDVI on go-parallel: …
 	// verified: max error …") or what went wrong; Probe the pixel under
 	// the cursor.
@@ -204,14 +202,10 @@ type window struct {
 	// the memory the last Compare all was estimated to need.
 	memoryWarning string
 	compareNeed   uint64
-	jobStart      time.Time // when the running job began (time left)
-	jobMsg        string    // the running job's last message
-	crs           crsInfo   // the CRS of what is shown
-	busyFor       string
+	crs           crsInfo            // the CRS of what is shown
 	tabs          *container.AppTabs // Map, Benchmarks
 	benchTabs     *container.AppTabs // Timings, Size sweep, Indices per upload
 	zoomLabel     *widget.Label
-	spinner       *widget.ProgressBarInfinite
 	view          *contextView // Index | Natural colour | False colour (NIR)
 	archive       archiveState // File › Search the archive… (ui/search.go)
 	printer       *printPanel  // the last File › Print layout… (ui/print.go)
@@ -235,7 +229,7 @@ func newWindow(app fyne.App, opts options, h hooks) *window {
 	if w.freeMem == nil {
 		w.freeMem = freeMemory
 	}
-	w.bridge = &bridge{onBusy: w.setBusy, onProgress: w.setProgress, onError: w.showJobError, loop: h.loop}
+	w.bridge = &bridge{onBusy: w.setBusy, onProgress: func(frac float64, msg string) { w.bar.set(frac, msg) }, onError: w.showJobError, loop: h.loop}
 	w.lut, _ = colormap.New(w.ramp, -1, 1)
 
 	bs := h.backends
@@ -266,14 +260,7 @@ func (w *window) build() {
 	w.Sweep = widget.NewButtonWithIcon("Size sweep", theme.ViewRefreshIcon(), w.sizeSweep)
 	w.Cancel = widget.NewButtonWithIcon("Cancel", theme.CancelIcon(), w.cancel)
 	w.Cancel.Disable()
-	w.Progress = widget.NewProgressBar()
-	w.Progress.TextFormatter = func() string { return "" } // the label says more
-	w.Progress.Hide()
-	w.spinner = widget.NewProgressBarInfinite()
-	w.spinner.Stop()
-	w.spinner.Hide()
-	w.ProgressLabel = widget.NewLabel("")
-	w.ProgressLabel.Truncation = fyne.TextTruncateEllipsis
+	w.bar = newJobBar()
 	w.Status = widget.NewLabel("Starting…")
 	w.Status.Truncation = fyne.TextTruncateEllipsis
 	w.Probe = widget.NewLabel("Hover over the map to read a pixel")
@@ -300,7 +287,11 @@ func (w *window) build() {
 	w.colour.setIndex(w.idx)
 	w.stats = newStatsPanel(w.SetClasses)
 	w.stats.allowRaw = w.opts.Raw
-	w.charts = newChartsPanel(w.bridge.do, w.sizeSweep, w.indexSweep)
+	w.charts = newChartsPanel(chartsCalls{
+		do: w.bridge.do, onSweep: w.sizeSweep, onIndices: w.indexSweep,
+		saveDialog: w.saveDialog, exportJob: w.exportJob,
+		alert: func(err error) { dialog.ShowError(err, w.Win) },
+	})
 	w.bands.show(w.src, bandRoles(w.src, w.idx))
 	w.standsP = newStandsPanel(w.Win, w.Map, standsCalls{
 		open:       w.OpenStands,
@@ -359,7 +350,7 @@ func (w *window) build() {
 	sidebar := container.NewStack(sidebarScroll, newWheelLayer(sidebarScroll))
 	// Beside the map: its legend, then the statistics (histogram, numbers,
 	// classes), so that the colours of the three are read side by side.
-	w.identify = newIdentifyPanel(w.exportPinsDialog)
+	w.identify = newIdentifyPanel(identifyCalls{saveDialog: w.saveDialog, showError: w.showError, status: w.setStatus, inputs: w.exportInputs})
 	w.identify.onChange = func() { w.Map.SetPins(w.identify.points()) }
 	w.stats.prepend(w.identify.card)
 	statsSide := container.NewBorder(w.colour.legend, nil, nil, nil, w.stats.content)
@@ -393,8 +384,7 @@ func (w *window) build() {
 
 	toolbar := container.NewHBox(w.Compute, w.CompareAll, w.Sweep, w.Cancel,
 		widget.NewSeparator(), exportMenuButton(w))
-	progress := container.NewStack(w.Progress, w.spinner, container.NewPadded(w.ProgressLabel))
-	top := container.NewBorder(nil, nil, toolbar, nil, progress)
+	top := container.NewBorder(nil, nil, toolbar, nil, w.bar.box)
 
 	statusBar := container.NewGridWithColumns(2, w.Probe, w.Status)
 	sep := canvas.NewRectangle(theme.Color(theme.ColorNameSeparator))
@@ -424,10 +414,10 @@ func (w *window) mainMenu() *fyne.MainMenu {
 		withShortcut(fyne.NewMenuItem("Export map as PNG…", w.exportPNGDialog), shortcutExport),
 		fyne.NewMenuItem("Print layout…", w.printLayoutDialog),
 		fyne.NewMenuItem("Export index as GeoTIFF…", w.exportTIFFDialog),
-		fyne.NewMenuItem("Export timing chart…", func() { w.exportChartDialog(chartTimings) }),
-		fyne.NewMenuItem("Export sweep chart…", func() { w.exportChartDialog(chartSweep) }),
-		fyne.NewMenuItem("Export indices chart…", func() { w.exportChartDialog(chartIndices) }),
-		fyne.NewMenuItem("Export timings as CSV…", w.exportCSVDialog),
+		fyne.NewMenuItem("Export timing chart…", func() { w.charts.exportChartDialog(chartTimings) }),
+		fyne.NewMenuItem("Export sweep chart…", func() { w.charts.exportChartDialog(chartSweep) }),
+		fyne.NewMenuItem("Export indices chart…", func() { w.charts.exportChartDialog(chartIndices) }),
+		fyne.NewMenuItem("Export timings as CSV…", w.charts.exportCSVDialog),
 	)
 	view := fyne.NewMenu("View",
 		withShortcut(fyne.NewMenuItem("Fit", w.Map.Fit), shortcutFit),
@@ -472,20 +462,7 @@ func (w *window) Plane() (plane []float32, name string, width, height int) {
 }
 
 // Results returns the latest timing of each backend shown in the chart.
-func (w *window) Results() []compute.BenchResult {
-	return append([]compute.BenchResult(nil), w.results...)
-}
-
-// SweepResults returns the results of the last size sweep.
-func (w *window) SweepResults() []compute.BenchResult {
-	return append([]compute.BenchResult(nil), w.sweep...)
-}
-
-// IndexSweepResults returns the results of the last indices-per-upload
-// sweep.
-func (w *window) IndexSweepResults() []compute.BenchResult {
-	return append([]compute.BenchResult(nil), w.indices...)
-}
+func (w *window) Results() []compute.BenchResult { return w.charts.results(chartTimings) }
 
 // Masked returns how many pixels of the map the product's mask removed.
 func (w *window) Masked() int {
@@ -496,18 +473,10 @@ func (w *window) Masked() int {
 }
 
 func (w *window) setBusy(busy bool, label string) {
-	w.busyFor = label
+	w.bar.busy(busy, label)
 	if busy {
-		w.jobStart, w.jobMsg = time.Now(), label+"…"
-		w.Progress.SetValue(0)
-		w.showSpinner(true)
-		w.ProgressLabel.SetText(label + "…")
 		w.Cancel.Enable()
 	} else {
-		w.Progress.Hide()
-		w.spinner.Stop()
-		w.spinner.Hide()
-		w.ProgressLabel.SetText("")
 		w.Cancel.Disable()
 	}
 	w.updateButtons()
@@ -515,42 +484,6 @@ func (w *window) setBusy(busy bool, label string) {
 		w.syncSource() // the cards show what the map was computed from
 		w.idle()       // a follow-up asked for meanwhile (ui/twodate.go)
 	}
-}
-
-// showSpinner shows the endless bar (work of unknown length) or the
-// progress bar.
-func (w *window) showSpinner(on bool) {
-	if on {
-		w.Progress.Hide()
-		w.spinner.Show()
-		w.spinner.Start()
-	} else {
-		w.spinner.Stop()
-		w.spinner.Hide()
-		w.Progress.Show()
-	}
-}
-
-func (w *window) setProgress(frac float64, msg string) {
-	if frac >= 0 {
-		if w.spinner.Visible() {
-			w.showSpinner(false)
-		}
-		w.Progress.SetValue(frac)
-	} else if !w.spinner.Visible() {
-		w.showSpinner(true)
-	}
-	if msg != "" {
-		w.jobMsg = msg
-	}
-	text := w.jobMsg
-	if frac >= 0 {
-		text = fmt.Sprintf("%s  %.0f %%", text, 100*frac)
-		if t := eta(frac, time.Since(w.jobStart)); t != "" {
-			text += " · " + t
-		}
-	}
-	w.ProgressLabel.SetText(text)
 }
 
 // showJobError shows what went wrong in a dialog; the previous map stays.
@@ -578,15 +511,8 @@ func (w *window) setStatus(text string, ok bool) {
 func (w *window) cancel() {
 	if w.bridge.stop() {
 		w.setBusy(false, "")
-		w.setStatus("Cancelled: "+w.busyForOr("the job"), false)
+		w.setStatus("Cancelled: "+w.bar.jobOr("the job"), false)
 	}
-}
-
-func (w *window) busyForOr(s string) string {
-	if w.busyFor != "" {
-		return strings.ToLower(w.busyFor[:1]) + w.busyFor[1:]
-	}
-	return s
 }
 
 // computable reports whether Compute can run now, and if not why.

@@ -169,16 +169,16 @@ func TestWindowBuilds(t *testing.T) {
 	if !strings.Contains(w.SceneLabel.Text, "landscape") || !strings.Contains(w.SceneLabel.Text, "64×64") {
 		t.Errorf("scene label %q", w.SceneLabel.Text)
 	}
-	if w.Selected() != compute.NameGo {
-		t.Errorf("auto picked %q, want go (the only CPU backend)", w.Selected())
+	if w.backs.selectedName() != compute.NameGo {
+		t.Errorf("auto picked %q, want go (the only CPU backend)", w.backs.selectedName())
 	}
 	if !strings.Contains(w.Status.Text, "verified: max error") {
 		t.Errorf("status %q does not report the verification", w.Status.Text)
 	}
-	if got := w.BackendDetail(compute.NameGL); got != "Test GPU · no session kept on the card yet: every run is a round trip" {
+	if got := w.backs.detailOf(compute.NameGL); got != "Test GPU · no session kept on the card yet: every run is a round trip" {
 		t.Errorf("gl detail %q, want its device and that it keeps no session on the card", got)
 	}
-	if w.Busy() || w.Progress.Visible() || w.spinner.Visible() {
+	if w.Busy() || w.bar.Bar.Visible() || w.bar.spinner.Visible() {
 		t.Error("still busy after the first map")
 	}
 	// The map widget draws something other than the background.
@@ -196,11 +196,11 @@ func TestComputeUpdatesMapAndChart(t *testing.T) {
 		t.Fatalf("%d results after the first map, want 1", n)
 	}
 
-	test.Tap(tappable(t, w.BackendRadio(compute.NameGL)))
-	if w.Selected() != compute.NameGL {
-		t.Fatalf("tapping gl selected %q", w.Selected())
+	test.Tap(tappable(t, w.backs.radio(compute.NameGL)))
+	if w.backs.selectedName() != compute.NameGL {
+		t.Fatalf("tapping gl selected %q", w.backs.selectedName())
 	}
-	if w.BackendRadio(compute.NameGo).Selected != "" {
+	if w.backs.radio(compute.NameGo).Selected != "" {
 		t.Error("go is still selected next to gl")
 	}
 	runs := gpu.runs.Load()
@@ -252,11 +252,11 @@ func TestModes(t *testing.T) {
 	cpu := &fakeBackend{name: compute.NameGo, available: true}
 	gl := &fakeGL{fakeBackend: fakeBackend{name: compute.NameGL, available: true, gpu: true}}
 	w := newTestWindow(t, options{Repeat: 1}, hooks{backends: []compute.Backend{cpu, gl}})
-	sel := w.BackendMode(compute.NameGL)
+	sel := w.backs.modePicker(compute.NameGL)
 	if sel == nil || strings.Join(sel.Options, ",") != "mapped,subdata" || sel.Selected != "mapped" {
 		t.Fatalf("gl's mode picker: %+v", sel)
 	}
-	test.Tap(tappable(t, w.BackendRadio(compute.NameGL)))
+	test.Tap(tappable(t, w.backs.radio(compute.NameGL)))
 	test.Tap(w.Compute)
 	w.Wait()
 	if m := gl.lastMode.Load(); m == nil || *m != "mapped" {
@@ -268,7 +268,7 @@ func TestModes(t *testing.T) {
 	if rep := verifyShown(t, w); !rep.OK() {
 		t.Errorf("the map after a gl:mapped run: %s", rep)
 	}
-	if err := w.SelectBackend("gl:subdata"); err != nil || sel.Selected != "subdata" {
+	if err := w.backs.selectSpec("gl:subdata"); err != nil || sel.Selected != "subdata" {
 		t.Errorf("SelectBackend(gl:subdata): %v, picker %q", err, sel.Selected)
 	}
 	test.Tap(w.Compute)
@@ -276,7 +276,7 @@ func TestModes(t *testing.T) {
 	if got := gl.lastMode.Load(); got == nil || *got != "subdata" {
 		t.Errorf("the run after choosing gl:subdata was asked for mode %v", got)
 	}
-	if err := w.SelectBackend("gl:overlapped"); err == nil {
+	if err := w.backs.selectSpec("gl:overlapped"); err == nil {
 		t.Error("SelectBackend accepted a mode gl does not have")
 	}
 	test.Tap(w.CompareAll)
@@ -299,18 +299,18 @@ func TestModes(t *testing.T) {
 func TestUnavailableBackendCannotStart(t *testing.T) {
 	_, _, missing, bs := testBackends()
 	w := newTestWindow(t, options{}, hooks{backends: bs})
-	r := w.BackendRadio(compute.NameCUDA)
+	r := w.backs.radio(compute.NameCUDA)
 	if !r.Disabled() {
 		t.Fatal("the unavailable backend's radio is enabled")
 	}
-	if got := w.BackendDetail(compute.NameCUDA); !strings.Contains(got, "Unavailable: no NVIDIA driver") {
+	if got := w.backs.detailOf(compute.NameCUDA); !strings.Contains(got, "Unavailable: no NVIDIA driver") {
 		t.Errorf("cuda shows %q, want the reason", got)
 	}
 	test.Tap(tappable(t, r))
-	if w.Selected() == compute.NameCUDA || r.Selected != "" {
+	if w.backs.selectedName() == compute.NameCUDA || r.Selected != "" {
 		t.Fatal("tapping a disabled backend selected it")
 	}
-	if err := w.SelectBackend(compute.NameCUDA); err == nil || !strings.Contains(err.Error(), "no NVIDIA driver") {
+	if err := w.backs.selectSpec(compute.NameCUDA); err == nil || !strings.Contains(err.Error(), "no NVIDIA driver") {
 		t.Errorf("SelectBackend(cuda) = %v, want the reason", err)
 	}
 	// Even forced into the selection, Compute refuses it.
@@ -510,7 +510,7 @@ func TestCompareAllAndSweep(t *testing.T) {
 	w.charts.SweepMax.SetSelected(sizeLabel(1024))
 	test.Tap(w.Sweep)
 	w.Wait()
-	sw := w.SweepResults()
+	sw := w.charts.results(chartSweep)
 	if len(sw) != 3*2 {
 		t.Fatalf("sweep gave %d results, want 6 (256, 512, 1024 × 2 backends)", len(sw))
 	}
@@ -614,13 +614,13 @@ func TestExport(t *testing.T) {
 	if b.Width != 64 || b.Data[100] != ndvi[100] && !(b.Data[100] != b.Data[100]) {
 		t.Errorf("GeoTIFF round trip: %d wide, %v vs %v", b.Width, b.Data[100], ndvi[100])
 	}
-	if err := w.ExportCSV(filepath.Join(dir, "t.csv")); err != nil {
+	if err := w.charts.exportCSV(filepath.Join(dir, "t.csv")); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.ExportChart(filepath.Join(dir, "t.png"), chartTimings); err != nil {
+	if err := w.charts.exportChart(filepath.Join(dir, "t.png"), chartTimings); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.ExportChart(filepath.Join(dir, "s.png"), chartSweep); err != errNothing {
+	if err := w.charts.exportChart(filepath.Join(dir, "s.png"), chartSweep); err != errNothing {
 		t.Errorf("sweep chart with no sweep: %v", err)
 	}
 }
