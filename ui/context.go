@@ -88,11 +88,14 @@ type contextView struct {
 	larges map[viewMode]*largeColour
 }
 
-func newContextView(w *window) *contextView {
+// newContextView builds the view switch: onView shows a view (the
+// window computes what it needs); ramp is the legend column's content in
+// the index view.
+func newContextView(onView func(viewMode), ramp []fyne.CanvasObject) *contextView {
 	v := &contextView{Note: widget.NewLabel(""), Legend: container.NewVBox()}
 	for i := range v.Buttons {
 		m := viewMode(i)
-		v.Buttons[i] = widget.NewButton(viewSpecs[m].label, func() { w.SetView(m) })
+		v.Buttons[i] = widget.NewButton(viewSpecs[m].label, func() { onView(m) })
 	}
 	v.Buttons[viewIndex].Importance = widget.HighImportance
 	for _, b := range v.Buttons {
@@ -108,12 +111,12 @@ func newContextView(w *window) *contextView {
 		v.comps = map[viewMode]*composite.Composite{} // made again with the mask, or without
 		v.dropLarge()
 		if v.mode != viewIndex {
-			w.SetView(v.mode)
+			onView(v.mode)
 		}
 	})
 	v.Unmasked.Hide()
 	v.bar = container.NewBorder(nil, nil, container.NewHBox(v.Buttons[0], v.Buttons[1], v.Buttons[2], v.Unmasked), nil, v.Note)
-	v.ramp = w.colour.legend.Objects
+	v.ramp = ramp
 	return v
 }
 

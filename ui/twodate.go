@@ -18,6 +18,7 @@ import (
 	"canopy/compute/geotiff"
 	"canopy/compute/index"
 	"canopy/compute/outfile"
+	"canopy/ui/mapview"
 	"canopy/ui/render/colormap"
 	"canopy/ui/swipe"
 )
@@ -97,26 +98,43 @@ type twoResult struct {
 	verified              bool
 }
 
-func newTwoDates(w *window) *twoDates {
+// twoCalls are what the two-date card asks of the window: openPath opens
+// a product as the after date, chosen follows a new after source from
+// its panels, setView shows a view of the dates, recolour shows the view
+// again in other colours, close leaves the two-date mode, export asks
+// where to write the difference.
+type twoCalls struct {
+	openPath func(path string)
+	chosen   func(bandSource)
+	setView  func(view string) error
+	recolour func()
+	close    func()
+	export   func()
+}
+
+// newTwoDates builds the two-date card (its dialogs over parent, its
+// generator set up as opts says, its bands listed for roles) and the
+// swipe over map m.
+func newTwoDates(parent fyne.Window, opts options, m *mapview.View, roles []string, c twoCalls) *twoDates {
 	t := &twoDates{view: viewDifference}
-	t.source = newSourcePanel(w.Win, w.opts)
-	t.source.onOpen = w.openAfterPath
-	t.source.onGenerate = w.afterChosen
+	t.source = newSourcePanel(parent, opts)
+	t.source.onOpen = c.openPath
+	t.source.onGenerate = c.chosen
 	t.source.onMask = func(mask string, buffer int) {
 		if t.src != nil && t.src.kind == srcProduct {
-			w.afterChosen(t.src.withMask(mask, buffer))
+			c.chosen(t.src.withMask(mask, buffer))
 		}
 	}
 	t.source.Path.SetPlaceHolder("after: .SAFE, .zip, .tar, .json or .tif")
-	t.bands = newBandsPanel(w.Win)
-	t.bands.onSource = w.afterChosen
+	t.bands = newBandsPanel(parent)
+	t.bands.onSource = c.chosen
 	t.bands.mask = t.source.maskChoice
-	t.bands.show(bandSource{kind: srcFiles, files: map[string]fileBand{}}, w.idx.roles())
+	t.bands.show(bandSource{kind: srcFiles, files: map[string]fileBand{}}, roles)
 	t.Info = widget.NewLabel("Open a second date to compare with the map shown (the before date).")
 	t.Info.Wrapping = fyne.TextWrapWord
 	t.View = widget.NewRadioGroup(twoViews, func(v string) {
 		if !t.quiet && v != "" {
-			_ = w.SetDateView(v)
+			_ = c.setView(v)
 		}
 	})
 	t.View.Horizontal = true
@@ -128,14 +146,14 @@ func newTwoDates(w *window) *twoDates {
 	// sidebar past its share (the map under 60 % of a 1440-wide window).
 	t.DiffClasses = widget.NewCheck("Colour by change classes", func(bool) {
 		if t.active() {
-			w.applyTwoView(false)
+			c.recolour()
 		}
 	})
-	t.Close = widget.NewButtonWithIcon("Close the after date", theme.CancelIcon(), w.CloseAfter)
+	t.Close = widget.NewButtonWithIcon("Close the after date", theme.CancelIcon(), c.close)
 	t.Close.Disable()
-	t.Export = widget.NewButtonWithIcon("Difference as GeoTIFF…", theme.DocumentSaveIcon(), w.exportDifferenceDialog)
+	t.Export = widget.NewButtonWithIcon("Difference as GeoTIFF…", theme.DocumentSaveIcon(), c.export)
 	t.Export.Disable()
-	t.swipe = swipe.New(w.Map)
+	t.swipe = swipe.New(m)
 	t.bar = container.NewHBox(widget.NewLabelWithStyle("Two dates:", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), t.View)
 	t.bar.Hide()
 

@@ -319,7 +319,14 @@ func (w *window) build() {
 			return w.shown.idx.title()
 		},
 	})
-	w.two = newTwoDates(w)
+	w.two = newTwoDates(w.Win, w.opts, w.Map, w.idx.roles(), twoCalls{
+		openPath: w.openAfterPath,
+		chosen:   w.afterChosen,
+		setView:  w.SetDateView,
+		recolour: func() { w.applyTwoView(false) },
+		close:    w.CloseAfter,
+		export:   w.exportDifferenceDialog,
+	})
 	w.Map.SetOverlay(w.drawOverlay)
 
 	w.zoomLabel = widget.NewLabelWithStyle("", fyne.TextAlignTrailing, fyne.TextStyle{})
@@ -333,7 +340,7 @@ func (w *window) build() {
 		widget.NewButton("1:1", w.Map.ActualPixels),
 	)
 	mapHeader := container.NewBorder(nil, nil, nil, zoomBar, w.SceneLabel)
-	w.view = newContextView(w)
+	w.view = newContextView(w.SetView, w.colour.legend.Objects)
 	mapArea := container.NewBorder(container.NewVBox(mapHeader, w.view.bar, w.two.bar), nil, nil, nil, w.mapStack())
 	w.view.area = mapArea
 
