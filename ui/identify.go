@@ -286,10 +286,10 @@ func (p *identifyPanel) refresh() {
 	}
 }
 
-// Pins returns the identify panel's rows as the user reads them.
-func (w *window) Pins() []string {
+// texts returns the panel's rows as the user reads them.
+func (p *identifyPanel) texts() []string {
 	var s []string
-	for i, r := range w.identify.pins {
+	for i, r := range p.pins {
 		s = append(s, r.pinText(i+1))
 	}
 	return s

@@ -49,7 +49,7 @@ func TestIdentify(t *testing.T) {
 
 	test.TapCanvas(c, mapPos(w, 10, 10))
 	test.TapCanvas(c, mapPos(w, 20, 5))
-	pins := w.Pins()
+	pins := w.identify.texts()
 	if len(pins) != 2 {
 		t.Fatalf("%d pins after two clicks, want 2: %q", len(pins), pins)
 	}
@@ -111,17 +111,17 @@ func TestIdentify(t *testing.T) {
 	// A new index on the same grid reads the pins again.
 	w.index.Index.SetSelected("SAVI")
 	w.Wait()
-	if pins := w.Pins(); len(pins) != 2 || !strings.Contains(pins[0], "SAVI ") {
+	if pins := w.identify.texts(); len(pins) != 2 || !strings.Contains(pins[0], "SAVI ") {
 		t.Errorf("after picking SAVI the pins say %q", pins)
 	}
 
 	// The first pin's remove button, then Clear.
 	test.Tap(tappable(t, w.identify.rows.Objects[0]))
-	if pins := w.Pins(); len(pins) != 1 || !strings.Contains(pins[0], "row 5, col 20") {
+	if pins := w.identify.texts(); len(pins) != 1 || !strings.Contains(pins[0], "row 5, col 20") {
 		t.Errorf("after removing pin 1: %q", pins)
 	}
 	test.Tap(w.identify.Clear)
-	if len(w.Pins()) != 0 || !w.identify.Export.Disabled() {
+	if len(w.identify.texts()) != 0 || !w.identify.Export.Disabled() {
 		t.Error("Clear left pins or an enabled Export")
 	}
 	if err := w.identify.export(path); err == nil || !strings.Contains(err.Error(), "no pin") {
@@ -160,8 +160,8 @@ func TestIdentifyFitsWindow(t *testing.T) {
 		for _, p := range []image.Point{{10, 10}, {20, 5}, {40, 50}} {
 			test.TapCanvas(c, mapPos(w, p.X, p.Y))
 		}
-		if len(w.Pins()) != 3 {
-			t.Fatalf("%v: %d pins, want 3", size, len(w.Pins()))
+		if len(w.identify.texts()) != 3 {
+			t.Fatalf("%v: %d pins, want 3", size, len(w.identify.texts()))
 		}
 		// The desktop driver lays a container out again when its content's
 		// minimum size changes; the test canvas only on a resize.

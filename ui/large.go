@@ -601,7 +601,6 @@ func (w *window) compareLarge(s *shown, runs []runSpec) {
 		}
 		progress(1, "")
 		return func() {
-			w.results = results
 			w.charts.showTimings(results)
 			w.setStatus(compareLine(results), allVerified(results))
 			w.markReady()

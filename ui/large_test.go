@@ -194,7 +194,7 @@ func TestLargeImageByViews(t *testing.T) {
 	for _, px := range [][2]int{{1234, 4321}, {4000, 500}, {3001, 2999}} {
 		test.TapCanvas(c, mapPos(w, px[0], px[1]))
 	}
-	pins := w.Pins()
+	pins := w.identify.texts()
 	if len(pins) != 3 {
 		t.Fatalf("%d pins: %q", len(pins), pins)
 	}

@@ -72,7 +72,7 @@ func TestLargeProductByViews(t *testing.T) {
 			for _, px := range pixels {
 				test.TapCanvas(whole.Win.Canvas(), mapPos(whole, px[0], px[1]))
 			}
-			wp := whole.Pins()
+			wp := whole.identify.texts()
 
 			// By views: the size limit below the product's.
 			defer func(b int64) { largeBytes = b }(largeBytes)
@@ -139,7 +139,7 @@ func TestLargeProductByViews(t *testing.T) {
 			for _, px := range pixels {
 				test.TapCanvas(large.Win.Canvas(), mapPos(large, px[0], px[1]))
 			}
-			lp := large.Pins()
+			lp := large.identify.texts()
 			if len(lp) != len(c.masked)+len(c.clear) || !slices.Equal(wp, lp) {
 				t.Errorf("pins by views:\n%s\nwhole image:\n%s", strings.Join(lp, "\n"), strings.Join(wp, "\n"))
 			}
@@ -186,7 +186,7 @@ func TestLargeProductByViews(t *testing.T) {
 			}
 			px := c.masked[0]
 			test.TapCanvas(large.Win.Canvas(), mapPos(large, px[0], px[1]))
-			if p := large.Pins(); strings.Contains(p[len(p)-1], "masked") {
+			if p := large.identify.texts(); strings.Contains(p[len(p)-1], "masked") {
 				t.Errorf("mask off: pin %q", p[len(p)-1])
 			}
 		})
@@ -248,7 +248,7 @@ func TestLargeOrthomosaicMemory(t *testing.T) {
 	}
 	test.TapCanvas(w.Win.Canvas(), mapPos(w, 300, 2000))
 	test.TapCanvas(w.Win.Canvas(), mapPos(w, 3000, 2000))
-	if p := w.Pins(); len(p) != 2 || !strings.Contains(p[0], "NDVI masked") || strings.Contains(p[1], "masked") {
+	if p := w.identify.texts(); len(p) != 2 || !strings.Contains(p[0], "NDVI masked") || strings.Contains(p[1], "masked") {
 		t.Errorf("pins %q", p)
 	}
 	// The decimated view's mask is drawn: the stripe hatched, the rest not.

@@ -155,14 +155,11 @@ type window struct {
 	// The state, the event goroutine's: src is where the next bands come
 	// from, idx the index chosen (idxOK: its formula parses), set the
 	// bands loaded last, shown what is on screen.
-	src   bandSource
-	idx   indexChoice
-	idxOK bool
-	set   *bandSet
-	shown *shown
-	// results is set by Compare all of a large image (ui/large.go); the
-	// charts panel holds what it shows.
-	results []compute.BenchResult
+	src     bandSource
+	idx     indexChoice
+	idxOK   bool
+	set     *bandSet
+	shown   *shown
 	lut     *colormap.LUT
 	ramp    string
 	stretch string
