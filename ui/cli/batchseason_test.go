@@ -10,18 +10,22 @@ import (
 	"time"
 )
 
-// TestBatchSeasonParts: `canopy batch --shard I/3 monitor ...` run for the
-// three parts in any order (as a Slurm array's tasks finish) writes the
+// TestBatchSeasonParts: `canopy batch --shard I/3 composite ...` run for
+// the three parts (one empty) in any order (as a Slurm array's tasks finish) writes the
 // parts, and the task that finishes the last one merges them into the
 // file the whole run writes, byte for byte; a re-run skips every part and
 // the merge; Slurm's variables pick the part with --shard env.
 func TestBatchSeasonParts(t *testing.T) {
 	dir := t.TempDir()
-	paths, _ := seasonStack(t, dir, 9, 1100, 12, time.Date(2019, 6, 1, 0, 0, 0, 0, time.UTC))
-	job := append([]string{"monitor", "--history", "2019-01/2019-05", "--monitor", "2019-06/", "--harmonics", "1", "--backend", "c"}, paths...)
+	// 600 rows: two bands of 512 rows, so that one part of three is empty.
+	paths, _ := seasonStack(t, dir, 9, 600, 6, time.Date(2019, 2, 1, 0, 0, 0, 0, time.UTC))
+	job := append([]string{"composite", "--period", "2019-01/2019-03", "--stat", "max-ndvi", "--backend", "c"}, paths...)
 	whole := filepath.Join(dir, "whole.tif")
 	if code, _, e := run(t, append(job, "--tif", whole)...); code != 0 {
 		t.Fatalf("the whole run: exit %d: %s", code, e)
+	}
+	if w := loadAll(t, whole); countValued(w[2]) != 9*600 {
+		t.Fatal("the whole run has no date of the maximum somewhere")
 	}
 	out := filepath.Join(dir, "out")
 	for k, i := range []int{2, 0, 1} {
@@ -41,8 +45,8 @@ func TestBatchSeasonParts(t *testing.T) {
 		if merged != (k == 2) {
 			t.Errorf("part %d (%d-th to finish): %q", i, k+1, o)
 		}
-		if !exists(partName(filepath.Join(out, "alerts.tif"), i, 3)) {
-			t.Errorf("part %d: no file", i)
+		if exists(partName(filepath.Join(out, "alerts.tif"), i, 3)) != (i > 0) {
+			t.Errorf("part %d: a file %v, want one for parts 1 and 2 (part 0 is empty)", i, i > 0)
 		}
 	}
 	a, _ := os.ReadFile(whole)
