@@ -5,6 +5,7 @@
 package mapview
 
 import (
+	"encoding/binary"
 	"image"
 	"image/color"
 	"math"
@@ -567,20 +568,43 @@ func hatchMasked(buf *image.NRGBA, mask []uint8, w, h int, x0, y0, zoom float64,
 }
 
 // hatchMarks draws the masked pattern over the view pixels marks marks
-// (one byte a pixel of buf, non-zero masked).
+// (one byte a pixel of buf, non-zero masked), run by run of marked
+// pixels.
 func hatchMarks(buf *image.NRGBA, marks []uint8, scale float32) {
 	st := stripesAt(scale)
 	w, h := buf.Rect.Dx(), buf.Rect.Dy()
 	for py := range h {
 		row := marks[py*w : (py+1)*w]
 		pix := buf.Pix[py*buf.Stride : py*buf.Stride+4*w]
-		for px, v := range row {
-			if v == 0 {
-				continue
+		for x := 0; x < w; {
+			// The next run of marked pixels, [x, e).
+			for x < w && row[x] == 0 {
+				if x+8 <= w && binary.LittleEndian.Uint64(row[x:]) == 0 {
+					x += 8 // eight unmarked at once
+					continue
+				}
+				x++
 			}
-			c := st.at(px, py)
-			p := pix[4*px : 4*px+4 : 4*px+4]
-			p[0], p[1], p[2], p[3] = c.R, c.G, c.B, c.A
+			e := x
+			for e < w && row[e] != 0 {
+				e++
+			}
+			if x == e {
+				break
+			}
+			k := (x + py) % st.period
+			for px := x; px < e; px++ {
+				c := MaskedColors[1]
+				if k < st.width {
+					c = MaskedColors[0]
+				}
+				p := pix[4*px : 4*px+4 : 4*px+4]
+				p[0], p[1], p[2], p[3] = c.R, c.G, c.B, c.A
+				if k++; k == st.period {
+					k = 0
+				}
+			}
+			x = e
 		}
 	}
 }

@@ -233,3 +233,37 @@ func TestMaskViewAsWholeMask(t *testing.T) {
 		t.Errorf("a pixel below the rows marked is hatched (%v)", c)
 	}
 }
+
+// BenchmarkMaskView times a 1280×800 render of a 1600×1000 plane whose
+// left fifth is masked, with the mask given per render (an image read by
+// views: SetMaskView and MarkMask) and without a mask:
+// `go test -run XXX -bench MaskView ./ui/mapview`.
+func BenchmarkMaskView(b *testing.B) {
+	test.NewTempApp(b)
+	const w, h = 1600, 1000
+	ndvi := make([]float32, w*h)
+	mask := make([]uint8, w*h)
+	for i := range ndvi {
+		ndvi[i] = float32(i%977)/488 - 1
+		if i%w < w/5 {
+			mask[i] = 1
+		}
+	}
+	lut, _ := colormap.New(colormap.RampRdYlGn, -1, 1)
+	m := New()
+	m.Resize(fyne.NewSize(1280, 800))
+	m.SetData(ndvi, w, h, lut)
+	for _, v := range []struct {
+		name string
+		mark func(dst []uint8, dw, dh int, x0, y0, zoom float64)
+	}{{"none", nil}, {"per-view", func(dst []uint8, dw, dh int, x0, y0, zoom float64) {
+		MarkMask(dst, dw, dh, mask, w, h, x0, y0, zoom)
+	}}} {
+		b.Run(v.name, func(b *testing.B) {
+			m.SetMaskView(v.mark)
+			for b.Loop() {
+				m.generate(1280, 800)
+			}
+		})
+	}
+}
