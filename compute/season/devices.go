@@ -59,6 +59,10 @@ func Spread(b compute.Backend, n int) (bs []compute.Backend, close func(), err e
 			return nil, func() {}, fmt.Errorf("%s device %d: %w", b.Name(), i, err)
 		}
 		bs = append(bs, o)
+		if info := o.Info(); !info.Available {
+			close()
+			return nil, func() {}, fmt.Errorf("%s device %d cannot run: %s", b.Name(), i, info.Reason)
+		}
 	}
 	return bs, close, nil
 }

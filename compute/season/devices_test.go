@@ -32,6 +32,7 @@ type fakeMulti struct {
 	hold    func(k int)
 	after   func(k int)
 	fail    int // a block that fails (−1: none)
+	broken  int // a device that cannot run (0: none)
 	devs    []*fakeDevice
 }
 
@@ -67,6 +68,13 @@ func (d *fakeDevice) OnDevice(i int) (compute.Backend, error) {
 }
 
 func (d *fakeDevice) Close() error { d.closed = true; return nil }
+
+func (d *fakeDevice) Info() compute.Info {
+	if d.id == d.multi.broken {
+		return compute.Info{Name: "fake", Reason: "it is on fire"}
+	}
+	return compute.Info{Name: "fake", Available: true}
+}
 
 // TestDeal deals the blocks of a random cube to three fake devices: the
 // planes sunk are, in block order, those of one go backend over the
@@ -256,6 +264,12 @@ func TestDealErrors(t *testing.T) {
 	}
 	if _, _, err := season.Spread(&fakeDevice{Backend: gb, multi: fm}, 3); err == nil {
 		t.Error("3 devices of 2 were taken")
+	}
+	fb := &fakeMulti{count: 3, blockOf: map[*season.Job]int{}, fail: -1, broken: 2}
+	if _, _, err := season.Spread(&fakeDevice{Backend: gb, multi: fb}, 0); err == nil || !strings.Contains(err.Error(), "device 2 cannot run: it is on fire") {
+		t.Errorf("a device that cannot run: %v", err)
+	} else if !fb.devs[0].closed {
+		t.Error("the device opened before the broken one was not closed")
 	}
 	if _, _, err := season.Spread(gb, 2); err == nil {
 		t.Error("2 devices of the go backend were taken")
