@@ -9,6 +9,7 @@ import (
 	"io"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/zstd"
@@ -328,6 +329,9 @@ func (p *packBits) Read(dst []byte) (int, error) {
 	return n, nil
 }
 
+// littleEndianHost is true on a little-endian machine.
+var littleEndianHost = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
 // undoHorizontal reverses predictor 2 in place: each sample of a row was
 // stored as the difference from the sample stride positions before it.
 // Samples are size bytes wide, in the file's byte order.
@@ -339,6 +343,16 @@ func undoHorizontal(buf []byte, rowSamples, stride, size int, bigEndian bool) {
 		case size == 1:
 			for i := stride; i < len(row); i++ {
 				row[i] += row[i-stride]
+			}
+		case size == 2 && !bigEndian && stride == 1 && littleEndianHost && uintptr(unsafe.Pointer(unsafe.SliceData(row)))%2 == 0:
+			// The same sums on the samples as uint16s (the row is
+			// little-endian like the machine): a fifth of the byte
+			// loop's time, which was a fifth of a uint16 tile's decoding.
+			v := unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(row))), len(row)/2)
+			var acc uint16
+			for i := range v {
+				acc += v[i]
+				v[i] = acc
 			}
 		case size == 2 && !bigEndian && stride == 1:
 			var acc uint16
