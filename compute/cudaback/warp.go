@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"slices"
 	"sync"
 	"time"
 	"unsafe"
@@ -34,6 +33,8 @@ type WarpBackend struct {
 	// spent since TakeSetup.
 	mu    sync.Mutex
 	setup time.Duration
+	// parts is where the last WarpStream's tail went (TakeParts).
+	parts []warp.StreamPart
 }
 
 func init() { warp.Register(&WarpBackend{}) }
@@ -145,6 +146,15 @@ type warpJob struct {
 	dev  residentDev
 	bufs []cuda.DevicePtr
 	jit  time.Duration
+	// parts is where a stream's time after its last input went.
+	parts []warp.StreamPart
+}
+
+// part adds the time since *t as the named part and moves *t on.
+func (r *warpJob) part(name string, t *time.Time) {
+	now := time.Now()
+	r.parts = append(r.parts, warp.StreamPart{Name: name, Time: now.Sub(*t)})
+	*t = now
 }
 
 // put allocates a device buffer for b and queues b's upload.
@@ -284,24 +294,40 @@ func (w *WarpBackend) WarpStream(n int, next func(i int) (*warp.Plan, []*warp.So
 	if err != nil {
 		return nil, fmt.Errorf("cuda warp: %w", err)
 	}
-	defer func() {
-		if leave, err := dev.enter(); err == nil {
-			dev.close()
-			leave()
-		}
-	}()
-	out, jit, err := runStream(dev, n, next)
-	w.addSetup(jit)
+	r := &warpJob{dev: dev}
+	out, err := runStream(r, n, next)
+	mark := time.Now()
+	if leave, err := dev.enter(); err == nil {
+		dev.close()
+		leave()
+	}
+	r.part("the session closed", &mark)
+	w.addSetup(r.jit)
+	w.mu.Lock()
+	w.parts = r.parts
+	w.mu.Unlock()
 	if err != nil {
 		return nil, fmt.Errorf("cuda warp: %w", err)
 	}
 	return out, nil
 }
 
-// runStream is WarpStream on dev: entered while it queues work, left
-// while it waits for the next input.
-func runStream(dev residentDev, n int, next func(i int) (*warp.Plan, []*warp.Source, error)) (out []*warp.Target, jit time.Duration, err error) {
-	r := &warpJob{dev: dev}
+// TakeParts implements warp.PartReporter: where the last WarpStream's
+// time after the last input's arrival went.
+func (w *WarpBackend) TakeParts() []warp.StreamPart {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	p := w.parts
+	w.parts = nil
+	return p
+}
+
+// runStream is WarpStream on r's device: entered while it queues work,
+// left while it waits for the next input. The host targets' pages are
+// mapped on every core and page-locked while the inputs are read, so
+// that the download at the end goes straight into them.
+func runStream(r *warpJob, n int, next func(i int) (*warp.Plan, []*warp.Source, error)) (out []*warp.Target, err error) {
+	dev := r.dev
 	entered := func(f func() error) error {
 		leave, err := dev.enter()
 		if err != nil {
@@ -310,29 +336,39 @@ func runStream(dev residentDev, n int, next func(i int) (*warp.Plan, []*warp.Sou
 		defer leave()
 		return f()
 	}
+	// pinned is the host memory page-locked here (by the pages'
+	// goroutine; read once it is done).
+	var pinned [][]byte
+	release := func() {
+		for _, b := range pinned {
+			dev.unpin(b)
+		}
+		pinned = nil
+		r.freeFrom(0)
+	}
 	defer func() {
 		entered(func() error {
 			if err != nil {
 				dev.sync()
 			}
-			r.freeFrom(0)
+			release()
 			return nil
 		})
 	}()
 	type onDev struct{ plane, filled cuda.DevicePtr }
 	var targets []onDev
-	// The host targets' pages are mapped while the inputs are read, so
-	// that the download at the end only copies.
-	var touched sync.WaitGroup
-	defer touched.Wait()
+	var pages sync.WaitGroup
+	defer pages.Wait()
 	// pending is the first buffer of the inputs whose kernels may still
 	// run: freed once the next input has arrived and they are done.
 	pending := -1
+	var mark time.Time
 	for i := range n {
 		plan, srcs, err := next(i)
 		if err != nil {
-			return nil, r.jit, err
+			return nil, err
 		}
+		mark = time.Now()
 		err = entered(func() error {
 			if pending >= 0 {
 				if err := dev.sync(); err != nil {
@@ -357,12 +393,22 @@ func runStream(dev residentDev, n int, next func(i int) (*warp.Plan, []*warp.Sou
 					out = append(out, t)
 					targets = append(targets, d)
 				}
-				ts := slices.Clone(out)
-				touched.Go(func() {
-					for _, t := range ts {
-						touch(t.Plane.Data)
-						touch(t.Filled)
+				var host [][]byte
+				for _, t := range out {
+					host = append(host, t.Plane.Data, t.Filled)
+				}
+				pages.Go(func() {
+					for _, b := range host {
+						touch(b)
 					}
+					entered(func() error {
+						for _, b := range host {
+							if dev.pin(b) {
+								pinned = append(pinned, b)
+							}
+						}
+						return nil
+					})
 				})
 			}
 			for b, s := range srcs {
@@ -380,10 +426,16 @@ func runStream(dev residentDev, n int, next func(i int) (*warp.Plan, []*warp.Sou
 			return nil
 		})
 		if err != nil {
-			return nil, r.jit, err
+			return nil, err
 		}
 	}
-	touched.Wait()
+	r.part("the last input up, its kernels queued", &mark)
+	if err := entered(dev.sync); err != nil {
+		return nil, err
+	}
+	r.part("the kernels done", &mark)
+	pages.Wait()
+	r.part("the host pages ready", &mark)
 	err = entered(func() error {
 		for b, t := range out {
 			if err := dev.download(t.Plane.Data, targets[b].plane); err != nil {
@@ -396,9 +448,14 @@ func runStream(dev residentDev, n int, next func(i int) (*warp.Plan, []*warp.Sou
 		return dev.sync()
 	})
 	if err != nil {
-		return nil, r.jit, err
+		return nil, err
 	}
-	return out, r.jit, nil
+	r.part("the targets down", &mark)
+	if err := entered(func() error { release(); return nil }); err != nil {
+		return nil, err
+	}
+	r.part("the host pages and device memory released", &mark)
+	return out, nil
 }
 
 // touch writes a zero to every page of b (new memory, all zero), on

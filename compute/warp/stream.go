@@ -31,6 +31,22 @@ type Streamer interface {
 // reports, Total what the clock says).
 type StreamTimes struct {
 	Total, Read, Plan, Tail, Setup time.Duration
+	// Parts is where a PartReporter backend says the time after the last
+	// input's arrival went, in order.
+	Parts []StreamPart
+}
+
+// StreamPart is a named part of a streamed mosaic's time.
+type StreamPart struct {
+	Name string
+	Time time.Duration
+}
+
+// PartReporter is a Streamer that says where the time after the last
+// input's arrival went: TakeParts returns the parts of its last
+// WarpStream.
+type PartReporter interface {
+	TakeParts() []StreamPart
 }
 
 // MosaicStream is Mosaic over inputs still being read: grids[i] is where
@@ -142,6 +158,9 @@ func MosaicStream(g grid.Grid, grids []SourceGrid, names []string, read func(i i
 	tm.Tail = end.Sub(last)
 	if sr, ok := be.(SetupReporter); ok {
 		tm.Setup = sr.TakeSetup()
+	}
+	if pr, ok := be.(PartReporter); ok {
+		tm.Parts = pr.TakeParts()
 	}
 	if err != nil {
 		return nil, tm, err
