@@ -43,6 +43,8 @@ const usage = `usage:
   canopy change --before PATH --after PATH [--bands ROLE=B,...] [--index NAME] [--classes T,...]
                 [--tif OUT] [--png OUT] [--stands F --csv OUT] [--json]
   canopy batch --out DIR [--bands ROLE=B,...] [--index NAME[,..]] [--shard I/N|env] [--jobs K] PATH... | --list FILE
+  canopy batch --out DIR [--shard I/N|env] composite|monitor STACK... [their flags] --tif NAME.tif
+                                           a part of a composite's or monitor's area; the last part merges
   canopy bench [--size N[,N...]] [--backends all|a,b] [--index NAME[,NAME...]] [--repeat K] [--scene noise|landscape] [--json] [--chart OUT.png]
   canopy bench --resident [--size N] [--backends a,b] [--view WxH] [--repeat K] [--json]
                                            a map viewer's steps with the bands kept on the device
@@ -53,9 +55,11 @@ const usage = `usage:
                 [--api earth-search|planetary-computer|URL] [--max N] [--json]
   canopy stack PATH|SEARCH.json... [--list FILE] [--bands ROLE=B,...] [--index NAME] [--grid SPEC] [--json]
                                            a stack's dates, sensors and valid share per date
-  canopy composite STACK... --period FROM/TO [--stat median|max-ndvi|pNN] [--index NAME] --tif OUT
+  canopy composite STACK... --period FROM/TO [--stat median|max-ndvi|pNN] [--index NAME]
+                   [--devices all|N] [--shard I/N|env] --tif OUT
   canopy monitor STACK... --index NAME --history FROM/TO --monitor FROM/ [--harmonics K] [--rule mosum|anomaly]
-                 [--stands F [--csv OUT] [--gpkg OUT]] [--png OUT] [--layout OUT.pdf] --tif OUT [--json]
+                 [--stands F [--csv OUT] [--gpkg OUT]] [--png OUT] [--layout OUT.pdf]
+                 [--devices all|N] [--shard I/N|env] --tif OUT [--json]
 INPUT is --red F[:B] --nir F[:B] (shorthand), --band ROLE=F[:B] (repeatable), or --scene PATH
 (a Sentinel-2 L2A .SAFE folder or .zip, a Landsat Collection 2 Level-2 folder or .tar, a STAC
 item .json, an orthomosaic GeoTIFF; a STAC item or a GeoTIFF may be an http(s) or s3:// URL,

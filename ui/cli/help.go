@@ -50,8 +50,11 @@ var helps = map[string]help{
 		[2]string{
 			"canopy change --before 2023-07.zip --after 2024-07.zip --index nbr --tif dnbr.tif --png dnbr.png --legend",
 			"canopy change --before before.tif --after after.tif --bands red=3,nir=4 --stands stands.gpkg --csv change.csv --json"}},
-	"batch": {"canopy batch --out DIR [--bands ROLE=B,...] [--index NAME[,..]] [--shard I/N|env] [--jobs K] PATH... | --list FILE",
-		"Computes indices for many scenes into DIR, one line per scene in DIR/batch.jsonl; a re-run skips what is done.",
+	"batch": {"canopy batch --out DIR [--bands ROLE=B,...] [--index NAME[,..]] [--shard I/N|env] [--jobs K] PATH... | --list FILE\n" +
+		"       canopy batch --out DIR [--shard I/N|env] composite|monitor STACK... [their flags] --tif NAME.tif",
+		"Computes indices for many scenes into DIR, one line per scene in DIR/batch.jsonl; a re-run skips what is done.\n" +
+			"With composite or monitor: part I of N of the area into DIR/NAME.part-I-of-N.tif; the task that finds\n" +
+			"every part done merges them into DIR/NAME.tif.",
 		[2]string{
 			"canopy batch --out results --index ndvi,ndmi downloads/*.zip",
 			"canopy batch --out results --list scenes.txt --shard env --jobs 2"}},
@@ -93,14 +96,16 @@ var helps = map[string]help{
 		[2]string{
 			"canopy stack S2*_MSIL2A_2024*.zip --index ndmi",
 			"canopy stack --list dates.csv --bands red=3,nir=4 --grid utm,10 --json"}},
-	"composite": {"canopy composite STACK... --period FROM/TO [--stat median|max-ndvi|pNN] [--index NAME] --tif OUT [--json]",
+	"composite": {"canopy composite STACK... --period FROM/TO [--stat median|max-ndvi|pNN] [--index NAME]\n" +
+		"                        [--devices all|N] [--shard I/N|env] --tif OUT [--json]",
 		"Composites a period of a stack pixel by pixel: the median, the greatest value (and its date) or a percentile\n" +
 			"of the valid dates, with the count of valid dates, as a COG.",
 		[2]string{
 			"canopy composite S2*_MSIL2A_2024*.zip --period 2024-06/2024-08 --stat median --tif summer2024.tif",
 			"canopy composite --list dates.csv --bands red=3,nir=4 --period 2023/2023 --stat max-ndvi --tif max2023.tif"}},
 	"monitor": {"canopy monitor STACK... --index NAME --history FROM/TO --monitor FROM/ [--harmonics K] [--rule mosum|anomaly]\n" +
-		"                      [--stands F [--csv OUT] [--gpkg OUT]] [--png OUT] [--layout OUT.pdf] --tif OUT [--json]",
+		"                      [--stands F [--csv OUT] [--gpkg OUT]] [--png OUT] [--layout OUT.pdf]\n" +
+		"                      [--devices all|N] [--shard I/N|env] --tif OUT [--json]",
 		"Fits a season-trend model on the history and watches the monitoring period for breaks (BFAST-monitor's MOSUM,\n" +
 			"as R's strucchange) or anomalies (fordead's rule): break date, magnitude, confidence per pixel, alerts per stand.",
 		[2]string{
