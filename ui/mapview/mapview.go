@@ -17,6 +17,7 @@ import (
 	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/widget"
 
+	"canopy/compute/par"
 	"canopy/ui/render/colormap"
 	"canopy/ui/render/composite"
 )
@@ -573,39 +574,48 @@ func hatchMasked(buf *image.NRGBA, mask []uint8, w, h int, x0, y0, zoom float64,
 func hatchMarks(buf *image.NRGBA, marks []uint8, scale float32) {
 	st := stripesAt(scale)
 	w, h := buf.Rect.Dx(), buf.Rect.Dy()
-	for py := range h {
-		row := marks[py*w : (py+1)*w]
-		pix := buf.Pix[py*buf.Stride : py*buf.Stride+4*w]
-		for x := 0; x < w; {
-			// The next run of marked pixels, [x, e).
-			for x < w && row[x] == 0 {
-				if x+8 <= w && binary.LittleEndian.Uint64(row[x:]) == 0 {
-					x += 8 // eight unmarked at once
-					continue
-				}
-				x++
-			}
-			e := x
-			for e < w && row[e] != 0 {
-				e++
-			}
-			if x == e {
-				break
-			}
-			k := (x + py) % st.period
-			for px := x; px < e; px++ {
-				c := MaskedColors[1]
-				if k < st.width {
-					c = MaskedColors[0]
-				}
-				p := pix[4*px : 4*px+4 : 4*px+4]
-				p[0], p[1], p[2], p[3] = c.R, c.G, c.B, c.A
-				if k++; k == st.period {
-					k = 0
-				}
-			}
-			x = e
+	par.For((h+maskRowChunk-1)/maskRowChunk, func(c int) {
+		for py := c * maskRowChunk; py < min(h, (c+1)*maskRowChunk); py++ {
+			hatchRow(buf.Pix[py*buf.Stride:py*buf.Stride+4*w], marks[py*w:(py+1)*w], py, st)
 		}
+	})
+}
+
+// maskRowChunk is how many view rows a worker marks or hatches at once.
+const maskRowChunk = 32
+
+// hatchRow hatches the pixels of pix (a view row, py) that row marks.
+func hatchRow(pix []uint8, row []uint8, py int, st stripes) {
+	w := len(row)
+	for x := 0; x < w; {
+		// The next run of marked pixels, [x, e).
+		for x < w && row[x] == 0 {
+			if x+8 <= w && binary.LittleEndian.Uint64(row[x:]) == 0 {
+				x += 8 // eight unmarked at once
+				continue
+			}
+			x++
+		}
+		e := x
+		for e < w && row[e] != 0 {
+			e++
+		}
+		if x == e {
+			break
+		}
+		k := (x + py) % st.period
+		for px := x; px < e; px++ {
+			c := MaskedColors[1]
+			if k < st.width {
+				c = MaskedColors[0]
+			}
+			p := pix[4*px : 4*px+4 : 4*px+4]
+			p[0], p[1], p[2], p[3] = c.R, c.G, c.B, c.A
+			if k++; k == st.period {
+				k = 0
+			}
+		}
+		x = e
 	}
 }
 
@@ -636,24 +646,23 @@ func MarkMask(dst []uint8, dw, dh int, mask []uint8, mw, rows int, x0, y0, zoom 
 	for k := range cols {
 		cols[k] = int32(colormapPixel(c0+k, x0, zoom))
 	}
-	for py := range dh {
-		iy := colormapPixel(py, y0, zoom)
-		if iy < 0 {
-			continue
+	par.For((dh+maskRowChunk-1)/maskRowChunk, func(c int) {
+		for py := c * maskRowChunk; py < min(dh, (c+1)*maskRowChunk); py++ {
+			iy := colormapPixel(py, y0, zoom)
+			if iy < 0 || iy >= rows {
+				continue
+			}
+			row := dst[py*dw+c0 : py*dw+c1]
+			if mask == nil {
+				clear(row)
+				continue
+			}
+			src := mask[iy*mw : (iy+1)*mw]
+			for k, ix := range cols {
+				row[k] = src[ix]
+			}
 		}
-		if iy >= rows {
-			break
-		}
-		row := dst[py*dw+c0 : py*dw+c1]
-		if mask == nil {
-			clear(row)
-			continue
-		}
-		src := mask[iy*mw : (iy+1)*mw]
-		for k, ix := range cols {
-			row[k] = src[ix]
-		}
-	}
+	})
 }
 
 // colormapPixel is the image column (or row) under the centre of view
