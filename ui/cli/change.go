@@ -168,7 +168,7 @@ func cmdChange(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		rep.PNG = *png
 	}
 	if *stands != "" {
-		if err := changeByStand(set, *stands, *idField, *csvOut, diff, jb.Width, jb.Height, geoB, classes, stderr); err != nil {
+		if err := changeByStand(ctx, set, *stands, *idField, *csvOut, diff, jb.Width, jb.Height, geoB, classes, stderr); err != nil {
 			return err
 		}
 		rep.CSV = *csvOut
@@ -199,7 +199,7 @@ func cmdChange(ctx context.Context, args []string, stdout, stderr io.Writer) err
 }
 
 // changeByStand writes per-stand statistics of the difference.
-func changeByStand(set *outfile.Set, standsSpec, idField, csvOut string, diff []float32, w, h int, geo *compute.GeoRef, classes []compute.Class, stderr io.Writer) error {
+func changeByStand(ctx context.Context, set *outfile.Set, standsSpec, idField, csvOut string, diff []float32, w, h int, geo *compute.GeoRef, classes []compute.Class, stderr io.Writer) error {
 	_, layer, err := readStands(standsSpec)
 	if err != nil {
 		return err
@@ -225,7 +225,7 @@ func changeByStand(set *outfile.Set, standsSpec, idField, csvOut string, diff []
 		return err
 	}
 	zc := zonal.ClassesOf(classes)
-	res, warnings, err := zonal.Compute(src, gt, st, zonal.Options{Classes: zc})
+	res, warnings, err := zonal.Compute(src, gt, st, zonal.Options{Classes: zc, Context: ctx})
 	if err != nil {
 		return err
 	}

@@ -195,7 +195,7 @@ func cmdMonitor(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	var per []standAlert
 	if *stands != "" {
-		if per, err = alertsByStand(*stands, *idField, brk, cnt, g, stderr); err != nil {
+		if per, err = alertsByStand(ctx, *stands, *idField, brk, cnt, g, stderr); err != nil {
 			return err
 		}
 		// A break is its date's decimal year as float32: the exact date
@@ -275,7 +275,7 @@ func share(a, b float64) float64 {
 // alertsByStand sums the alerts over each stand, pixels weighted by the
 // share of them the stand covers (compute/zonal): the earliest break of
 // the stand, the hectares alerted and the hectares monitored.
-func alertsByStand(standsSpec, idField string, brk, cnt []float32, g source.Grid, stderr io.Writer) ([]standAlert, error) {
+func alertsByStand(ctx context.Context, standsSpec, idField string, brk, cnt []float32, g source.Grid, stderr io.Writer) ([]standAlert, error) {
 	_, layer, err := readStands(standsSpec)
 	if err != nil {
 		return nil, err
@@ -313,7 +313,7 @@ func alertsByStand(standsSpec, idField string, brk, cnt []float32, g source.Grid
 	if err != nil {
 		return nil, err
 	}
-	ra, warnings, err := zonal.Compute(pa, gt, st, zonal.Options{})
+	ra, warnings, err := zonal.Compute(pa, gt, st, zonal.Options{Context: ctx})
 	if err != nil {
 		return nil, err
 	}
@@ -324,7 +324,7 @@ func alertsByStand(standsSpec, idField string, brk, cnt []float32, g source.Grid
 	if err != nil {
 		return nil, err
 	}
-	rb, _, err := zonal.Compute(pb, gt, st, zonal.Options{})
+	rb, _, err := zonal.Compute(pb, gt, st, zonal.Options{Context: ctx})
 	if err != nil {
 		return nil, err
 	}

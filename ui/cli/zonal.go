@@ -107,7 +107,7 @@ func cmdZonal(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	classes := zonal.DefaultClasses()
-	res, warnings, err := zonal.Compute(src, gt, st, zonal.Options{Classes: classes})
+	res, warnings, err := zonal.Compute(src, gt, st, zonal.Options{Classes: classes, Context: ctx})
 	if err != nil {
 		return err
 	}
