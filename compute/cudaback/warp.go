@@ -324,8 +324,8 @@ func (w *WarpBackend) TakeParts() []warp.StreamPart {
 
 // runStream is WarpStream on r's device: entered while it queues work,
 // left while it waits for the next input. The host targets' pages are
-// mapped on every core and page-locked while the inputs are read, so
-// that the download at the end goes straight into them.
+// mapped on every core while the inputs are read, so that the download
+// at the end only copies into them.
 func runStream(r *warpJob, n int, next func(i int) (*warp.Plan, []*warp.Source, error)) (out []*warp.Target, err error) {
 	dev := r.dev
 	entered := func(f func() error) error {
@@ -336,16 +336,7 @@ func runStream(r *warpJob, n int, next func(i int) (*warp.Plan, []*warp.Source, 
 		defer leave()
 		return f()
 	}
-	// pinned is the host memory page-locked here (by the pages'
-	// goroutine; read once it is done).
-	var pinned [][]byte
-	release := func() {
-		for _, b := range pinned {
-			dev.unpin(b)
-		}
-		pinned = nil
-		r.freeFrom(0)
-	}
+	release := func() { r.freeFrom(0) }
 	defer func() {
 		entered(func() error {
 			if err != nil {
@@ -401,14 +392,6 @@ func runStream(r *warpJob, n int, next func(i int) (*warp.Plan, []*warp.Source, 
 					for _, b := range host {
 						touch(b)
 					}
-					entered(func() error {
-						for _, b := range host {
-							if dev.pin(b) {
-								pinned = append(pinned, b)
-							}
-						}
-						return nil
-					})
 				})
 			}
 			for b, s := range srcs {
@@ -454,7 +437,7 @@ func runStream(r *warpJob, n int, next func(i int) (*warp.Plan, []*warp.Source, 
 	if err := entered(func() error { release(); return nil }); err != nil {
 		return nil, err
 	}
-	r.part("the host pages and device memory released", &mark)
+	r.part("the device memory released", &mark)
 	return out, nil
 }
 
