@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"math"
@@ -216,6 +217,22 @@ func TestBenchJSON(t *testing.T) {
 		if m["verified"] != true || m["repeat"].(float64) != 3 || m["ceiling_gbps"].(float64) <= 0 {
 			t.Errorf("bad line %s", l)
 		}
+	}
+}
+
+// TestBenchInterrupted: a bench whose context is cancelled (Ctrl+C: Run's
+// context) stops before its next run and says nothing of the run it
+// stopped: the header alone, the context's error.
+func TestBenchInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	var out, e bytes.Buffer
+	err := cmdBench(ctx, []string{"--size", "64", "--backends", "go,c", "--repeat", "3", "--chart", filepath.Join(t.TempDir(), "c.png")}, &out, &e)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("error %v, want the context's", err)
+	}
+	if lines := strings.Split(strings.TrimSpace(out.String()), "\n"); len(lines) != 1 || !strings.HasPrefix(lines[0], "# ") {
+		t.Errorf("stdout %q, want the header alone", out.String())
 	}
 }
 
