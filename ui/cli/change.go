@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -204,19 +203,7 @@ func changeByStand(ctx context.Context, set *outfile.Set, standsSpec, idField, c
 	if err != nil {
 		return err
 	}
-	gt, ok := geo.Affine()
-	if !ok {
-		return errors.New("the dates have no georeferencing: stands cannot be placed on them")
-	}
-	rcrs, err := vector.RasterCRS(geo)
-	if err != nil {
-		return err
-	}
-	work := layer.Clone()
-	if err := vector.Reproject(work, rcrs); err != nil {
-		return err
-	}
-	st, err := zonal.StandsFromLayer(work, idField)
+	gt, _, st, err := standsOn(layer, geo, idField, "the dates have no georeferencing: stands cannot be placed on them")
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -280,19 +279,7 @@ func alertsByStand(ctx context.Context, standsSpec, idField string, brk, cnt []f
 	if err != nil {
 		return nil, err
 	}
-	gt, ok := g.Geo.Affine()
-	if !ok {
-		return nil, errors.New("the stack has no georeferencing: stands cannot be placed on it")
-	}
-	rcrs, err := vector.RasterCRS(g.Geo)
-	if err != nil {
-		return nil, err
-	}
-	work := layer.Clone()
-	if err := vector.Reproject(work, rcrs); err != nil {
-		return nil, err
-	}
-	st, err := zonal.StandsFromLayer(work, idField)
+	gt, _, st, err := standsOn(layer, g.Geo, idField, "the stack has no georeferencing: stands cannot be placed on it")
 	if err != nil {
 		return nil, err
 	}

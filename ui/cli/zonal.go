@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 
+	"canopy/compute"
 	"canopy/compute/outfile"
 	"canopy/compute/request"
 	"canopy/compute/source"
@@ -86,19 +88,7 @@ func cmdZonal(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	opened.Close()
 	geo := opened.Grid().Geo
-	gt, ok := geo.Affine()
-	if !ok {
-		return fmt.Errorf("the bands have no georeferencing: stands cannot be placed on them")
-	}
-	rcrs, err := vector.RasterCRS(geo)
-	if err != nil {
-		return err
-	}
-	work := layer.Clone()
-	if err := vector.Reproject(work, rcrs); err != nil {
-		return err
-	}
-	st, err := zonal.StandsFromLayer(work, *idField)
+	gt, rcrs, st, err := standsOn(layer, geo, *idField, "the bands have no georeferencing: stands cannot be placed on them")
 	if err != nil {
 		return err
 	}
@@ -173,4 +163,25 @@ func readStands(spec string) (string, *vector.Layer, error) {
 	}
 	layer, err := vector.Read(path, layerName)
 	return path, layer, err
+}
+
+// standsOn places the stands of layer on the grid geo georeferences: the
+// grid's affine transform, its system (as vector.RasterCRS names it) and
+// the stands reprojected into it, with their ids from idField (the
+// feature id when ""). noGeo is the error where geo places no pixel.
+func standsOn(layer *vector.Layer, geo *compute.GeoRef, idField, noGeo string) ([6]float64, string, []zonal.Stand, error) {
+	gt, ok := geo.Affine()
+	if !ok {
+		return gt, "", nil, errors.New(noGeo)
+	}
+	rcrs, err := vector.RasterCRS(geo)
+	if err != nil {
+		return gt, "", nil, err
+	}
+	work := layer.Clone()
+	if err := vector.Reproject(work, rcrs); err != nil {
+		return gt, "", nil, err
+	}
+	st, err := zonal.StandsFromLayer(work, idField)
+	return gt, rcrs, st, err
 }
