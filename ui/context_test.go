@@ -468,7 +468,7 @@ func TestContextViewWithTwoDates(t *testing.T) {
 	}
 	test.Tap(w.view.Buttons[viewIndex])
 	w.Wait()
-	if got, want := seen(t, w, 20, 12), w.diffLUT(w.twoCurrent()).Color(diff[12*w0+20]); !nearColour(got, want, 1) {
+	if got, want := seen(t, w, 20, 12), w.two.diffLUT(w.twoCurrent()).Color(diff[12*w0+20]); !nearColour(got, want, 1) {
 		t.Errorf("back to the index: %v, the difference's %v", got, want)
 	}
 	test.Tap(w.view.Buttons[viewFalse])

@@ -114,7 +114,7 @@ func (w *window) Session() session {
 	if name := w.ViewName(); name != viewNameIndex {
 		s.View = name
 	}
-	w.twoSession(&s)
+	w.two.saveTo(&s)
 	return s
 }
 

@@ -249,7 +249,7 @@ func (w *window) CloseAfter() {
 	t.Info.Refresh()
 	t.Close.Disable()
 	t.Export.Disable()
-	w.showTwoBar(false)
+	w.two.showBar(false, w.Win)
 	t.swipe.Show(false)
 	t.swipe.Set(nil, 0, 0, nil)
 	w.applyColour(false)
@@ -311,15 +311,12 @@ func (w *window) AfterPlane() []float32 {
 	return nil
 }
 
-// Swipe returns the swipe view's divider (tests drag it).
-func (w *window) Swipe() *swipe.Divider { return w.two.swipe.Divider }
-
 // diffLUT is the difference's colour table: the diverging change ramp
 // over [−1, 1] centred on 0, as `canopy change --png` draws it, or its
 // change classes.
-func (w *window) diffLUT(r *twoResult) *colormap.LUT {
+func (t *twoDates) diffLUT(r *twoResult) *colormap.LUT {
 	heading := "d" + r.on.idx.heading() + " (before − after)"
-	if w.two.DiffClasses.Checked {
+	if t.DiffClasses.Checked {
 		if lut, err := colormap.NewClasses(r.diffIdx.classes); err == nil {
 			return lut.WithHeading(heading)
 		}
@@ -345,7 +342,7 @@ func (w *window) applyTwoView(onlyColour bool) bool {
 	case viewAfter:
 		plane = r.aligned
 	case viewDifference:
-		plane, lut = r.diff, w.diffLUT(r)
+		plane, lut = r.diff, t.diffLUT(r)
 	}
 	if t.view == viewBefore || t.view == viewSwipe {
 		var render func(*image.NRGBA, *colormap.LUT, float64, float64, float64) bool
@@ -401,10 +398,9 @@ func (w *window) twoDropped(pos fyne.Position, uris []fyne.URI) bool {
 	return true
 }
 
-// twoProbe is what the hovered pixel reads on the after date and in the
-// difference ("" with one date).
-func (w *window) twoProbe(col, row int) string {
-	r := w.twoCurrent()
+// probe is what the hovered pixel reads on the after date and in the
+// difference ("" with one date: r nil).
+func (r *twoResult) probe(col, row int) string {
 	if r == nil || col < 0 || row < 0 || col >= r.on.w || row >= r.on.h {
 		return ""
 	}
@@ -551,7 +547,7 @@ func (w *window) installTwo(src *bandSource, res *twoResult, err error, pending 
 	t.Info.Refresh()
 	if res == nil {
 		t.Export.Disable()
-		w.showTwoBar(false)
+		w.two.showBar(false, w.Win)
 		t.swipe.Show(false)
 		w.applyColour(false)
 		w.stats.show(w.shown.summary, w.shown.idx, w.shown.set.raw)
@@ -565,22 +561,22 @@ func (w *window) installTwo(src *bandSource, res *twoResult, err error, pending 
 	t.View.SetSelected(t.view)
 	t.quiet = false
 	t.Export.Enable()
-	w.showTwoBar(true)
+	w.two.showBar(true, w.Win)
 	w.applyTwoView(false)
 }
 
-// showTwoBar shows or hides the views' bar over the map, laying the map
-// area out again when that changes its height.
-func (w *window) showTwoBar(on bool) {
-	if w.two.bar.Visible() == on {
+// showBar shows or hides the views' bar over the map, laying the
+// window's content out again when that changes its height.
+func (t *twoDates) showBar(on bool, win fyne.Window) {
+	if t.bar.Visible() == on {
 		return
 	}
 	if on {
-		w.two.bar.Show()
+		t.bar.Show()
 	} else {
-		w.two.bar.Hide()
+		t.bar.Hide()
 	}
-	if c := w.Win.Content(); c != nil {
+	if c := win.Content(); c != nil {
 		c.Refresh()
 	}
 }
@@ -753,12 +749,11 @@ func (s bandSource) inputFiles() []string {
 // float32 GeoTIFF on the before date's grid, NaN where it has no value,
 // its band described "d" and the index, as `canopy change --tif` writes
 // it; never over an input of either date.
-func (w *window) ExportDifference(path string) error { return w.differenceWriter()(path) }
+func (w *window) ExportDifference(path string) error { return w.twoCurrent().differenceWriter()(path) }
 
-// differenceWriter takes the difference shown on the event goroutine and
-// returns what writes it (on any goroutine).
-func (w *window) differenceWriter() func(string) error {
-	r := w.twoCurrent()
+// differenceWriter takes the difference r (nil: none shown) on the event
+// goroutine and returns what writes it (on any goroutine).
+func (r *twoResult) differenceWriter() func(string) error {
 	return func(path string) error {
 		if r == nil {
 			return errors.New("export difference: open an after date first")
@@ -782,15 +777,14 @@ func (w *window) exportDifferenceDialog() {
 	if r == nil {
 		return
 	}
-	write := w.differenceWriter()
+	write := r.differenceWriter()
 	w.saveDialog("Export the difference as GeoTIFF", "d"+r.on.idx.name+".tif", []string{".tif"}, func(path string) {
 		w.exportJob("the difference", path, write)
 	})
 }
 
-// twoSession records the after date and its view in a session.
-func (w *window) twoSession(s *session) {
-	t := w.two
+// saveTo records the after date and its view in a session.
+func (t *twoDates) saveTo(s *session) {
 	if t == nil || t.src == nil {
 		return
 	}

@@ -266,7 +266,7 @@ func TestSwipe(t *testing.T) {
 	if w.DateView() != viewSwipe || !w.two.swipe.Layer.Visible() {
 		t.Fatalf("view %q after tapping Swipe", w.DateView())
 	}
-	d := w.Swipe()
+	d := w.two.swipe.Divider
 	c := w.Win.Canvas()
 	drag := func(dx float32) {
 		pos := fyne.CurrentApp().Driver().AbsolutePositionForObject(d).Add(fyne.NewPos(d.Size().Width/2, d.Size().Height/2))

@@ -299,7 +299,7 @@ func (w *window) build() {
 		lut:        func() *colormap.LUT { return w.lut },
 		diffLUT: func() *colormap.LUT {
 			if r := w.twoCurrent(); r != nil && w.DateView() == viewDifference {
-				return w.diffLUT(r)
+				return w.two.diffLUT(r)
 			}
 			return nil
 		},
@@ -605,7 +605,7 @@ func (w *window) probe(col, row int, inside, pinned bool) {
 	}
 	r := w.read(s, col, row)
 	text := r.probeText()
-	if t := w.twoProbe(col, row); t != "" {
+	if t := w.twoCurrent().probe(col, row); t != "" {
 		text += "  ·  " + t
 	}
 	w.Probe.SetText(text)
