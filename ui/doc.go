@@ -20,10 +20,18 @@
 // 10980×10980 scene is held once (the bands as stored, the index as
 // float32) and never as a full-size RGBA picture.
 //
-// `canopy gui --stack FILE...` opens a stack of dates (compute/stack) in a
-// window of its own (timeseries.go): a date slider over that date's index
-// map, and the clicked pixel's series with its harmonic fit and monitoring
-// break (compute/season's float64 reference, on the CPU).
+// `canopy gui --stack FILE...`, File › Open stack… and a stack from the
+// archive's search open a stack of dates (compute/stack) in a window of
+// its own (timeseries.go): a date slider over that date's index map, the
+// model's controls (MOSUM or anomaly rule, harmonics, trend, history and
+// monitoring start, level or threshold) and the model's break dates or
+// magnitudes over the whole area, run on the window's backend through
+// season.Keep: on cuda and gl the cube is uploaded once and every change
+// re-runs there, on a CPU backend through its season.Runner, as bridge
+// jobs. A click draws a pixel's series, or a stand's (the mean or median
+// of its valid pixels on every date and its masked share, zonal.StandSeries),
+// with its harmonic fit and break worked out on the CPU by
+// compute/season's float64 reference: one series is microseconds there.
 //
 // The package exports Main alone: it parses the `canopy gui` flags and
 // runs the app. The swipe between two dates is a widget package of its

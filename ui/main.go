@@ -82,7 +82,11 @@ flags:
                      pixels) and print where its map and legend are
   --stack FILE       a date of a stack (repeatable; GeoTIFFs or products dated by their metadata
                      or a YYYYMMDD in the name): a window with a date slider over the index map
-                     and the clicked pixel's time series, harmonic fit and monitoring break
+                     and the clicked pixel's time series, harmonic fit and monitoring break; the
+                     model (MOSUM or anomaly, harmonics, history, level) runs over the whole area
+                     on --backend, the cube kept on the card for gl and cuda
+  --stands F[:LAYER] stands over the --stack (GeoPackage, GeoJSON): a click in one draws the
+                     mean or median of its valid pixels on every date and its model
   --session FILE     open a session file saved by File > Save session (Ctrl+S): its inputs,
                      index, classes, ramp, stretch and view
   --exit-after D     quit D (e.g. 5s) after the first map is shown, for smoke tests
@@ -99,6 +103,7 @@ type flags struct {
 	session    string
 	exitAfter  time.Duration
 	stack      []string // --stack: files of a stack of dates, one date each
+	stands     string   // --stands: stands over the stack (FILE[:LAYER])
 }
 
 var errHelp = errors.New("help requested")
@@ -149,6 +154,7 @@ func parseFlags(args []string) (flags, error) {
 	fs.StringVar(&f.exportLay, "export-layout", "", "")
 	fs.StringVar(&f.session, "session", "", "")
 	fs.Func("stack", "", func(s string) error { f.stack = append(f.stack, s); return nil })
+	fs.StringVar(&f.stands, "stands", "", "")
 	fs.DurationVar(&f.exitAfter, "exit-after", 0, "")
 	window := fs.String("window", "", "")
 	if err := fs.Parse(args); err != nil {
@@ -413,7 +419,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if f.opts.Expr != "" {
 			name = f.opts.Expr
 		}
-		openTimeSeries(a, f.stack, name)
+		w.openTimeSeries(f.stack, name, f.stands)
 	}
 	w.Win.ShowAndRun()
 	return status

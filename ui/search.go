@@ -439,11 +439,7 @@ func (w *window) openArchiveStack(entries []stack.Entry) {
 			a.stack = got
 			a.stackText = widget.NewLabel(strings.Join(lines, "\n"))
 			if ts != nil {
-				tw := fyne.CurrentApp().NewWindow("Canopy — time series")
-				tw.Resize(fyne.NewSize(900, 700))
-				a.series = newTimeSeriesView(tw, ts)
-				tw.SetOnClosed(func() { ts.Close() })
-				tw.Show()
+				a.series = w.showTimeSeries(ts, "")
 			}
 			dialog.ShowCustom("A stack of dates", "Close", a.stackText, w.Win)
 			w.setStatus(lines[0], true)

@@ -228,13 +228,15 @@ func TestSearchArchive(t *testing.T) {
 	if tv.s.w != 40 || tv.s.h != 30 || len(tv.s.dates) != 2 || tv.slider.Max != 1 {
 		t.Fatalf("the time series: %d×%d, %d dates, slider to %v", tv.s.w, tv.s.h, len(tv.s.dates), tv.slider.Max)
 	}
+	tv.Wait() // its first model run, the main window's stands read
+	tv.click.SetSelected(tsClickPixel)
 	tv.ShowDate(1)
 	if !strings.HasPrefix(tv.label.Text, "2024-06-13 (2 of 2)") {
 		t.Fatalf("the time series' date label %q", tv.label.Text)
 	}
 	tv.Click(20, 15)
 	if tv.series == nil || len(tv.series.Values) != 2 {
-		t.Fatalf("a click on the time series drew %+v", tv.series)
+		t.Fatalf("a click on the time series drew %+v (%q, %q)", tv.series, tv.info.Text, tv.runInfo.Text)
 	}
 	for k, x := range tv.series.Values {
 		if want := float64(tv.s.cube[k*40*30+15*40+20]); x != want && !(x != x && want != want) {

@@ -203,11 +203,12 @@ type window struct {
 	tabs          *container.AppTabs // Map, Benchmarks
 	benchTabs     *container.AppTabs // Timings, Size sweep, Indices per upload
 	zoomLabel     *widget.Label
-	view          *contextView // Index | Natural colour | False colour (NIR)
-	archive       archiveState // File › Search the archive… (ui/search.go)
-	printer       *printPanel  // the last File › Print layout… (ui/print.go)
-	pngForm       *pngForm     // the last File › Export map as PNG…
-	saveForm      *saveForm    // the last save asked for
+	view          *contextView    // Index | Natural colour | False colour (NIR)
+	archive       archiveState    // File › Search the archive… (ui/search.go)
+	series        *timeSeriesView // the last time-series window opened (ui/timeseries.go)
+	printer       *printPanel     // the last File › Print layout… (ui/print.go)
+	pngForm       *pngForm        // the last File › Export map as PNG…
+	saveForm      *saveForm       // the last save asked for
 	sidebar       *container.Scroll
 }
 
@@ -411,6 +412,7 @@ func (w *window) mainMenu() *fyne.MainMenu {
 		fyne.NewMenuItem("Open scene folder…", w.source.pickFolder),
 		withShortcut(fyne.NewMenuItem("Open scene file…", w.source.pickFile), shortcutOpen),
 		fyne.NewMenuItem("Search the archive…", w.searchDialog),
+		fyne.NewMenuItem("Open stack…", func() { w.openStackDialog() }),
 		fyne.NewMenuItemSeparator(),
 		withShortcut(fyne.NewMenuItem("Open session…", w.openSessionDialog), shortcutOpenSession),
 		withShortcut(fyne.NewMenuItem("Save session…", w.saveSessionDialog), shortcutSave),

@@ -26,6 +26,13 @@
 // Deal hands the blocks of a stack to them, the next free device taking
 // the next block, the results in block order (compute/stack.RunRows).
 //
+// A backend that keeps a cube on its device also implements Keeper
+// (cudaback and glback: KeepCube); Keep then uploads a cube once and its
+// Kept runs one model after another there, as a window re-runs a model
+// whose controls change. On any other backend Keep's Kept runs each model
+// through the Runner on the host, in chunks of pixels that a cancelled
+// context stops between.
+//
 // # Contract for a backend (cuda, gl, c)
 //
 // Inputs, all on the host, the same for every block of a stack (the Plan)

@@ -17,5 +17,7 @@
 // current block crosses, so any raster size and any number of stands fit
 // in bounded memory. WriteCSV writes the columns of the command line's
 // zonal --csv; GPKGColumns and GPKGRows feed vector.WriteGPKG. The
-// algorithm and definitions are in docs/ZONAL.md.
+// algorithm and definitions are in docs/ZONAL.md. StandSeries gives one
+// stand's mean and median on every date of a stack's cube, with the same
+// weights and definitions, and its masked share.
 package zonal
