@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"time"
 	"unsafe"
 
@@ -70,6 +71,11 @@ func (b *Backend) seasonDev() (*cudaDev, time.Duration, error) {
 	s := b.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// The context is current on a thread, not a goroutine: the stream is
+	// made on the thread it was made current on (a goroutine of
+	// season.Deal's moved between the two got CUDA_ERROR_INVALID_CONTEXT).
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	t0 := time.Now()
 	if err := s.open(); err != nil {
 		return nil, time.Since(t0), err
