@@ -25,7 +25,10 @@
 // and cuda (compute/cudaback) run it as a gather kernel on the GPU.
 // Results are stored in
 // the source's type: integers rounded half up and clamped, float32
-// rounded once.
+// rounded once. Mosaic fuses inputs in order; MosaicStream does the same
+// over inputs still being read, making the plans meanwhile and warping
+// each input as it arrives (a Streamer backend, the cuda one, keeps the
+// mosaic on the device until the last).
 package warp
 
 import (
