@@ -5,7 +5,27 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
+
+/* alloc64 returns n bytes on a 64-byte boundary (free64 releases them):
+ * C11's aligned_alloc is missing from mingw-w64's C library, which the
+ * Windows build links. */
+static void *alloc64(size_t n)
+{
+	void *raw = malloc(n + 63 + sizeof(void *));
+	if (!raw)
+		return NULL;
+	uintptr_t p = ((uintptr_t)raw + sizeof(void *) + 63) & ~(uintptr_t)63;
+	((void **)p)[-1] = raw;
+	return (void *)p;
+}
+
+static void free64(void *p)
+{
+	if (p)
+		free(((void **)p)[-1]);
+}
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #endif
@@ -597,9 +617,9 @@ void canopy_series_pixels(const canopy_series_job *j, size_t lo, size_t hi) {
 		float *bound = mosum ? malloc(sizeof(float) * (size_t)(T + 1) * (size_t)T) : NULL;
 		unsigned char *bound_ok = mosum ? calloc((size_t)T + 1, 1) : NULL;
 		/* vectors of 16 floats, 64-byte aligned, enough for 8 too */
-		void *scratch = aligned_alloc(64, (size_t)LANE_SCRATCH * 64 * (size_t)T);
+		void *scratch = alloc64((size_t)LANE_SCRATCH * 64 * (size_t)T);
 		if (!terms || !fit || !tr || !rr || (mosum && (!bound || !bound_ok)) || !scratch) {
-			free(terms), free(fit), free(tr), free(rr), free(bound), free(bound_ok), free(scratch);
+			free(terms), free(fit), free(tr), free(rr), free(bound), free(bound_ok), free64(scratch);
 			goto rest;
 		}
 		build_terms(j->x, T, k, terms);
@@ -643,7 +663,7 @@ void canopy_series_pixels(const canopy_series_job *j, size_t lo, size_t hi) {
 #endif
 			lanes_base(j, &fp, scratch, px);
 		}
-		free(terms), free(fit), free(tr), free(rr), free(bound), free(bound_ok), free(ms), free(scratch);
+		free(terms), free(fit), free(tr), free(rr), free(bound), free(bound_ok), free(ms), free64(scratch);
 	}
 rest:
 	for (; px < hi; px++) pixel(j, px);
