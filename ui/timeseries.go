@@ -627,6 +627,10 @@ func (r *tsRun) describe() string {
 		return fmt.Sprintf("%s model %s on %s (CPU, cube in memory)", r.plan.Model.Kind, ms(r.wall), r.backend)
 	}
 	s := fmt.Sprintf("%s model %s on %s (kernel %s), cube resident", r.plan.Model.Kind, ms(r.wall), r.backend, ms(r.t.Kernel))
+	if r.t.Setup > 0 {
+		// cuda compiles a kernel for each new model (its parameters baked in)
+		s = fmt.Sprintf("%s model %s on %s (kernel %s; %s compiling the new model's kernel), cube resident", r.plan.Model.Kind, ms(r.wall), r.backend, ms(r.t.Kernel), ms(r.t.Setup))
+	}
 	if r.uploaded {
 		return s + fmt.Sprintf("; uploaded once, %s", ms(r.upload.Total))
 	}

@@ -45,7 +45,7 @@ func TestKeepCubeGPU(t *testing.T) {
 		if rt.Upload != 0 {
 			t.Fatalf("%s: a run on the kept cube uploaded (%v)", m.Kind, rt.Upload)
 		}
-		t.Logf("%s: kernel %v, total %v (no upload)", m.Kind, rt.Kernel, rt.Total)
+		t.Logf("%s: kernel %v, total %v (no upload; the new model's kernel compiled in %v, apart)", m.Kind, rt.Kernel, rt.Total, rt.Setup)
 		sub := season.NewJob(p, season.Cube{Dates: cube.Dates, Pixels: 4096, Values: make([]float32, 48*4096)})
 		for d := range 48 {
 			copy(sub.Cube.Values[d*4096:(d+1)*4096], cube.Values[d*cube.Pixels:d*cube.Pixels+4096])

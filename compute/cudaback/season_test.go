@@ -75,8 +75,15 @@ func TestSeasonCubeReuse(t *testing.T) {
 			t.Fatal(err)
 		}
 		j := season.NewJob(p, cube)
-		if _, err := c.Run(p, j.Out); err != nil {
+		rt, err := c.Run(p, j.Out)
+		if err != nil {
 			t.Fatalf("%s: %v", m.Kind, err)
+		}
+		// The plan's kernel is compiled on its first run, Setup; a
+		// second run of it has none.
+		again, err := c.Run(p, j.Out)
+		if err != nil || rt.Setup <= 0 || again.Setup != 0 {
+			t.Fatalf("%s: setup %v on the first run, %v on the second (%v)", m.Kind, rt.Setup, again.Setup, err)
 		}
 		// The same as a job that uploads its own cube.
 		fresh := season.NewJob(p, cube)
