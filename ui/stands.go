@@ -704,13 +704,17 @@ func (p *standsPanel) selectStand(i int) {
 
 // standAt returns the stand containing image point (x, y) (pixels), the
 // last one drawn when they overlap, -1 when none.
-func (p *standsPanel) standAt(x, y float64) int {
-	pt := orb.Point{p.gt[0] + x*p.gt[1] + y*p.gt[2], p.gt[3] + x*p.gt[4] + y*p.gt[5]}
-	for i := len(p.stands) - 1; i >= 0; i-- {
-		if !p.stands[i].Geom.Bound().Contains(pt) {
+func (p *standsPanel) standAt(x, y float64) int { return standAt(p.stands, p.gt, x, y) }
+
+// standAt returns the stand of stands containing image point (x, y)
+// (pixels of the grid gt), the last one when they overlap, -1 when none.
+func standAt(stands []zonal.Stand, gt [6]float64, x, y float64) int {
+	pt := orb.Point{gt[0] + x*gt[1] + y*gt[2], gt[3] + x*gt[4] + y*gt[5]}
+	for i := len(stands) - 1; i >= 0; i-- {
+		if !stands[i].Geom.Bound().Contains(pt) {
 			continue
 		}
-		switch g := p.stands[i].Geom.(type) {
+		switch g := stands[i].Geom.(type) {
 		case orb.Polygon:
 			if planar.PolygonContains(g, pt) {
 				return i

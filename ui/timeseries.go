@@ -20,7 +20,6 @@ import (
 	"fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/widget"
 	"github.com/paulmach/orb"
-	"github.com/paulmach/orb/planar"
 
 	"canopy/compute"
 	"canopy/compute/index"
@@ -272,26 +271,7 @@ func readTSStands(spec string, s *tsStack) (*tsStands, error) {
 
 // at is the stand containing image point (x, y) (pixels), the last one
 // when they overlap, -1 when none.
-func (t *tsStands) at(x, y float64) int {
-	g := t.gt
-	pt := orb.Point{g[0] + x*g[1] + y*g[2], g[3] + x*g[4] + y*g[5]}
-	for i := len(t.stands) - 1; i >= 0; i-- {
-		if !t.stands[i].Geom.Bound().Contains(pt) {
-			continue
-		}
-		switch gm := t.stands[i].Geom.(type) {
-		case orb.Polygon:
-			if planar.PolygonContains(gm, pt) {
-				return i
-			}
-		case orb.MultiPolygon:
-			if planar.MultiPolygonContains(gm, pt) {
-				return i
-			}
-		}
-	}
-	return -1
-}
+func (t *tsStands) at(x, y float64) int { return standAt(t.stands, t.gt, x, y) }
 
 // toPixel maps a map point to image pixel coordinates.
 func (t *tsStands) toPixel(pt orb.Point) (float64, float64) {
