@@ -111,18 +111,8 @@ func (w *window) openStackDialog() *stackForm {
 // the index chosen, on the selected backend with the chosen mask, as a job
 // with progress and Cancel, and opens it in the time-series window.
 func (w *window) OpenStack(paths []string) {
-	mask, buffer, err := w.source.maskChoice()
-	if err != nil {
-		w.setStatus(err.Error(), false)
-		return
-	}
-	if !w.idxOK {
-		w.setStatus("The formula does not parse: "+w.index.Error.Text, false)
-		return
-	}
-	r := w.runOrAuto()
-	if r == nil {
-		w.setStatus("No backend can run here", false)
+	mask, buffer, r, ok := w.stackSettings()
+	if !ok {
 		return
 	}
 	idx := w.idx
@@ -158,4 +148,25 @@ func (w *window) OpenStack(paths []string) {
 			w.setStatus(line, true)
 		}, nil
 	})
+}
+
+// stackSettings are what building a stack takes from the window: the mask
+// chosen, the index (which must parse) and the backend (selected, or the
+// automatic choice). ok is false, with the reason on the status line, when
+// one of them is missing.
+func (w *window) stackSettings() (mask string, buffer int, r *runSpec, ok bool) {
+	mask, buffer, err := w.source.maskChoice()
+	if err != nil {
+		w.setStatus(err.Error(), false)
+		return "", 0, nil, false
+	}
+	if !w.idxOK {
+		w.setStatus("The formula does not parse: "+w.index.Error.Text, false)
+		return "", 0, nil, false
+	}
+	if r = w.runOrAuto(); r == nil {
+		w.setStatus("No backend can run here", false)
+		return "", 0, nil, false
+	}
+	return mask, buffer, r, true
 }

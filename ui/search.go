@@ -398,18 +398,8 @@ func (a *archiveState) setChecked(i int, on bool) {
 // the first date's grid) as a job with progress and Cancel, and lists its
 // dates with the valid share of each.
 func (w *window) openArchiveStack(entries []stack.Entry) {
-	mask, buffer, err := w.source.maskChoice()
-	if err != nil {
-		w.setStatus(err.Error(), false)
-		return
-	}
-	if !w.idxOK {
-		w.setStatus("The formula does not parse: "+w.index.Error.Text, false)
-		return
-	}
-	r := w.runOrAuto()
-	if r == nil {
-		w.setStatus("No backend can run here", false)
+	mask, buffer, r, ok := w.stackSettings()
+	if !ok {
 		return
 	}
 	idx, dates := w.idx, stack.Group(entries)

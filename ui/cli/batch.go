@@ -162,7 +162,16 @@ func outputName(dir, scenePath string) string {
 func fingerprint(scenePath string, settings string) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "canopy batch 1\n%s\n", settings)
-	err := filepath.WalkDir(scenePath, func(p string, d fs.DirEntry, err error) error {
+	if err := hashFiles(h, scenePath); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil))[:32], nil
+}
+
+// hashFiles writes every file under root (root itself when a file) into
+// h as a line of its path, size and modification time.
+func hashFiles(h io.Writer, root string) error {
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -176,10 +185,6 @@ func fingerprint(scenePath string, settings string) (string, error) {
 		fmt.Fprintf(h, "%s %d %d\n", p, st.Size(), st.ModTime().UnixNano())
 		return nil
 	})
-	if err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil))[:32], nil
 }
 
 // previous reads DIR/batch.jsonl (opened by outfile.OpenJournal: a

@@ -10,7 +10,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -185,21 +184,7 @@ func seasonFingerprint(cmd string, args, inputs []string) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "canopy batch %s 1\n%q\n", cmd, args)
 	for _, in := range inputs {
-		err := filepath.WalkDir(in, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if d.IsDir() {
-				return nil
-			}
-			st, err := d.Info()
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(h, "%s %d %d\n", p, st.Size(), st.ModTime().UnixNano())
-			return nil
-		})
-		if err != nil {
+		if err := hashFiles(h, in); err != nil {
 			return "", err
 		}
 	}
