@@ -368,13 +368,8 @@ func (w *window) openStands(spec, id string) error {
 		if err != nil {
 			return nil, err
 		}
-		crs, err := vector.RasterCRS(geo)
-		if err != nil {
+		if l, _, err = vector.OnRaster(l, geo); err != nil {
 			return nil, fmt.Errorf("stands %s: %v", path, err)
-		}
-		l = l.Clone()
-		if err := vector.Reproject(l, crs); err != nil {
-			return nil, err
 		}
 		field := l.DefaultIDField()
 		switch {

@@ -251,13 +251,8 @@ func readTSStands(spec string, s *tsStack) (*tsStands, error) {
 	if err != nil {
 		return nil, err
 	}
-	crs, err := vector.RasterCRS(geo)
-	if err != nil {
+	if l, _, err = vector.OnRaster(l, geo); err != nil {
 		return nil, fmt.Errorf("stands %s: %v", path, err)
-	}
-	l = l.Clone()
-	if err := vector.Reproject(l, crs); err != nil {
-		return nil, err
 	}
 	st, err := zonal.StandsFromLayer(l, l.DefaultIDField())
 	if err != nil {

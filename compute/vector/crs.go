@@ -102,3 +102,19 @@ func Reproject(l *Layer, toCRS string) error {
 // A raster without GeoKeys, or with a user-defined system, is an error.
 // It is geo.Definition.
 func RasterCRS(g *compute.GeoRef) (string, error) { return geo.Definition(g) }
+
+// OnRaster returns a copy of l reprojected into the coordinate system of
+// the raster g georeferences, and that system (as RasterCRS names it): how
+// stands are placed on a map, a stack or a band's grid. l is left as it
+// is.
+func OnRaster(l *Layer, g *compute.GeoRef) (*Layer, string, error) {
+	crs, err := RasterCRS(g)
+	if err != nil {
+		return nil, "", err
+	}
+	work := l.Clone()
+	if err := Reproject(work, crs); err != nil {
+		return nil, "", err
+	}
+	return work, crs, nil
+}

@@ -440,3 +440,27 @@ func TestGPKGGeometryBlob(t *testing.T) {
 		}
 	}
 }
+
+// TestOnRaster places a WGS 84 layer on a UTM 32N raster: the copy is in
+// the raster's system (9°E, 32N's central meridian, is easting 500000),
+// the layer given is untouched, and a raster of no known system is an
+// error.
+func TestOnRaster(t *testing.T) {
+	l := &Layer{Name: "t", CRS: "EPSG:4326", Features: []Feature{{FID: 1, Geom: orb.Polygon{{{9, 48}, {9.01, 48}, {9.01, 48.01}, {9, 48}}}}}}
+	work, crs, err := OnRaster(l, fake.GeoRef())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if crs != "EPSG:32632" || work.CRS != crs {
+		t.Fatalf("system %q, layer %q", crs, work.CRS)
+	}
+	if p := work.Features[0].Geom.(orb.Polygon)[0][0]; math.Abs(p[0]-500000) > 1e-6 {
+		t.Fatalf("9E 48N -> %v", p)
+	}
+	if l.CRS != "EPSG:4326" || l.Features[0].Geom.(orb.Polygon)[0][0] != (orb.Point{9, 48}) {
+		t.Fatalf("the layer given changed: %s %v", l.CRS, l.Features[0].Geom)
+	}
+	if _, _, err := OnRaster(l, nil); err == nil {
+		t.Fatal("a raster with no georeference accepted")
+	}
+}

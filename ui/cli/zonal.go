@@ -174,12 +174,8 @@ func standsOn(layer *vector.Layer, geo *compute.GeoRef, idField, noGeo string) (
 	if !ok {
 		return gt, "", nil, errors.New(noGeo)
 	}
-	rcrs, err := vector.RasterCRS(geo)
+	work, rcrs, err := vector.OnRaster(layer, geo)
 	if err != nil {
-		return gt, "", nil, err
-	}
-	work := layer.Clone()
-	if err := vector.Reproject(work, rcrs); err != nil {
 		return gt, "", nil, err
 	}
 	st, err := zonal.StandsFromLayer(work, idField)
