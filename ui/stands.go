@@ -731,11 +731,33 @@ func (p *standsPanel) tapped(col, row int) {
 }
 
 // toPixel maps a map point to image pixel coordinates.
-func (p *standsPanel) toPixel(pt orb.Point) (float64, float64) {
-	g := p.gt
+func (p *standsPanel) toPixel(pt orb.Point) (float64, float64) { return toPixel(p.gt, pt) }
+
+// toPixel is point pt (in the grid's system) in pixels of the grid of
+// geotransform g.
+func toPixel(g [6]float64, pt orb.Point) (float64, float64) {
 	det := g[1]*g[5] - g[2]*g[4]
 	dx, dy := pt[0]-g[0], pt[1]-g[3]
 	return (g[5]*dx - g[2]*dy) / det, (g[1]*dy - g[4]*dx) / det
+}
+
+// drawOutlines outlines stands (on the grid of geotransform gt) over a
+// map view at (x0, y0) and zoom: the selected one in white, the others in
+// black.
+func drawOutlines(buf *image.NRGBA, stands []zonal.Stand, gt [6]float64, selected int, x0, y0, zoom float64) {
+	for i, s := range stands {
+		col := color.NRGBA{0, 0, 0, 255}
+		if i == selected {
+			col = color.NRGBA{255, 255, 255, 255}
+		}
+		for _, ring := range rings(s.Geom) {
+			for k := 1; k < len(ring); k++ {
+				ax, ay := toPixel(gt, ring[k-1])
+				bx, by := toPixel(gt, ring[k])
+				drawLine(buf, (ax-x0)*zoom, (ay-y0)*zoom, (bx-x0)*zoom, (by-y0)*zoom, col)
+			}
+		}
+	}
 }
 
 // draw draws the stands over the map view: a fill in the LUT's
@@ -773,19 +795,7 @@ func (p *standsPanel) draw(buf *image.NRGBA, x0, y0, zoom float64) {
 			}
 		}
 	}
-	for i, s := range p.stands {
-		col := color.NRGBA{0, 0, 0, 255}
-		if i == p.selected {
-			col = color.NRGBA{255, 255, 255, 255}
-		}
-		for _, ring := range rings(s.Geom) {
-			for k := 1; k < len(ring); k++ {
-				ax, ay := p.toPixel(ring[k-1])
-				bx, by := p.toPixel(ring[k])
-				drawLine(buf, (ax-x0)*zoom, (ay-y0)*zoom, (bx-x0)*zoom, (by-y0)*zoom, col)
-			}
-		}
-	}
+	drawOutlines(buf, p.stands, p.gt, p.selected, x0, y0, zoom)
 }
 
 // screenBound is the bounding box of g in view pixels.

@@ -19,7 +19,6 @@ import (
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/widget"
-	"github.com/paulmach/orb"
 
 	"canopy/compute"
 	"canopy/compute/index"
@@ -267,14 +266,6 @@ func readTSStands(spec string, s *tsStack) (*tsStands, error) {
 // at is the stand containing image point (x, y) (pixels), the last one
 // when they overlap, -1 when none.
 func (t *tsStands) at(x, y float64) int { return standAt(t.stands, t.gt, x, y) }
-
-// toPixel maps a map point to image pixel coordinates.
-func (t *tsStands) toPixel(pt orb.Point) (float64, float64) {
-	g := t.gt
-	det := g[1]*g[5] - g[2]*g[4]
-	dx, dy := pt[0]-g[0], pt[1]-g[3]
-	return (g[5]*dx - g[2]*dy) / det, (g[1]*dy - g[4]*dx) / det
-}
 
 // StandSeries is stand i's series: per date the mean or median of its
 // valid pixels (weighted by the share of each it covers, as the zonal
@@ -790,19 +781,7 @@ func (v *timeSeriesView) drawStands(buf *image.NRGBA, x0, y0, zoom float64) {
 	if st == nil || zoom <= 0 {
 		return
 	}
-	for i, s := range st.stands {
-		col := color.NRGBA{0, 0, 0, 255}
-		if i == st.selected {
-			col = color.NRGBA{255, 255, 255, 255}
-		}
-		for _, ring := range rings(s.Geom) {
-			for k := 1; k < len(ring); k++ {
-				ax, ay := st.toPixel(ring[k-1])
-				bx, by := st.toPixel(ring[k])
-				drawLine(buf, (ax-x0)*zoom, (ay-y0)*zoom, (bx-x0)*zoom, (by-y0)*zoom, col)
-			}
-		}
-	}
+	drawOutlines(buf, st.stands, st.gt, st.selected, x0, y0, zoom)
 }
 
 // drawChart draws the series: observations as dots, masked dates as grey
