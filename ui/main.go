@@ -408,6 +408,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 			}
 		})
 	}
+	// Fyne saves the preferences once more as the app stops, and that
+	// save races Fyne's own watcher of the file: the save truncates the
+	// file before it writes it, the watcher reads it in between and logs
+	// "Preferences load error: EOF" (seen at the end of a failed start on
+	// a busy machine: a second line after the one error line the user
+	// should see). Every change was saved when it was made (Fyne saves on
+	// change), so the process ends here, before that last save: what is
+	// lost is at most a change made in the last 100 ms before quitting.
+	a.Lifecycle().SetOnStopped(func() { os.Exit(status) })
 	w = newWindow(a, f.opts, hooks{onReady: onReady, onClosed: exitSoon})
 	if f.ramp != "" {
 		w.colour.SetRamp(f.ramp)
