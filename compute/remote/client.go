@@ -347,9 +347,14 @@ func (c *Client) once(ctx context.Context, u string, off, n int64, known *answer
 			return answer{}, cause
 		}
 		inner := errors.Unwrap(err) // url.Error's inner error: the URL may hold a signature
+		// No server there (no such host; a refused connection at the
+		// file's first request, the header's): retrying will not make
+		// one, and the disk cache can answer at once. Once the file is
+		// open, a refused request is retried: a server restarting in the
+		// middle of a long read.
 		var de *net.DNSError
-		if errors.As(err, &de) && de.IsNotFound {
-			return answer{}, permanent{inner} // no such host: retrying will not make one
+		if (errors.As(err, &de) && de.IsNotFound) || (known == nil && retry.Unreachable(err)) {
+			return answer{}, permanent{inner}
 		}
 		return answer{}, inner
 	}

@@ -19,7 +19,10 @@
 // the File: a file that changes on the server while it is read is an
 // error, never a mix of old and new bytes. 429 and 5xx answers, and
 // broken connections, are retried with exponential backoff, honouring
-// Retry-After, a bounded number of times. A transfer that stalls (no
+// Retry-After, a bounded number of times. A server that is not there
+// (no such host; a refused connection at a file's first request) is not
+// retried: the cache answers at once; a refused request once the file is
+// open is retried (a server restarting). A transfer that stalls (no
 // byte for Options.IdleTimeout) or drips (less than Options.MinRate over
 // that time) is abandoned and retried. Redirects may go to http and https
 // only, and never from one host to another host's private, loopback or

@@ -37,7 +37,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -496,9 +495,7 @@ func (c *Client) once(ctx context.Context, method, target string, payload []byte
 		}
 		// A server that is not there (refused, no such host) stays so;
 		// a broken or timed-out exchange may mend.
-		var oe *net.OpError
-		var de *net.DNSError
-		if (errors.As(err, &oe) && oe.Op == "dial" && !oe.Timeout()) || (errors.As(err, &de) && de.IsNotFound) {
+		if retry.Unreachable(err) {
 			return nil, retry.Outcome{Err: err}
 		}
 		return nil, retry.Outcome{Err: err, Retry: true}

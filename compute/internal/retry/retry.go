@@ -8,8 +8,10 @@ package retry
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -131,4 +133,16 @@ func After(h string) time.Duration {
 		return max(0, time.Until(t))
 	}
 	return 0
+}
+
+// Unreachable reports whether err says that no server is there to ask: a
+// connection refused (or any other failed dial that did not time out) or
+// a host name with no address. Unlike a broken or timed-out exchange, that
+// does not mend within a backoff's seconds, so the first request to a
+// server is not retried on it: offline, Canopy then turns to what it has
+// cached at once instead of after a minute of waiting.
+func Unreachable(err error) bool {
+	var oe *net.OpError
+	var de *net.DNSError
+	return (errors.As(err, &oe) && oe.Op == "dial" && !oe.Timeout()) || (errors.As(err, &de) && de.IsNotFound)
 }

@@ -3,7 +3,12 @@ package retry
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -59,5 +64,36 @@ func TestDo(t *testing.T) {
 	}
 	if After("120") != 2*time.Minute || After("") != 0 || After("soon") != 0 || After("-5") != 0 {
 		t.Fatal("After")
+	}
+}
+
+func TestUnreachable(t *testing.T) {
+	// A real refused connection: a port listened on, then closed.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	_, refused := net.Dial("tcp", addr)
+	if refused == nil {
+		t.Skip("a closed loopback port accepted a connection")
+	}
+	timeout := &net.OpError{Op: "dial", Net: "tcp", Err: os.ErrDeadlineExceeded}
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{refused, true},
+		{fmt.Errorf("get: %w", refused), true},
+		{&net.DNSError{Err: "no such host", Name: "nowhere.invalid", IsNotFound: true}, true},
+		{&net.DNSError{Err: "server misbehaving", Name: "x.example", IsTemporary: true}, false},
+		{timeout, false},
+		{&net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}, false},
+		{io.ErrUnexpectedEOF, false},
+	} {
+		if got := Unreachable(c.err); got != c.want {
+			t.Errorf("Unreachable(%v) = %v, want %v", c.err, got, c.want)
+		}
 	}
 }
