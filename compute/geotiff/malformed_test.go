@@ -383,11 +383,15 @@ func TestMalformed(t *testing.T) {
 			}
 			return ft.bytes()
 		}, "tile 0: DEFLATE (8) data is corrupt", true},
+		// Every tile is damaged here (DEFLATE bytes read as ZSTD), and
+		// tiles are decoded in parallel, a worker stopping its own tile
+		// as soon as another fails: the one named is whichever failed
+		// first (CI saw tile 1).
 		{"corrupt ZSTD", func() []byte {
 			ft := validTiles()
 			ft.set(tagCompression, typeShort, compZSTD)
 			return ft.bytes()
-		}, "tile 0: ZSTD (50000) data is corrupt", true},
+		}, ": ZSTD (50000) data is corrupt", true},
 		{"short PackBits", func() []byte {
 			ft := validStrip(false)
 			ft.set(tagCompression, typeShort, compPackBits)
