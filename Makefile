@@ -39,18 +39,27 @@ vet:
 # hang bound themselves, so the limit here is only a last resort.
 GOTEST := go test -count=1 -timeout 60m
 
-# The race run leaves out the packages whose code, and the code their
-# tests reach, starts no goroutine and shares no memory (pure functions:
-# the index language, number formats, the AVX2 kernels): the detector has
-# nothing to look at there, and they ran in full just before.
+# Every test runs once. The packages with concurrency run under the race
+# detector with -short, where the heavy tests take their lighter form
+# (fewer layouts or depths, tiny scenes, a quarter of an interpreter's
+# cases); then the tests that depend on -short (scripts/shorttests finds
+# them: those that reach testing.Short) run again in full without the
+# detector, and the packages without concurrency run in full. RACEFREE
+# names those: their code, and the code their tests reach, starts no
+# goroutine and shares no memory (pure functions: the index language,
+# number formats, the AVX2 kernels), so the detector has nothing to look
+# at there. ui comes first so that its long run overlaps the others.
 RACEFREE := canopy/compute/index canopy/compute/index/indextest \
 	canopy/compute/internal/cputime canopy/compute/internal/infile \
 	canopy/compute/internal/retry canopy/compute/internal/vec \
 	canopy/compute/usererr canopy/ui/locale canopy/ui/render/numfmt
+RACEPKGS = $(shell go list ./ui/... ./compute/... | grep -vxF $(addprefix -e ,$(RACEFREE)))
+PLAINPKGS = $(shell go list ./... | grep -vxF $(addprefix -e ,$(RACEPKGS)))
 
 test: setup vet
-	$(GOTEST) ./...
-	$(GOTEST) -race -short $$(go list ./compute/... ./ui/... | grep -vxF $(addprefix -e ,$(RACEFREE)))
+	$(GOTEST) -race -short $(RACEPKGS)
+	$(GOTEST) $(PLAINPKGS)
+	go run ./scripts/shorttests $$(go list -f '{{.Dir}}' $(RACEPKGS)) | xargs -r -L 1 -P 2 sh -c '$(GOTEST) -run "$$1" "$$0"'
 	CANOPY_NOSIMD=1 $(GOTEST) -short ./compute/internal/vec ./compute/goback   # the Go fallback of the AVX2 kernels
 	cd compute/internal/vec/asm && $(GOTEST) .   # the committed assembly is what the generator writes
 	go build -tags nogui -o /dev/null .

@@ -496,10 +496,10 @@ func (sb *simBackend) RunJob(j *compute.Job) (compute.Timings, error) {
 func TestGeneratedKernelsSimulated(t *testing.T) {
 	sb := &simBackend{t: t, chunkPixels: 64 << 10, grid: 3}
 	for i, c := range computetest.JobCases(true) {
-		if raceOn && i%4 != 0 {
-			// Under the race detector the host side is what is looked
-			// at, and a quarter of the cases runs all of it; the run
-			// without it checks every case.
+		if testing.Short() && i%4 != 0 {
+			// -short is the race detector's run (make test), where the
+			// host side is what is looked at, and a quarter of the cases
+			// runs all of it; the run without it checks every case.
 			continue
 		}
 		t.Run(c.Name, func(t *testing.T) {

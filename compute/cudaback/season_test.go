@@ -39,10 +39,11 @@ func (s simSeason) RunSeries(j *season.Job) (compute.Timings, error) {
 // The generated season kernels pass the conformance suite on the PTX
 // interpreter: every model, the edge cases (1 and 400 dates, gaps
 // everywhere, no pixels), within float32's bound of the float64 reference.
-// Under the race detector (which finds nothing to check in the
-// interpreter, and slows it tenfold) one case in eight runs.
+// With -short, the race detector's run in make test (the detector finds
+// nothing to check in the interpreter, and slows it tenfold), one case in
+// eight runs.
 func TestSeasonSimulated(t *testing.T) {
-	if !raceOn {
+	if !testing.Short() {
 		seasontest.Run(t, simSeason{t})
 		return
 	}

@@ -309,6 +309,9 @@ func TestMemory(t *testing.T) {
 // groups (256 invocations of 4 pixels each): 8193×8193 pixels. Each band
 // (268 MB) also wraps the 128 MiB staging rings twice in both directions.
 func TestBeyond65535Groups(t *testing.T) {
+	if testing.Short() {
+		t.Skip("67 Mpixels; a dispatch's size, not concurrency: it runs without -short (make test's run after the race detector's)")
+	}
 	b := newBackend(t)
 	if err := b.SetMode(ModeMapped); err != nil {
 		t.Fatal(err)

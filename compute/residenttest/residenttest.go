@@ -38,6 +38,10 @@ type Options struct {
 	// Light runs fewer statistics requests and views per plane (for a
 	// slow simulator).
 	Light bool
+	// Tiny runs only the scenes of a few thousand pixels at most (for a
+	// slow simulator under the race detector, where the session's host
+	// side is what is looked at).
+	Tiny bool
 }
 
 // Scene is a test scene.
@@ -162,6 +166,9 @@ func exprsOf(t *testing.T, set [2][]string) (names []string, exprs []*index.Expr
 // Check runs the suite on the sessions open makes.
 func Check(t *testing.T, open Opener, opt Options) {
 	for _, sc := range Scenes(opt.Short) {
+		if opt.Tiny && sc.Bands[0].Plane.Width*sc.Bands[0].Plane.Height > 4096 {
+			continue
+		}
 		t.Run(sc.Name, func(t *testing.T) { checkScene(t, open, sc, opt) })
 	}
 	t.Run("errors", func(t *testing.T) { checkErrors(t, open) })
