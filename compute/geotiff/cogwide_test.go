@@ -11,6 +11,9 @@ import (
 // gigabytes gets smaller tiles (and reads back as written); one wider than
 // MaxCOGWidth is refused at once, naming the limit.
 func TestCOGVeryWide(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the widest COG, a limit and not concurrency: it runs without -short (make test's run after the race detector's)")
+	}
 	dir := t.TempDir()
 	f, err := os.Create(filepath.Join(dir, "wide.tif"))
 	if err != nil {
