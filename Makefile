@@ -59,7 +59,7 @@ PLAINPKGS = $(shell go list ./... | grep -vxF $(addprefix -e ,$(RACEPKGS)))
 test: setup vet
 	$(GOTEST) -race -short $(RACEPKGS)
 	$(GOTEST) $(PLAINPKGS)
-	go run ./scripts/shorttests $$(go list -f '{{.Dir}}' $(RACEPKGS)) | xargs -r -L 1 -P 2 sh -c '$(GOTEST) -run "$$1" "$$0"'
+	args=$$(go run ./scripts/shorttests -args $$(go list -f '{{.Dir}}' $(RACEPKGS))) && if [ -n "$$args" ]; then $(GOTEST) $$args; fi
 	CANOPY_NOSIMD=1 $(GOTEST) -short ./compute/internal/vec ./compute/goback   # the Go fallback of the AVX2 kernels
 	cd compute/internal/vec/asm && $(GOTEST) .   # the committed assembly is what the generator writes
 	go build -tags nogui -o /dev/null .

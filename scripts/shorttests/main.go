@@ -1,14 +1,19 @@
 // Command shorttests lists, for each package directory it is given, the
 // tests whose behaviour depends on -short: the top-level Test functions
 // that reach testing.Short, directly, through the package's own test
-// helpers or through a helper package's function. make test runs every test once under the race detector with
-// -short (where such tests take their lighter form: fewer layouts, a
-// smaller scene) and then only these, in full, without it.
+// helpers or through a helper package's function. make test runs every
+// test once under the race detector with -short (where such tests take
+// their lighter form: fewer layouts, a smaller scene) and then only these,
+// in full, without it.
 //
-// usage: go run ./scripts/shorttests DIR...
+// usage: go run ./scripts/shorttests [-args] DIR...
 //
 // It prints one line per directory that has such tests: the directory, a
-// tab, and a -run pattern that matches exactly those tests.
+// tab, and a -run pattern that matches exactly those tests. With -args it
+// prints instead, on one line, the arguments of one go test run of them
+// all: -run, a pattern that matches every name listed (a name listed in
+// one package also runs where another package has a test of that name),
+// and the directories; nothing where no directory has such a test.
 package main
 
 import (
@@ -23,8 +28,13 @@ import (
 )
 
 func main() {
-	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: shorttests DIR...")
+	args := os.Args[1:]
+	asArgs := len(args) > 0 && args[0] == "-args"
+	if asArgs {
+		args = args[1:]
+	}
+	if len(args) == 0 {
+		fmt.Fprintln(os.Stderr, "usage: shorttests [-args] DIR...")
 		os.Exit(2)
 	}
 	helpers, err := shortHelpers()
@@ -32,15 +42,24 @@ func main() {
 		fmt.Fprintln(os.Stderr, "shorttests:", err)
 		os.Exit(1)
 	}
-	for _, dir := range os.Args[1:] {
+	var names, dirs []string
+	for _, dir := range args {
 		tests, err := shortTests(dir, helpers)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "shorttests:", err)
 			os.Exit(1)
 		}
-		if len(tests) > 0 {
+		if len(tests) == 0 {
+			continue
+		}
+		if !asArgs {
 			fmt.Printf("%s\t^(%s)$\n", dir, strings.Join(tests, "|"))
 		}
+		names, dirs = append(names, tests...), append(dirs, dir)
+	}
+	if asArgs && len(dirs) > 0 {
+		slices.Sort(names)
+		fmt.Printf("-run ^(%s)$ %s\n", strings.Join(slices.Compact(names), "|"), strings.Join(dirs, " "))
 	}
 }
 
