@@ -81,6 +81,11 @@ type blockProgram struct {
 	// vec.StreamPixels or more whose bands and outputs do not fit in the
 	// last-level cache, no mask to apply after the store).
 	stream bool
+	// onePass: the fused program writes no register (its bands are read
+	// in place, its operations are fused stores: NDVI on float32 bands)
+	// and there is no mask to apply after the store, so a span runs as
+	// one block, without the blocks' set-up (the old scalar loop's pace).
+	onePass bool
 }
 
 // registers is one worker's register file: own[r] is register r's
@@ -104,6 +109,18 @@ func (b *blockProgram) prepare(j *compute.Job, workers int) {
 		r := band.Radiometry
 		b.convs = append(b.convs, vec.Conv{Add: float32(r.Add), Scale: float32(r.Scale), Offset: float32(r.Offset), NoData: band.NoData, HasNoData: band.HasNoData})
 		b.direct = append(b.direct, band.Plane.Type == compute.F32 && r.IsIdentity() && !band.HasNoData)
+	}
+	b.onePass = j.Mask == nil
+	for c, in := range j.Program.Code {
+		switch b.fuse.Kind[c] {
+		case index.FuseSkip, index.FuseStore, index.FuseNDStore:
+			continue
+		case index.FuseNone:
+			if in.Op == index.OpLoad && b.direct[in.A] {
+				continue
+			}
+		}
+		b.onePass = false
 	}
 	nregs := max(1, j.Program.NumRegs)
 	need := nregs * BlockPixels
@@ -135,8 +152,15 @@ func (b *blockProgram) Do(lo, hi int) {
 	p := j.Program
 	for lo < hi {
 		n := min(BlockPixels, hi-lo)
+		if b.onePass {
+			n = hi - lo
+		}
 		rf.own, rf.cur = rf.own[:0], rf.cur[:0]
 		for r := range p.NumRegs {
+			if b.onePass {
+				rf.own = append(rf.own, nil) // not written
+				continue
+			}
 			rf.own = append(rf.own, rf.s[r*BlockPixels:r*BlockPixels+n])
 		}
 		rf.cur = append(rf.cur, rf.own...)
