@@ -3,6 +3,11 @@
 // UTM zone 32N and one in 33N, overlapping across 12° E at about 50.5° N
 // as the tiles of the two zones do there. The values are a smooth field
 // with noise, seeded, the same on every machine.
+//
+// With -read N it writes nothing: it times reading a.tif and b.tif in
+// -out (decoded at their stored type on GOMAXPROCS cores, as canopy warp
+// reads each input) N times each, in turn, and prints each time: the
+// read alone, without the plans and warps canopy warp overlaps with it.
 package main
 
 import (
@@ -12,6 +17,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"time"
 
 	"canopy/compute"
 	"canopy/compute/geotiff"
@@ -21,7 +27,15 @@ import (
 func main() {
 	size := flag.Int("size", 10980, "tile side in pixels")
 	out := flag.String("out", ".", "folder for a.tif (UTM 32N) and b.tif (UTM 33N)")
+	read := flag.Int("read", 0, "time reading a.tif and b.tif in -out this many times each instead of writing them")
 	flag.Parse()
+	if *read > 0 {
+		if err := timeReads(*out, *read); err != nil {
+			fmt.Fprintln(os.Stderr, "tiles:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *size < 16 || *size > 20000 {
 		fmt.Fprintln(os.Stderr, "tiles: --size must be between 16 and 20000")
 		os.Exit(2)
@@ -58,4 +72,28 @@ func write(path string, n int, epsg uint16, x0, y0, res float64, seed uint64) er
 	g := &compute.GeoRef{PixelScale: []float64{res, res, 0}, Tiepoints: []float64{0, 0, 0, x0, y0, 0},
 		GeoKeyDirectory: []uint16{1, 1, 0, 3, 1024, 0, 1, 1, 1025, 0, 1, 1, 3072, 0, 1, epsg}}
 	return geotiff.WriteBands(path, n, n, [][]uint16{v}, g, geotiff.WriteOptions{NoData: "0"})
+}
+
+// timeReads reads a.tif and b.tif in dir n times each, in turn, and
+// prints each read's time.
+func timeReads(dir string, n int) error {
+	for range n {
+		for _, name := range []string{"a.tif", "b.tif"} {
+			f, err := geotiff.Open(filepath.Join(dir, name))
+			if err != nil {
+				return err
+			}
+			t, _ := f.DataType()
+			p := compute.NewPlane(t, f.Width(), f.Height())
+			t0 := time.Now()
+			err = f.ReadRowsInto(1, 0, f.Height(), p)
+			d := time.Since(t0)
+			f.Close()
+			if err != nil {
+				return err
+			}
+			fmt.Printf("%s read %.1f ms\n", name, float64(d.Microseconds())/1000)
+		}
+	}
+	return nil
 }
