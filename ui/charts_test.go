@@ -42,6 +42,12 @@ func TestChartsAfterEveryRunKind(t *testing.T) {
 		{"Compute again", func() { test.Tap(w.Compute) }},
 		{"Compare all again", func() { test.Tap(w.CompareAll) }},
 	}
+	if testing.Short() {
+		// -short is the race detector's run in make test: each kind of
+		// run once (the runs again, after the charts' renderers expired,
+		// in the full run).
+		steps = steps[:4]
+	}
 	views := []struct {
 		tab  int
 		view *chartView

@@ -262,7 +262,13 @@ func streamedGPU(t *testing.T, be compute.Backend) {
 	}
 	var names []string
 	var exprs []*index.Expr
-	for _, c := range index.Catalogue() {
+	for k, c := range index.Catalogue() {
+		// -short is the race detector's run in make test, where the
+		// verification's float64 reference is most of the time: every
+		// third index of the catalogue (NDVI, the first, among them).
+		if testing.Short() && k%3 != 0 {
+			continue
+		}
 		if !slices.ContainsFunc(c.Roles, func(r string) bool { return !slices.Contains(roles, r) }) {
 			names = append(names, c.Name)
 			exprs = append(exprs, c.Expr)

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -54,12 +55,59 @@ func rawMember(t *testing.T, w *zip.Writer, name string, real []byte, size uint6
 	fw, _ := flate.NewWriter(&buf, flate.BestCompression)
 	fw.Write(real)
 	fw.Close()
-	h := &zip.FileHeader{Name: name, Method: zip.Deflate, CRC32: crc32.ChecksumIEEE(real), CompressedSize64: uint64(buf.Len()), UncompressedSize64: size}
+	deflatedMember(t, w, name, buf.Bytes(), crc32.ChecksumIEEE(real), size)
+}
+
+// deflatedMember writes a zip member of DEFLATE data, its CRC-32 and the
+// size it declares as given.
+func deflatedMember(t *testing.T, w *zip.Writer, name string, deflated []byte, crc uint32, size uint64) {
+	t.Helper()
+	h := &zip.FileHeader{Name: name, Method: zip.Deflate, CRC32: crc, CompressedSize64: uint64(len(deflated)), UncompressedSize64: size}
 	m, err := w.CreateRaw(h)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.Write(buf.Bytes())
+	m.Write(deflated)
+}
+
+// zerosDeflated is a DEFLATE stream of n MiB of zeros (n >= 2) and its
+// CRC-32, made from two compressed MiB: the blocks of the second (which
+// refer only to the zeros before them, and end byte-aligned) repeated, so
+// that a 256 MiB bomb takes milliseconds to make instead of compressing
+// 256 MiB (20 s under the race detector).
+func zerosDeflated(n int) ([]byte, uint32) {
+	var buf bytes.Buffer
+	fw, _ := flate.NewWriter(&buf, flate.BestCompression)
+	mib := make([]byte, 1<<20)
+	fw.Write(mib)
+	fw.Flush()
+	first := buf.Len()
+	fw.Write(mib)
+	fw.Flush()
+	out := bytes.Clone(buf.Bytes())
+	chunk := out[first:]
+	for range n - 2 {
+		out = append(out, chunk...)
+	}
+	buf.Reset()
+	fw.Close() // the final, empty block
+	out = append(out, buf.Bytes()...)
+	crc := uint32(0)
+	for range n {
+		crc = crc32.Update(crc, crc32.IEEETable, mib)
+	}
+	return out, crc
+}
+
+// The repeated blocks of zerosDeflated inflate to what they claim.
+func TestZerosDeflated(t *testing.T) {
+	for _, n := range []int{2, 3, 5} {
+		z, crc := zerosDeflated(n)
+		got, err := io.ReadAll(flate.NewReader(bytes.NewReader(z)))
+		if err != nil || len(got) != n<<20 || crc32.ChecksumIEEE(got) != crc || slices.ContainsFunc(got, func(b byte) bool { return b != 0 }) {
+			t.Fatalf("%d MiB: %d bytes inflated (err %v), CRC %08x against %08x", n, len(got), err, crc32.ChecksumIEEE(got), crc)
+		}
+	}
 }
 
 // malformedSAFE copies the N0500 SAFE and lets edit break it.
@@ -165,7 +213,8 @@ func TestMalformed(t *testing.T) {
 		{"zip bomb: member inflating past its size", func(t *testing.T) string {
 			p := filepath.Join(t.TempDir(), s2New+".SAFE.zip")
 			zipTree(t, malformedSAFE(t, func(s string) { os.Remove(mtd(s)) }), p, func(w *zip.Writer) {
-				rawMember(t, w, s2New+".SAFE/MTD_MSIL2A.xml", make([]byte, 256<<20), 4096)
+				z, crc := zerosDeflated(256)
+				deflatedMember(t, w, s2New+".SAFE/MTD_MSIL2A.xml", z, crc, 4096)
 			})
 			return p
 		}, "MTD_MSIL2A.xml"},
