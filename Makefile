@@ -80,9 +80,17 @@ test: setup vet
 	CANOPY_NOSIMD=1 $(GOTEST) -short ./compute/internal/vec ./compute/goback   # the Go fallback of the AVX2 kernels
 	cd compute/internal/vec/asm && $(GOTEST) .   # the committed assembly is what the generator writes
 	go build -tags nogui -o /dev/null .
-	./scripts/gui-smoke
-	./scripts/gui-smoke --backend gl out/gui-smoke-gl.png
-	./scripts/windows-smoke   # the Windows zip cross-built and run under wine; the Linux tarball installed
+	# The GUI smoke tests (the window under Xvfb, once on gl) and the
+	# Windows smoke test (the zip cross-built and run under wine, the Linux
+	# tarball installed) side by side: each keeps about one core busy (a
+	# build, the app, wine), so on two cores together they take the longer
+	# one's time. The Windows test's output comes after the GUI tests'.
+	mkdir -p out && { ./scripts/windows-smoke >out/windows-smoke.log 2>&1; echo $$? >out/windows-smoke.rc; } & \
+	./scripts/gui-smoke && ./scripts/gui-smoke --backend gl out/gui-smoke-gl.png; g=$$?; \
+	wait; cat out/windows-smoke.log; w=$$(cat out/windows-smoke.rc); \
+	[ $$g = 0 ] || echo "make test: the GUI smoke test failed (status $$g)" >&2; \
+	[ $$w = 0 ] || echo "make test: the Windows smoke test failed (status $$w)" >&2; \
+	[ $$g = 0 ] && [ $$w = 0 ]
 
 bench: build
 	./canopy bench --size 1024,2048,4096 --repeat 10
