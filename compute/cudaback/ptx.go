@@ -154,6 +154,17 @@ type kernelSpec struct {
 	Target ptxTarget
 	// Entry is the kernel's entry point ("": KernelName).
 	Entry string
+	// Block is the threads a block of the resident launches (0:
+	// residentBlock).
+	Block int
+}
+
+// block is the threads a block spec's kernel is launched with.
+func (s *kernelSpec) block() int {
+	if s.Block > 0 {
+		return s.Block
+	}
+	return residentBlock
 }
 
 // MaxKernelParams is the most parameters a generated kernel may have

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/bits"
 	"regexp"
 	"strconv"
 	"strings"
@@ -443,7 +444,7 @@ var simElem = map[string]struct {
 	cls  string
 }{
 	"u8": {1, "r"}, "u16": {2, "r"}, "s16": {2, "r"}, "u32": {4, "r"}, "s32": {4, "r"},
-	"f32": {4, "f"}, "f64": {8, "fd"},
+	"f32": {4, "f"}, "f64": {8, "fd"}, "u64": {8, "rd"},
 }
 
 // thread runs th until it reaches a barrier (true) or returns (false).
@@ -592,6 +593,24 @@ func (k *simKernel) thread(mem *simMemory, shared []byte, params map[string]uint
 			err = put(0, v[0]+v[1], "rd")
 		case "shr.u64":
 			err = put(0, v[0]>>v[1], "rd")
+		// The inflate kernel's (inflate_ptx.go): bit operations, 64-bit
+		// subtraction and narrowing, more compares.
+		case "or.b64":
+			err = put(0, v[0]|v[1], "rd")
+		case "sub.u64":
+			err = put(0, v[0]-v[1], "rd")
+		case "or.b32":
+			err = put(0, uint64(uint32(v[0])|uint32(v[1])), "r")
+		case "xor.b32":
+			err = put(0, uint64(uint32(v[0])^uint32(v[1])), "r")
+		case "brev.b32":
+			err = put(0, uint64(bits.Reverse32(uint32(v[0]))), "r")
+		case "cvt.u32.u64":
+			err = put(0, uint64(uint32(v[0])), "r")
+		case "setp.gt.u64":
+			err = pred(v[0] > v[1])
+		case "setp.le.u32":
+			err = pred(uint32(v[0]) <= uint32(v[1]))
 		case "shl.b64":
 			err = put(0, v[0]<<v[1], "rd")
 		case "and.b64":
@@ -767,7 +786,8 @@ func (k *simKernel) thread(mem *simMemory, shared []byte, params map[string]uint
 			err = put(0, bitsOf(r), "f")
 		case "ld.global.nc.u8", "ld.global.nc.u16", "ld.global.nc.s16", "ld.global.nc.u32", "ld.global.nc.s32",
 			"ld.global.nc.f32", "ld.global.nc.v2.u32", "ld.global.nc.v4.u32", "ld.global.nc.v4.f32",
-			"ld.shared.u32", "ld.shared.f32", "ld.shared.f64", "ld.local.f32":
+			"ld.shared.u32", "ld.shared.f32", "ld.shared.f64", "ld.local.f32",
+			"ld.global.nc.u64", "ld.shared.u16", "ld.shared.u8":
 			a, e := get(1)
 			if e != nil {
 				return false, e
@@ -809,7 +829,7 @@ func (k *simKernel) thread(mem *simMemory, shared []byte, params map[string]uint
 					x = uint64(binary.LittleEndian.Uint16(w))
 				case "s16":
 					x = uint64(uint32(int32(int16(binary.LittleEndian.Uint16(w)))))
-				case "f64":
+				case "f64", "u64":
 					x = binary.LittleEndian.Uint64(w)
 				default:
 					x = uint64(binary.LittleEndian.Uint32(w))
@@ -820,7 +840,8 @@ func (k *simKernel) thread(mem *simMemory, shared []byte, params map[string]uint
 				regs[d.slot], set[d.slot] = x, true
 			}
 		case "st.global.f32", "st.global.v4.f32", "st.global.u32", "st.global.f64",
-			"st.shared.u32", "st.shared.f32", "st.shared.f64", "st.local.f32":
+			"st.shared.u32", "st.shared.f32", "st.shared.f64", "st.local.f32",
+			"st.shared.u16", "st.shared.u8":
 			a, e := get(0)
 			if e != nil {
 				return false, e
@@ -850,9 +871,14 @@ func (k *simKernel) thread(mem *simMemory, shared []byte, params map[string]uint
 				if s.kind != simReg || s.cls != elem.cls || !set[s.slot] {
 					return false, fmt.Errorf("line %d: %s of an unwritten register or one of another class", in.line, in.op)
 				}
-				if elem.size == 8 {
+				switch elem.size {
+				case 1:
+					bs[l] = byte(regs[s.slot])
+				case 2:
+					binary.LittleEndian.PutUint16(bs[2*l:], uint16(regs[s.slot]))
+				case 8:
 					binary.LittleEndian.PutUint64(bs[8*l:], regs[s.slot])
-				} else {
+				default:
 					binary.LittleEndian.PutUint32(bs[4*l:], uint32(regs[s.slot]))
 				}
 			}

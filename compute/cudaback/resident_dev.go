@@ -192,7 +192,7 @@ func (d *cudaDev) launch(spec *kernelSpec, grid int, args []any) error {
 	if err != nil {
 		return err
 	}
-	return d.s.drv.Launch(k.fn, cuda.Dim3{X: uint32(grid), Y: 1, Z: 1}, cuda.Dim3{X: residentBlock, Y: 1, Z: 1}, 0, d.stream, args...)
+	return d.s.drv.Launch(k.fn, cuda.Dim3{X: uint32(grid), Y: 1, Z: 1}, cuda.Dim3{X: uint32(spec.block()), Y: 1, Z: 1}, 0, d.stream, args...)
 }
 
 // takeSlot returns the next staging buffer once the copy that used it

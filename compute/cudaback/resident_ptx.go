@@ -36,6 +36,7 @@ type ptxBuilder struct {
 	shared int      // bytes of the kernel's shared array (0: none)
 	local  int      // bytes of each thread's local array (0: none)
 	labels int
+	block  int // threads a block (0: residentBlock)
 }
 
 const (
@@ -130,7 +131,11 @@ func (b *ptxBuilder) finish(t ptxTarget, about string) string {
 		}
 		fmt.Fprintf(&out, "\t.param %s %s_param_%d%s\n", typ, b.entry, i, sep)
 	}
-	fmt.Fprintf(&out, ")\n.maxntid %d, 1, 1\n{\n", residentBlock)
+	block := b.block
+	if block == 0 {
+		block = residentBlock
+	}
+	fmt.Fprintf(&out, ")\n.maxntid %d, 1, 1\n{\n", block)
 	for c := range ptxRegPrefix {
 		fmt.Fprintf(&out, "\t.reg %s %s<%d>;\n", ptxRegType[c], ptxRegPrefix[c], b.n[c]+1)
 	}

@@ -83,7 +83,7 @@ func (d *simDev) launch(spec *kernelSpec, grid int, args []any) error {
 		e = KernelName
 	}
 	d.launches[e]++
-	return k.run(d.mem, grid, residentBlock, args)
+	return k.run(d.mem, grid, spec.block(), args)
 }
 
 // span is the memory at device address p, n bytes.

@@ -199,7 +199,28 @@ func (r *warpJob) input(plan *warp.Plan, src *warp.Source, dPlane, dFilled cuda.
 		r.jit += time.Since(t0)
 	}
 	var ptr [6]cuda.DevicePtr
+	if src.Stored != nil && src.Plane.Data == nil {
+		// The band as stored: inflated and placed on the device; a chunk
+		// the device did not inflate has the host decode the band, so
+		// that its result, or its error, is the host reader's.
+		p, ok, err := r.storedPlane(src.Stored)
+		if err != nil {
+			return first, err
+		}
+		if ok {
+			ptr[0] = p
+		} else {
+			src.Plane.Data = make([]byte, src.Plane.Pixels()*src.Plane.Type.Size())
+			if err := src.Stored.Decode(src.Plane); err != nil {
+				src.Plane.Data = nil
+				return first, err
+			}
+		}
+	}
 	for i, b := range [][]byte{src.Plane.Data, src.Mask, raw(plan.Segs), raw(plan.RowStart), raw(plan.Far), raw(plan.FarStart)} {
+		if i == 0 && ptr[0] != 0 {
+			continue // on the device already
+		}
 		if b == nil && i != 1 && i < 4 {
 			return first, errors.New("an empty plan or band")
 		}
@@ -311,6 +332,11 @@ func (w *WarpBackend) WarpStream(n int, next func(i int) (*warp.Plan, []*warp.So
 	}
 	return out, nil
 }
+
+// TakesStored implements warp.StoredTaker: a DEFLATE band comes up as
+// its file stores it (about two thirds of its decoded size for a
+// Sentinel-2-like tile) and is inflated on the device (inflate.go).
+func (*WarpBackend) TakesStored() bool { return true }
 
 // TakeParts implements warp.PartReporter: where the last WarpStream's
 // time after the last input's arrival went.

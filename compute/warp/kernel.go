@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"canopy/compute"
+	"canopy/compute/geotiff"
 )
 
 // Source is one band to warp, as stored: its samples, where it lies, and
@@ -21,11 +22,30 @@ type Source struct {
 	Mask []uint8
 	// Name names the source in messages.
 	Name string
+	// Stored, for a StoredTaker backend, is the band as its file stores
+	// it, not yet decoded: Plane then has its type and size but no Data.
+	Stored *geotiff.Stored
+}
+
+// StoredTaker is a Streamer that decodes bands itself: a source read for
+// it may come as stored (Source.Stored) rather than decoded.
+type StoredTaker interface {
+	Streamer
+	TakesStored() bool
 }
 
 // Check reports a source whose parts do not fit together.
 func (s *Source) Check() error {
-	if err := s.Plane.Check(); err != nil {
+	p := s.Plane
+	if s.Stored != nil && p.Data == nil {
+		st := s.Stored
+		if st.Type != p.Type || st.Width != p.Width || st.Height != p.Height {
+			return fmt.Errorf("%s: the stored band is %d×%d %s, the plane %d×%d %s", s.Name, st.Width, st.Height, st.Type, p.Width, p.Height, p.Type)
+		}
+		if p.Type.Size() == 0 || p.Width <= 0 || p.Height <= 0 {
+			return fmt.Errorf("%s: a %d×%d band of unknown type", s.Name, p.Width, p.Height)
+		}
+	} else if err := p.Check(); err != nil {
 		return fmt.Errorf("%s: %v", s.Name, err)
 	}
 	if s.Plane.Width != s.Grid.Width || s.Plane.Height != s.Grid.Height {

@@ -130,11 +130,14 @@ func cmdWarp(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		grids = append(grids, warp.SourceGrid{Width: in.grid.Width, Height: in.grid.Height, Affine: in.grid.Affine(), CRS: in.grid.CRS})
 		names = append(names, in.spec)
 	}
+	// A backend that inflates bands itself gets DEFLATE bands as stored.
+	st, stored := be.(warp.StoredTaker)
+	stored = stored && st.TakesStored()
 	read := func(i int) ([]*warp.Source, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err // interrupted: no input is read after it
 		}
-		return ins[i].read()
+		return ins[i].read(stored)
 	}
 	targets, times, err := warp.MosaicStream(target, grids, names, read, r, *maxErr, be)
 	if err != nil {
@@ -270,21 +273,39 @@ func openWarpInput(f *geotiff.File, spec, path string, band int) (*warpInput, er
 // read decodes the input's bands at their stored type (warp.MosaicStream
 // checks that every input gives as many, of the same types), on every
 // core, and closes the file.
-func (in *warpInput) read() ([]*warp.Source, error) {
-	defer in.close()
+func (in *warpInput) read(stored bool) ([]*warp.Source, error) {
 	f := in.f
 	if f == nil {
 		return nil, fmt.Errorf("%s: read twice", in.path)
 	}
+	keep := false // open for a stored band's host decoding (closeWarpInputs closes it)
+	defer func() {
+		if !keep {
+			in.close()
+		}
+	}()
 	nd, has := f.NoData()
 	var out []*warp.Source
 	g := in.grid
 	for _, b := range in.bands {
-		p := compute.NewPlane(in.typ, f.Width(), f.Height())
-		if err := f.ReadRowsInto(b, 0, f.Height(), p); err != nil {
-			return nil, err
+		var st *geotiff.Stored
+		if stored {
+			var err error
+			if st, err = f.ReadStored(b); err != nil {
+				return nil, err
+			}
 		}
-		s := &warp.Source{Plane: p, NoData: nd, HasNoData: has, Name: fmt.Sprintf("%s:%d", in.path, b),
+		p := compute.Plane{Type: in.typ, Width: f.Width(), Height: f.Height()}
+		if st != nil && st.Type == in.typ {
+			keep = true
+		} else {
+			st = nil
+			p = compute.NewPlane(in.typ, f.Width(), f.Height())
+			if err := f.ReadRowsInto(b, 0, f.Height(), p); err != nil {
+				return nil, err
+			}
+		}
+		s := &warp.Source{Plane: p, Stored: st, NoData: nd, HasNoData: has, Name: fmt.Sprintf("%s:%d", in.path, b),
 			Grid: warp.SourceGrid{Width: g.Width, Height: g.Height, Affine: g.Affine(), CRS: g.CRS}}
 		if in.typ != compute.F32 && has && (nd != math.Trunc(nd) || math.IsNaN(nd)) {
 			s.HasNoData = false // no sample of the type can equal it

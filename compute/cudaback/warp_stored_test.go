@@ -1,0 +1,223 @@
+package cudaback
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"canopy/compute"
+	"canopy/compute/computetest"
+	"canopy/compute/geotiff"
+	"canopy/compute/grid"
+	"canopy/compute/warp"
+)
+
+// streamRun is a streamed mosaic on some device.
+type streamRun func(n int, next func(i int) (*warp.Plan, []*warp.Source, error)) ([]*warp.Target, error)
+
+// storedTiles writes two w×h uint16 DEFLATE GeoTIFFs (tiles of side
+// tile, predictor 2, nodata 0) in UTM 32N and 33N across 12° E, the
+// second with one tile's stream damaged when damage is set, and returns
+// their paths and grids.
+func storedTiles(t *testing.T, w, h, tile int, damage bool) ([]string, []warp.SourceGrid) {
+	t.Helper()
+	dir := t.TempDir()
+	var paths []string
+	var grids []warp.SourceGrid
+	for k, c := range []struct {
+		epsg uint16
+		x0   float64
+	}{{32632, 712740 - float64(w)*6}, {32633, 287250 - float64(w)*4}} { // overlapping across 12° E at 50.5° N
+		v := storedValues[uint16](w, h)
+		for i := range v {
+			if i%w < 3 && k == 1 {
+				v[i] = 0 // nodata down the left edge
+			}
+		}
+		g := &compute.GeoRef{PixelScale: []float64{10, 10, 0}, Tiepoints: []float64{0, 0, 0, c.x0, 5598520, 0},
+			GeoKeyDirectory: []uint16{1, 1, 0, 3, 1024, 0, 1, 1, 1025, 0, 1, 1, 3072, 0, 1, c.epsg}}
+		p := filepath.Join(dir, fmt.Sprintf("%d.tif", k))
+		if err := geotiff.WriteBands(p, w, h, [][]uint16{v}, g, geotiff.WriteOptions{NoData: "0", TileSize: tile}); err != nil {
+			t.Fatal(err)
+		}
+		if damage && k == 1 {
+			f, err := geotiff.Open(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := f.ReadStored(1)
+			f.Close()
+			if err != nil || st == nil {
+				t.Fatalf("ReadStored: %v %v", st, err)
+			}
+			// The middle of the last tile's stream, found by its bytes.
+			mid := (st.Spans[len(st.Spans)-2] + st.Spans[len(st.Spans)-1]) / 2
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			at := bytes.Index(b, st.Data[mid:mid+24])
+			if at < 0 {
+				t.Fatal("the tile's bytes are not in the file")
+			}
+			for i := range 24 {
+				b[at+i] ^= 0x5A
+			}
+			if err := os.WriteFile(p, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		paths = append(paths, p)
+		grids = append(grids, warp.SourceGrid{Width: w, Height: h, Affine: [6]float64{c.x0, 10, 0, 5598520, 0, -10}, CRS: fmt.Sprintf("EPSG:%d", c.epsg)})
+	}
+	return paths, grids
+}
+
+// checkStoredStream mosaics two DEFLATE tiles across UTM zones with the
+// bands as stored (inflated on the device) and as the host decodes them:
+// the mosaics are identical. With a damaged tile, the stored road gives
+// what the host road gives: the same mosaic, or the same error.
+func checkStoredStream(t *testing.T, run func() streamRun, w, h, tile int, damage bool) {
+	paths, grids := storedTiles(t, w, h, tile, damage)
+	var fps [][4]float64
+	for _, sg := range grids {
+		fp, err := grid.Footprint(grid.Grid{CRS: sg.CRS, X0: sg.Affine[0], Y0: sg.Affine[3], ResX: 10, ResY: 10, Width: w, Height: h}, "EPSG:32633")
+		if err != nil {
+			t.Fatal(err)
+		}
+		fps = append(fps, fp)
+	}
+	g, err := grid.Aligned("EPSG:32633", 32633, 10, 10, grid.Union(fps...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plans []*warp.Plan
+	for _, sg := range grids {
+		p, err := warp.NewPlan(g, sg, warp.Bilinear, warp.MaxError)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plans = append(plans, p)
+	}
+	mosaic := func(stored bool) ([]*warp.Target, error) {
+		var files []*geotiff.File
+		defer func() {
+			for _, f := range files {
+				f.Close()
+			}
+		}()
+		next := func(i int) (*warp.Plan, []*warp.Source, error) {
+			f, err := geotiff.Open(paths[i])
+			if err != nil {
+				return nil, nil, err
+			}
+			files = append(files, f)
+			s := &warp.Source{Plane: compute.Plane{Type: compute.U16, Width: w, Height: h}, Grid: grids[i], HasNoData: true, Name: paths[i]}
+			if stored {
+				if s.Stored, err = f.ReadStored(1); err != nil || s.Stored == nil {
+					return nil, nil, fmt.Errorf("ReadStored: %v %v", s.Stored, err)
+				}
+			} else {
+				s.Plane = compute.NewPlane(compute.U16, w, h)
+				if err := f.ReadRowsInto(1, 0, h, s.Plane); err != nil {
+					return nil, nil, err
+				}
+			}
+			return plans[i], []*warp.Source{s}, nil
+		}
+		return run()(len(paths), next)
+	}
+	want, werr := mosaic(false)
+	got, gerr := mosaic(true)
+	switch {
+	case werr != nil || gerr != nil:
+		if werr == nil || gerr == nil || werr.Error() != gerr.Error() {
+			t.Fatalf("host road: %v; stored road: %v", werr, gerr)
+		}
+		t.Logf("both roads: %v", werr)
+	case !bytes.Contains(want[0].Filled, []byte{1}):
+		t.Fatal("the mosaic has no valid pixel")
+	case !bytes.Equal(got[0].Plane.Data, want[0].Plane.Data) || !bytes.Equal(got[0].Filled, want[0].Filled):
+		t.Errorf("the mosaic from the stored bands differs from the host-decoded bands'")
+	}
+	if damage && werr == nil {
+		t.Logf("the damaged tile decodes on the host (the damage past its rows)")
+	}
+}
+
+// TestWarpStoredSim: the stored road on the PTX interpreter, with a clean
+// and a damaged tile, frees what it allocates.
+func TestWarpStoredSim(t *testing.T) {
+	for _, damage := range []bool{false, true} {
+		t.Run(fmt.Sprintf("damaged %v", damage), func(t *testing.T) {
+			var devs []*simDev
+			run := func() streamRun {
+				d := newSimDev(t)
+				devs = append(devs, d)
+				return func(n int, next func(int) (*warp.Plan, []*warp.Source, error)) ([]*warp.Target, error) {
+					return runStream(&warpJob{dev: d}, n, next)
+				}
+			}
+			checkStoredStream(t, run, 40, 35, 16, damage)
+			for _, d := range devs {
+				if d.live != 0 {
+					t.Errorf("%d device buffers left allocated", d.live)
+				}
+			}
+		})
+	}
+}
+
+// TestWarpStoredGPU: the stored road on the GPU, 256-pixel tiles with
+// partial ones at the edges, clean and damaged.
+func TestWarpStoredGPU(t *testing.T) {
+	be, err := warp.Get("cuda")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wb := be.(*WarpBackend)
+	ok, why := wb.Available()
+	computetest.SkipUnlessGPU(t, ok, why)
+	for _, damage := range []bool{false, true} {
+		t.Run(fmt.Sprintf("damaged %v", damage), func(t *testing.T) {
+			checkStoredStream(t, func() streamRun { return wb.WarpStream }, 1000, 700, 256, damage)
+		})
+	}
+}
+
+// TestInflateGPU inflates on the GPU every stream TestInflateSim and
+// TestInflateSimBroken use, at their full sizes and larger, many at once.
+func TestInflateGPU(t *testing.T) {
+	be, err := warp.Get("cuda")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wb := be.(*WarpBackend)
+	ok, why := wb.Available()
+	computetest.SkipUnlessGPU(t, ok, why)
+	dev, _, err := wb.backend().newDev()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if leave, err := dev.enter(); err == nil {
+			dev.close()
+			leave()
+		}
+	}()
+	var cases []inflateCase
+	for _, n := range []int{0, 1, 300, 5000, 40000, 131072, 1 << 20} {
+		for name, b := range inflateInputs(n) {
+			for _, level := range []int{0, -2, 1, 6, 9} {
+				cases = append(cases, inflateCase{name: fmt.Sprintf("%s %d go level %d", name, n, level), stream: deflateGo(t, level, b), cap: len(b), need: len(b), want: b})
+			}
+			if z := libdeflateZlib(t, 1, b); z != nil {
+				cases = append(cases, inflateCase{name: fmt.Sprintf("%s %d libdeflate", name, n), stream: z[2 : len(z)-4], cap: len(b), need: len(b), want: b})
+			}
+		}
+	}
+	status, outs := inflateAll(t, dev, cases)
+	checkInflated(t, cases, status, outs)
+}
