@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"canopy/compute/geotiff"
+	"canopy/compute/warp"
 	"canopy/native/cuda"
 )
 
@@ -98,21 +99,48 @@ func inflateChunks(dev residentDev, data []byte, spans []int64, caps, needs []in
 	return status, nil
 }
 
+// stored returns src's band on the device when it came as stored
+// (Source.Stored), inflated there (the caller frees it), or 0 when it has
+// its samples on the host: decoded there now when a chunk did not
+// inflate on the device, so that the result, or the error, is the host
+// reader's.
+func (r *warpJob) stored(src *warp.Source) (cuda.DevicePtr, error) {
+	if src.Stored == nil || src.Plane.Data != nil {
+		return 0, nil
+	}
+	p, ok, err := r.storedPlane(src.Stored)
+	if err != nil || ok {
+		return p, err
+	}
+	src.Plane.Data = make([]byte, src.Plane.Pixels()*src.Plane.Type.Size())
+	if err := src.Stored.Decode(src.Plane); err != nil {
+		src.Plane.Data = nil
+		return 0, err
+	}
+	return 0, nil
+}
+
 // storedPlane inflates st's chunks on the device and places them, the
-// predictor undone, into a new device plane (one of r's buffers). ok is
-// false, and no plane is kept, when a chunk did not inflate (the caller
-// then decodes the band on the host).
+// predictor undone, into a new device plane, which the caller frees. ok
+// is false, and no plane is kept, when a chunk did not inflate (the
+// caller then decodes the band on the host).
 func (r *warpJob) storedPlane(st *geotiff.Stored) (plane cuda.DevicePtr, ok bool, err error) {
 	size := placeSize(st.Type)
 	rows := int64(st.Chunks()) * int64(st.ChunkH)
 	if size == 0 || rows >= math.MaxInt32 || int64(st.Width)*int64(st.Height) >= math.MaxInt32 {
 		return 0, false, nil
 	}
-	first := len(r.bufs)
-	plane, err = r.alloc(st.Width * st.Height * size)
+	p, err := r.dev.alloc(max(st.Width*st.Height*size, 8))
 	if err != nil {
 		return 0, false, err
 	}
+	plane = p
+	defer func() {
+		if !ok {
+			r.dev.free(p)
+			plane = 0
+		}
+	}()
 	sh := placeShape{Size: size, Predictor: st.Predictor == 2}
 	spec := genPlace(sh, r.dev.target())
 	t0 := time.Now()
@@ -132,7 +160,6 @@ func (r *warpJob) storedPlane(st *geotiff.Stored) (plane cuda.DevicePtr, ok bool
 	}
 	for _, s := range status {
 		if s != inflateOK {
-			r.freeFrom(first)
 			return 0, false, nil
 		}
 	}

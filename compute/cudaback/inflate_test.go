@@ -342,7 +342,7 @@ func TestStoredPlaneSim(t *testing.T) {
 			if !bytes.Equal(got, want.Data) {
 				t.Errorf("the device's plane differs from the host reader's")
 			}
-			r.freeFrom(0)
+			dev.free(plane)
 			if dev.live != 0 {
 				t.Errorf("%d device buffers left", dev.live)
 			}

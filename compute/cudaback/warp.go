@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"sync"
 	"time"
 	"unsafe"
@@ -178,11 +179,15 @@ func (r *warpJob) freeFrom(first int) {
 	r.bufs = r.bufs[:first]
 }
 
-// input uploads src's band and mask and plan's segments and queues the
-// kernel over the target's plane and filled map on the device. It
-// returns the index of its first buffer in r.bufs.
-func (r *warpJob) input(plan *warp.Plan, src *warp.Source, dPlane, dFilled cuda.DevicePtr, dst *warp.Target) (int, error) {
+// input uploads src's band (unless onDev holds it on the device already,
+// one of r's buffers) and mask and plan's segments and queues the kernel
+// over the target's plane and filled map on the device. It returns the
+// index of its first buffer in r.bufs.
+func (r *warpJob) input(plan *warp.Plan, src *warp.Source, onDev, dPlane, dFilled cuda.DevicePtr, dst *warp.Target) (int, error) {
 	first := len(r.bufs)
+	if onDev != 0 {
+		r.bufs = append(r.bufs, onDev) // freed with the input's buffers
+	}
 	if plan.Empty || len(plan.Segs) == 0 {
 		return first, nil
 	}
@@ -199,22 +204,14 @@ func (r *warpJob) input(plan *warp.Plan, src *warp.Source, dPlane, dFilled cuda.
 		r.jit += time.Since(t0)
 	}
 	var ptr [6]cuda.DevicePtr
-	if src.Stored != nil && src.Plane.Data == nil {
-		// The band as stored: inflated and placed on the device; a chunk
-		// the device did not inflate has the host decode the band, so
-		// that its result, or its error, is the host reader's.
-		p, ok, err := r.storedPlane(src.Stored)
-		if err != nil {
+	ptr[0] = onDev
+	if onDev == 0 {
+		var err error
+		if ptr[0], err = r.stored(src); err != nil {
 			return first, err
 		}
-		if ok {
-			ptr[0] = p
-		} else {
-			src.Plane.Data = make([]byte, src.Plane.Pixels()*src.Plane.Type.Size())
-			if err := src.Stored.Decode(src.Plane); err != nil {
-				src.Plane.Data = nil
-				return first, err
-			}
+		if ptr[0] != 0 {
+			r.bufs = append(r.bufs, ptr[0])
 		}
 	}
 	for i, b := range [][]byte{src.Plane.Data, src.Mask, raw(plan.Segs), raw(plan.RowStart), raw(plan.Far), raw(plan.FarStart)} {
@@ -273,7 +270,7 @@ func runWarp(dev residentDev, plans []*warp.Plan, srcs []*warp.Source, dst *warp
 		return r.jit, err
 	}
 	for k, plan := range plans {
-		first, err := r.input(plan, srcs[k], dPlane, dFilled, dst)
+		first, err := r.input(plan, srcs[k], 0, dPlane, dFilled, dst)
 		if err != nil {
 			return r.jit, err
 		}
@@ -309,14 +306,14 @@ func (d *cudaDev) fill(p cuda.DevicePtr, value uint32, size, count int) error {
 // filled map to zero, neither uploaded), each input's band going up and
 // its kernel running while the next input is read; the targets come down
 // once, after the last.
-func (w *WarpBackend) WarpStream(n int, next func(i int) (*warp.Plan, []*warp.Source, error)) ([]*warp.Target, error) {
+func (w *WarpBackend) WarpStream(n int, arrived func(i int) ([]*warp.Source, error), next func(i int) (*warp.Plan, []*warp.Source, error)) ([]*warp.Target, error) {
 	dev, setup, err := w.backend().newDev()
 	w.addSetup(setup)
 	if err != nil {
 		return nil, fmt.Errorf("cuda warp: %w", err)
 	}
 	r := &warpJob{dev: dev}
-	out, err := runStream(r, n, next)
+	out, err := runStream(r, n, arrived, next)
 	mark := time.Now()
 	if leave, err := dev.enter(); err == nil {
 		dev.close()
@@ -349,10 +346,12 @@ func (w *WarpBackend) TakeParts() []warp.StreamPart {
 }
 
 // runStream is WarpStream on r's device: entered while it queues work,
-// left while it waits for the next input. The host targets' pages are
-// mapped on every core while the inputs are read, so that the download
-// at the end only copies into them.
-func runStream(r *warpJob, n int, next func(i int) (*warp.Plan, []*warp.Source, error)) (out []*warp.Target, err error) {
+// left while it waits for the next input. A band that arrives as stored
+// is inflated on the device as soon as it arrives, while its plan is
+// still being made. The host targets' pages are mapped on every core
+// while the inputs are read, so that the download at the end only copies
+// into them.
+func runStream(r *warpJob, n int, arrived func(i int) ([]*warp.Source, error), next func(i int) (*warp.Plan, []*warp.Source, error)) (out []*warp.Target, err error) {
 	dev := r.dev
 	entered := func(f func() error) error {
 		leave, err := dev.enter()
@@ -362,7 +361,18 @@ func runStream(r *warpJob, n int, next func(i int) (*warp.Plan, []*warp.Source, 
 		defer leave()
 		return f()
 	}
-	release := func() { r.freeFrom(0) }
+	// loose are the stored bands inflated on the device and not yet
+	// handed to their input's buffers.
+	var loose []cuda.DevicePtr
+	release := func() {
+		r.freeFrom(0)
+		for _, p := range loose {
+			if p != 0 {
+				dev.free(p)
+			}
+		}
+		loose = nil
+	}
 	defer func() {
 		entered(func() error {
 			if err != nil {
@@ -376,16 +386,18 @@ func runStream(r *warpJob, n int, next func(i int) (*warp.Plan, []*warp.Source, 
 	var targets []onDev
 	var pages sync.WaitGroup
 	defer pages.Wait()
-	// pending is the first buffer of the inputs whose kernels may still
+	// pending is the first buffer of the input whose kernels may still
 	// run: freed once the next input has arrived and they are done.
 	pending := -1
 	var mark time.Time
 	for i := range n {
-		plan, srcs, err := next(i)
+		early, err := arrived(i)
 		if err != nil {
 			return nil, err
 		}
-		mark = time.Now()
+		// The previous input's buffers go (its kernels done), then this
+		// input's stored bands are inflated: its buffers start here.
+		stored := make([]cuda.DevicePtr, len(early))
 		err = entered(func() error {
 			if pending >= 0 {
 				if err := dev.sync(); err != nil {
@@ -394,6 +406,27 @@ func runStream(r *warpJob, n int, next func(i int) (*warp.Plan, []*warp.Source, 
 				r.freeFrom(pending)
 				pending = -1
 			}
+			for b, s := range early {
+				var err error
+				if stored[b], err = r.stored(s); err != nil {
+					return err
+				}
+				loose = append(loose, stored[b])
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		plan, srcs, err := next(i)
+		if err != nil {
+			return nil, err
+		}
+		if len(srcs) != len(early) {
+			return nil, fmt.Errorf("input %d: %d bands arrived, %d planned", i, len(early), len(srcs))
+		}
+		mark = time.Now()
+		err = entered(func() error {
 			if i == 0 {
 				for _, s := range srcs {
 					t, fill, err := warp.EmptyTarget(plan, s.Plane.Type, s.NoData, s.HasNoData)
@@ -424,7 +457,8 @@ func runStream(r *warpJob, n int, next func(i int) (*warp.Plan, []*warp.Source, 
 				if err := checkWarp([]*warp.Plan{plan}, []*warp.Source{s}, out[b]); err != nil {
 					return err
 				}
-				first, err := r.input(plan, s, targets[b].plane, targets[b].filled, out[b])
+				loose = slices.DeleteFunc(loose, func(p cuda.DevicePtr) bool { return p == stored[b] }) // r's now
+				first, err := r.input(plan, s, stored[b], targets[b].plane, targets[b].filled, out[b])
 				if err != nil {
 					return err
 				}

@@ -15,7 +15,7 @@ import (
 )
 
 // streamRun is a streamed mosaic on some device.
-type streamRun func(n int, next func(i int) (*warp.Plan, []*warp.Source, error)) ([]*warp.Target, error)
+type streamRun func(n int, arrived func(i int) ([]*warp.Source, error), next func(i int) (*warp.Plan, []*warp.Source, error)) ([]*warp.Target, error)
 
 // storedTiles writes two w×h uint16 DEFLATE GeoTIFFs (tiles of side
 // tile, predictor 2, nodata 0) in UTM 32N and 33N across 12° E, the
@@ -108,26 +108,34 @@ func checkStoredStream(t *testing.T, run func() streamRun, w, h, tile int, damag
 				f.Close()
 			}
 		}()
-		next := func(i int) (*warp.Plan, []*warp.Source, error) {
+		read := make([][]*warp.Source, len(paths))
+		arrived := func(i int) ([]*warp.Source, error) {
 			f, err := geotiff.Open(paths[i])
 			if err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 			files = append(files, f)
 			s := &warp.Source{Plane: compute.Plane{Type: compute.U16, Width: w, Height: h}, Grid: grids[i], HasNoData: true, Name: paths[i]}
 			if stored {
 				if s.Stored, err = f.ReadStored(1); err != nil || s.Stored == nil {
-					return nil, nil, fmt.Errorf("ReadStored: %v %v", s.Stored, err)
+					return nil, fmt.Errorf("ReadStored: %v %v", s.Stored, err)
 				}
 			} else {
 				s.Plane = compute.NewPlane(compute.U16, w, h)
 				if err := f.ReadRowsInto(1, 0, h, s.Plane); err != nil {
-					return nil, nil, err
+					return nil, err
 				}
 			}
-			return plans[i], []*warp.Source{s}, nil
+			read[i] = []*warp.Source{s}
+			return read[i], nil
 		}
-		return run()(len(paths), next)
+		next := func(i int) (*warp.Plan, []*warp.Source, error) {
+			if read[i] == nil {
+				return nil, nil, fmt.Errorf("input %d planned before it arrived", i)
+			}
+			return plans[i], read[i], nil
+		}
+		return run()(len(paths), arrived, next)
 	}
 	want, werr := mosaic(false)
 	got, gerr := mosaic(true)
@@ -156,8 +164,8 @@ func TestWarpStoredSim(t *testing.T) {
 			run := func() streamRun {
 				d := newSimDev(t)
 				devs = append(devs, d)
-				return func(n int, next func(int) (*warp.Plan, []*warp.Source, error)) ([]*warp.Target, error) {
-					return runStream(&warpJob{dev: d}, n, next)
+				return func(n int, arrived func(int) ([]*warp.Source, error), next func(int) (*warp.Plan, []*warp.Source, error)) ([]*warp.Target, error) {
+					return runStream(&warpJob{dev: d}, n, arrived, next)
 				}
 			}
 			checkStoredStream(t, run, 40, 35, 16, damage)

@@ -259,7 +259,8 @@ func TestWarpStreamSimulated(t *testing.T) {
 				if !memset {
 					dev = noFill{d}
 				}
-				got, err := runStream(&warpJob{dev: dev}, len(inputs), next)
+				arrived := func(i int) ([]*warp.Source, error) { return inputs[i], nil }
+				got, err := runStream(&warpJob{dev: dev}, len(inputs), arrived, next)
 				if err != nil {
 					t.Fatalf("%s %s: %v", typ, r, err)
 				}

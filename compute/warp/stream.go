@@ -11,12 +11,15 @@ import (
 // Streamer is a backend that warps a mosaic's inputs as they arrive:
 // next(i) blocks until input i's plan and bands are ready (i from 0 to
 // n−1, in order) and the backend warps them while the next input is
-// still being read. It makes the targets itself, one a band, as NewTarget
+// still being read. arrived(i) blocks only until input i's bands are read
+// and returns them, not yet checked against the plan (next returns the
+// same bands, checked): a backend may start moving or decoding them while
+// the plan is still being made. It makes the targets itself, one a band, as NewTarget
 // does from input 0's plan and bands (their types and nodata): a GPU sets
 // them on the device instead of uploading them. The result is
 // MosaicPlanned's.
 type Streamer interface {
-	WarpStream(n int, next func(i int) (*Plan, []*Source, error)) ([]*Target, error)
+	WarpStream(n int, arrived func(i int) ([]*Source, error), next func(i int) (*Plan, []*Source, error)) ([]*Target, error)
 }
 
 // StreamTimes is where a streamed mosaic's time went. Read and Plan run
@@ -76,10 +79,13 @@ func MosaicStream(g grid.Grid, grids []SourceGrid, names []string, read func(i i
 		bands []*Source
 		err   error
 	}
-	inputs := make([]chan got, n)
+	// Input i's bands are inputs[i] once ready[i] is closed; an input
+	// that fails fails every one after it.
+	inputs := make([]got, n)
+	ready := make([]chan struct{}, n)
 	plans := make([]chan got, n)
 	for i := range n {
-		inputs[i] = make(chan got, 1)
+		ready[i] = make(chan struct{})
 		plans[i] = make(chan got, 1)
 	}
 	done := make(chan struct{})
@@ -88,13 +94,19 @@ func MosaicStream(g grid.Grid, grids []SourceGrid, names []string, read func(i i
 	wg.Go(func() {
 		defer func() { readEnd = time.Now() }()
 		for i := range n {
-			b, err := read(i)
 			select {
-			case inputs[i] <- got{bands: b, err: err}:
 			case <-done:
 				return
+			default:
 			}
+			b, err := read(i)
+			inputs[i] = got{bands: b, err: err}
+			close(ready[i])
 			if err != nil {
+				for j := i + 1; j < n; j++ {
+					inputs[j] = got{err: err}
+					close(ready[j])
+				}
 				return
 			}
 		}
@@ -119,11 +131,19 @@ func MosaicStream(g grid.Grid, grids []SourceGrid, names []string, read func(i i
 		}
 	})
 	var first []*Source
+	arrived := func(i int) ([]*Source, error) {
+		if i < 0 || i >= n {
+			return nil, fmt.Errorf("no input %d of %d", i, n)
+		}
+		<-ready[i]
+		return inputs[i].bands, inputs[i].err
+	}
 	next := func(i int) (*Plan, []*Source, error) {
 		if i < 0 || i >= n {
 			return nil, nil, fmt.Errorf("no input %d of %d", i, n)
 		}
-		in := <-inputs[i]
+		<-ready[i]
+		in := inputs[i]
 		if in.err != nil {
 			return nil, nil, in.err
 		}
@@ -142,7 +162,7 @@ func MosaicStream(g grid.Grid, grids []SourceGrid, names []string, read func(i i
 	var out []*Target
 	var err error
 	if s, ok := be.(Streamer); ok {
-		out, err = s.WarpStream(n, next)
+		out, err = s.WarpStream(n, arrived, next)
 	} else {
 		out, err = warpEach(n, next, be)
 	}

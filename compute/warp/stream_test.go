@@ -1,6 +1,7 @@
 package warp
 
 import (
+	"fmt"
 	"bytes"
 	"errors"
 	"math/rand/v2"
@@ -76,9 +77,23 @@ type streamer struct {
 	calls int
 }
 
-func (s *streamer) WarpStream(n int, next func(i int) (*Plan, []*Source, error)) ([]*Target, error) {
+func (s *streamer) WarpStream(n int, arrived func(i int) ([]*Source, error), next func(i int) (*Plan, []*Source, error)) ([]*Target, error) {
 	s.calls++
-	return warpEach(n, next, s.goBackend)
+	var early [][]*Source
+	for i := range n {
+		b, err := arrived(i)
+		if err != nil {
+			return nil, err
+		}
+		early = append(early, b)
+	}
+	return warpEach(n, func(i int) (*Plan, []*Source, error) {
+		p, c, err := next(i)
+		if err == nil && (len(c) != len(early[i]) || c[0] != early[i][0]) {
+			err = fmt.Errorf("input %d: arrived gave other bands than next", i)
+		}
+		return p, c, err
+	}, s.goBackend)
 }
 
 // MosaicStream gives Mosaic's bytes on every backend, and through a
