@@ -1,9 +1,9 @@
 package warp
 
 import (
-	"fmt"
 	"bytes"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
