@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	proj "github.com/twpayne/go-proj/v11"
 
@@ -28,6 +29,8 @@ type transformer struct {
 	ctx    *proj.Context
 	srcCRS string
 	dstCRS string
+	// def is the PROJ string of the operation (open), for clones.
+	def string
 	// buf holds the points of one PROJ call (points).
 	buf []proj.Coord
 }
@@ -78,6 +81,13 @@ func (t *transformer) open() error {
 		return fmt.Errorf("no transformation from %s to %s: %v", excerpt(t.dstCRS), excerpt(t.srcCRS), err)
 	}
 	t.ctx, t.pj = ctx, norm
+	// The operation PROJ chose, as a PROJ string: a clone builds it
+	// without PROJ's database (an object with several candidate
+	// operations has none, and its clones open it again).
+	t.def = ""
+	if d := norm.Info().Definition; strings.HasPrefix(d, "proj=") {
+		t.def = d
+	}
 	return nil
 }
 
@@ -87,6 +97,13 @@ func (t *transformer) clone() (*transformer, error) {
 	c.buf = nil
 	if t.pj == nil {
 		return &c, nil
+	}
+	if t.def != "" {
+		ctx := proj.NewContext()
+		if pj, err := ctx.New(t.def); err == nil {
+			c.ctx, c.pj = ctx, pj
+			return &c, nil
+		}
 	}
 	return &c, c.open()
 }
