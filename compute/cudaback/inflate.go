@@ -3,6 +3,7 @@ package cudaback
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"canopy/compute/geotiff"
@@ -10,14 +11,23 @@ import (
 	"canopy/native/cuda"
 )
 
-// inflateChunks inflates DEFLATE streams on dev (entered by the caller):
-// data holds them (spans[2i], spans[2i+1] bound stream i, inflatePad zero
-// bytes after the last), chunk i decodes to at most caps[i] bytes and at
-// least needs[i]. The decoded chunks lie on the device at raw, chunk i at
-// i·stride, while then queues its work on them; after the device is done
-// it returns each chunk's status (inflateOK or why not) and frees what it
-// allocated.
-func inflateChunks(dev residentDev, data []byte, spans []int64, caps, needs []int32, then func(raw cuda.DevicePtr, stride int) error) (status []uint32, err error) {
+// inflation is DEFLATE chunks being inflated on a device: the work is
+// queued (startInflate) and its statuses read once it is done (finish).
+type inflation struct {
+	dev    residentDev
+	n      int
+	raw    cuda.DevicePtr // the decoded chunks, chunk i at i·stride
+	stride int
+	status cuda.DevicePtr
+	bufs   []cuda.DevicePtr // everything it allocated, raw and status included
+}
+
+// startInflate queues the inflation of DEFLATE streams on dev (entered by
+// the caller): data holds them (spans[2i], spans[2i+1] bound stream i,
+// inflatePad zero bytes after the last), chunk i decodes to at most
+// caps[i] bytes and at least needs[i]. data must stay untouched until
+// finish.
+func startInflate(dev residentDev, data []byte, spans []int64, caps, needs []int32) (in *inflation, err error) {
 	n := len(caps)
 	if n == 0 || len(spans) != 2*n || len(needs) != n {
 		return nil, fmt.Errorf("inflate: %d spans, %d sizes and %d lengths", len(spans), n, len(needs))
@@ -37,21 +47,25 @@ func inflateChunks(dev residentDev, data []byte, spans []int64, caps, needs []in
 	if _, err := dev.prepare(spec); err != nil {
 		return nil, err
 	}
-	var bufs []cuda.DevicePtr
+	in = &inflation{dev: dev, n: n, stride: stride}
 	defer func() {
 		if err != nil {
-			dev.sync()
-		}
-		for _, p := range bufs {
-			dev.free(p)
+			in.free()
+			in = nil
 		}
 	}()
+	alloc := func(bytes int) (cuda.DevicePtr, error) {
+		p, err := dev.alloc(max(bytes, 8))
+		if err == nil {
+			in.bufs = append(in.bufs, p)
+		}
+		return p, err
+	}
 	put := func(b []byte) (cuda.DevicePtr, error) {
-		p, err := dev.alloc(max(len(b), 8))
+		p, err := alloc(len(b))
 		if err != nil {
 			return 0, err
 		}
-		bufs = append(bufs, p)
 		return p, dev.upload(p, b)
 	}
 	dData, err := put(data)
@@ -70,33 +84,132 @@ func inflateChunks(dev residentDev, data []byte, spans []int64, caps, needs []in
 	if err != nil {
 		return nil, err
 	}
-	out, err := dev.alloc(max(stride*n, 8))
-	if err != nil {
+	if in.raw, err = alloc(stride * n); err != nil {
 		return nil, err
 	}
-	bufs = append(bufs, out)
-	dStatus, err := dev.alloc(4 * n)
-	if err != nil {
+	if in.status, err = alloc(4 * n); err != nil {
 		return nil, err
 	}
-	bufs = append(bufs, dStatus)
-	args := []any{dData, dSpans, out, uint64(stride), dCaps, dNeeds, dStatus, uint32(n)}
-	if err := dev.launch(spec, n, args); err != nil {
+	args := []any{dData, dSpans, in.raw, uint64(stride), dCaps, dNeeds, in.status, uint32(n)}
+	return in, dev.launch(spec, n, args)
+}
+
+// finish waits for the inflation (and the work queued after it), returns
+// each chunk's status (inflateOK or why not) and frees what it allocated.
+func (in *inflation) finish() ([]uint32, error) {
+	defer in.free()
+	status := make([]uint32, in.n)
+	if err := in.dev.download(raw(status), in.status); err != nil {
 		return nil, err
 	}
-	if then != nil {
-		if err := then(out, stride); err != nil {
-			return nil, err
-		}
-	}
-	status = make([]uint32, n)
-	if err := dev.download(raw(status), dStatus); err != nil {
-		return nil, err
-	}
-	if err := dev.sync(); err != nil {
+	if err := in.dev.sync(); err != nil {
 		return nil, err
 	}
 	return status, nil
+}
+
+// free frees what the inflation allocated (the device is synchronised or
+// the work abandoned after an error).
+func (in *inflation) free() {
+	for _, p := range in.bufs {
+		in.dev.free(p)
+	}
+	in.bufs = nil
+}
+
+// inflateChunks is startInflate and finish, with then queuing work on
+// the decoded chunks in between.
+func inflateChunks(dev residentDev, data []byte, spans []int64, caps, needs []int32, then func(raw cuda.DevicePtr, stride int) error) ([]uint32, error) {
+	in, err := startInflate(dev, data, spans, caps, needs)
+	if err != nil {
+		return nil, err
+	}
+	if then != nil {
+		if err := then(in.raw, in.stride); err != nil {
+			dev.sync()
+			in.free()
+			return nil, err
+		}
+	}
+	return in.finish()
+}
+
+// storedBand is a stored band being inflated into a plane on the device.
+type storedBand struct {
+	in    *inflation
+	plane cuda.DevicePtr
+}
+
+// startStored queues the inflation of st's chunks and their placement,
+// the predictor undone, into a new device plane; nil (and no error) when
+// the device does not take st (the caller decodes it on the host).
+func (r *warpJob) startStored(st *geotiff.Stored) (sb *storedBand, err error) {
+	size := placeSize(st.Type)
+	rows := int64(st.Chunks()) * int64(st.ChunkH)
+	if size == 0 || rows >= math.MaxInt32 || int64(st.Width)*int64(st.Height) >= math.MaxInt32 {
+		return nil, nil
+	}
+	spec := genPlace(placeShape{Size: size, Predictor: st.Predictor == 2}, r.dev.target())
+	t0 := time.Now()
+	jitted, err := r.dev.prepare(spec)
+	if err != nil {
+		return nil, err
+	}
+	if jitted {
+		r.jit += time.Since(t0)
+	}
+	plane, err := r.dev.alloc(max(st.Width*st.Height*size, 8))
+	if err != nil {
+		return nil, err
+	}
+	in, err := startInflate(r.dev, st.Data, st.Spans, st.Cap, st.Need)
+	if err != nil {
+		r.dev.free(plane)
+		return nil, err
+	}
+	args := []any{in.raw, uint64(in.stride), plane, uint32(st.Width), uint32(st.Height), uint32(st.ChunkW), uint32(st.ChunkH), uint32(st.Across), uint32(rows)}
+	if err := r.dev.launch(spec, int((rows+residentBlock-1)/residentBlock), args); err != nil {
+		r.dev.sync()
+		in.free()
+		r.dev.free(plane)
+		return nil, err
+	}
+	return &storedBand{in: in, plane: plane}, nil
+}
+
+// finish waits for the band's inflation and returns its plane, which the
+// caller frees; ok is false, and no plane is kept, when a chunk did not
+// inflate.
+func (sb *storedBand) finish(dev residentDev) (plane cuda.DevicePtr, ok bool, err error) {
+	status, err := sb.in.finish()
+	if err == nil {
+		ok = !slices.ContainsFunc(status, func(s uint32) bool { return s != inflateOK })
+	}
+	if !ok {
+		dev.free(sb.plane)
+		return 0, false, err
+	}
+	return sb.plane, true, nil
+}
+
+// abandon frees the band's memory after an error (the device is
+// synchronised first).
+func (sb *storedBand) abandon(dev residentDev) {
+	dev.sync()
+	sb.in.free()
+	dev.free(sb.plane)
+}
+
+// storedPlane inflates st's chunks on the device and places them, the
+// predictor undone, into a new device plane, which the caller frees. ok
+// is false, and no plane is kept, when the device does not take st or a
+// chunk did not inflate (the caller then decodes the band on the host).
+func (r *warpJob) storedPlane(st *geotiff.Stored) (plane cuda.DevicePtr, ok bool, err error) {
+	sb, err := r.startStored(st)
+	if err != nil || sb == nil {
+		return 0, false, err
+	}
+	return sb.finish(r.dev)
 }
 
 // stored returns src's band on the device when it came as stored
@@ -108,9 +221,21 @@ func (r *warpJob) stored(src *warp.Source) (cuda.DevicePtr, error) {
 	if src.Stored == nil || src.Plane.Data != nil {
 		return 0, nil
 	}
-	p, ok, err := r.storedPlane(src.Stored)
-	if err != nil || ok {
-		return p, err
+	sb, err := r.startStored(src.Stored)
+	if err != nil {
+		return 0, err
+	}
+	return r.finishStored(src, sb)
+}
+
+// finishStored is stored's second half: sb (nil: not taken) finished,
+// or the band decoded on the host.
+func (r *warpJob) finishStored(src *warp.Source, sb *storedBand) (cuda.DevicePtr, error) {
+	if sb != nil {
+		p, ok, err := sb.finish(r.dev)
+		if err != nil || ok {
+			return p, err
+		}
 	}
 	src.Plane.Data = make([]byte, src.Plane.Pixels()*src.Plane.Type.Size())
 	if err := src.Stored.Decode(src.Plane); err != nil {
@@ -118,50 +243,4 @@ func (r *warpJob) stored(src *warp.Source) (cuda.DevicePtr, error) {
 		return 0, err
 	}
 	return 0, nil
-}
-
-// storedPlane inflates st's chunks on the device and places them, the
-// predictor undone, into a new device plane, which the caller frees. ok
-// is false, and no plane is kept, when a chunk did not inflate (the
-// caller then decodes the band on the host).
-func (r *warpJob) storedPlane(st *geotiff.Stored) (plane cuda.DevicePtr, ok bool, err error) {
-	size := placeSize(st.Type)
-	rows := int64(st.Chunks()) * int64(st.ChunkH)
-	if size == 0 || rows >= math.MaxInt32 || int64(st.Width)*int64(st.Height) >= math.MaxInt32 {
-		return 0, false, nil
-	}
-	p, err := r.dev.alloc(max(st.Width*st.Height*size, 8))
-	if err != nil {
-		return 0, false, err
-	}
-	plane = p
-	defer func() {
-		if !ok {
-			r.dev.free(p)
-			plane = 0
-		}
-	}()
-	sh := placeShape{Size: size, Predictor: st.Predictor == 2}
-	spec := genPlace(sh, r.dev.target())
-	t0 := time.Now()
-	jitted, err := r.dev.prepare(spec)
-	if err != nil {
-		return 0, false, err
-	}
-	if jitted {
-		r.jit += time.Since(t0)
-	}
-	status, err := inflateChunks(r.dev, st.Data, st.Spans, st.Cap, st.Need, func(raw cuda.DevicePtr, stride int) error {
-		args := []any{raw, uint64(stride), plane, uint32(st.Width), uint32(st.Height), uint32(st.ChunkW), uint32(st.ChunkH), uint32(st.Across), uint32(rows)}
-		return r.dev.launch(spec, int((rows+residentBlock-1)/residentBlock), args)
-	})
-	if err != nil {
-		return 0, false, err
-	}
-	for _, s := range status {
-		if s != inflateOK {
-			return 0, false, nil
-		}
-	}
-	return plane, true, nil
 }
