@@ -6,7 +6,12 @@ import (
 	"canopy/compute/grid"
 )
 
-func BenchmarkZZPlan(b *testing.B) {
+// BenchmarkPlanTiles makes the plans of bench/warp's geometry: two
+// 10980² Sentinel-2 tiles, UTM 32N and 33N across 12° E, bilinear onto
+// one UTM 33N grid at 10 m (18405 × 11821 pixels). The 32N tile's plan
+// is the work (the approximate transformer over every row, PROJ on
+// every worker); the 33N tile's is in the target's own system.
+func BenchmarkPlanTiles(b *testing.B) {
 	n := 10980
 	res := 10.0
 	srcs := []SourceGrid{
