@@ -15,6 +15,8 @@ import (
 // queued (startInflate) and its statuses read once it is done (finish).
 type inflation struct {
 	dev    residentDev
+	data   []byte // the streams on the host, page-locked while they go up when pinned
+	pinned bool
 	n      int
 	raw    cuda.DevicePtr // the decoded chunks, chunk i at i·stride
 	stride int
@@ -23,7 +25,8 @@ type inflation struct {
 }
 
 // startInflate queues the inflation of DEFLATE streams on dev (entered by
-// the caller): data holds them (spans[2i], spans[2i+1] bound stream i,
+// the caller; the device must be synchronised before data is unpinned,
+// which finish and free do): data holds them (spans[2i], spans[2i+1] bound stream i,
 // inflatePad zero bytes after the last), chunk i decodes to at most
 // caps[i] bytes and at least needs[i]. data must stay untouched until
 // finish.
@@ -47,9 +50,13 @@ func startInflate(dev residentDev, data []byte, spans []int64, caps, needs []int
 	if _, err := dev.prepare(spec); err != nil {
 		return nil, err
 	}
-	in = &inflation{dev: dev, n: n, stride: stride}
+	// The streams go up straight from their own pages, page-locked, so
+	// that the copy is queued and the host goes on (a staged copy would
+	// wait here for the work queued before it).
+	in = &inflation{dev: dev, data: data, n: n, stride: stride, pinned: dev.pin(data)}
 	defer func() {
 		if err != nil {
+			dev.sync()
 			in.free()
 			in = nil
 		}
@@ -115,6 +122,10 @@ func (in *inflation) free() {
 		in.dev.free(p)
 	}
 	in.bufs = nil
+	if in.pinned {
+		in.dev.unpin(in.data)
+		in.pinned = false
+	}
 }
 
 // inflateChunks is startInflate and finish, with then queuing work on
