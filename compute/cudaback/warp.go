@@ -34,8 +34,9 @@ type WarpBackend struct {
 	// spent since TakeSetup.
 	mu    sync.Mutex
 	setup time.Duration
-	// parts is where the last WarpStream's tail went (TakeParts).
-	parts []warp.StreamPart
+	// parts is where the last WarpStream's tail went (TakeParts), events
+	// its steps (TakeEvents).
+	parts, events []warp.StreamPart
 }
 
 func init() { warp.Register(&WarpBackend{}) }
@@ -147,8 +148,16 @@ type warpJob struct {
 	dev  residentDev
 	bufs []cuda.DevicePtr
 	jit  time.Duration
-	// parts is where a stream's time after its last input went.
-	parts []warp.StreamPart
+	// parts is where a stream's time after its last input went; events
+	// its steps, each at its time since start.
+	parts  []warp.StreamPart
+	events []warp.StreamPart
+	start  time.Time
+}
+
+// event records a step of the stream at its time since r.start.
+func (r *warpJob) event(format string, args ...any) {
+	r.events = append(r.events, warp.StreamPart{Name: fmt.Sprintf(format, args...), Time: time.Since(r.start)})
 }
 
 // part adds the time since *t as the named part and moves *t on.
@@ -312,7 +321,7 @@ func (w *WarpBackend) WarpStream(n int, arrived func(i int) ([]*warp.Source, err
 	if err != nil {
 		return nil, fmt.Errorf("cuda warp: %w", err)
 	}
-	r := &warpJob{dev: dev}
+	r := &warpJob{dev: dev, start: time.Now()}
 	out, err := runStream(r, n, arrived, next)
 	mark := time.Now()
 	if leave, err := dev.enter(); err == nil {
@@ -322,12 +331,23 @@ func (w *WarpBackend) WarpStream(n int, arrived func(i int) ([]*warp.Source, err
 	r.part("the session closed", &mark)
 	w.addSetup(r.jit)
 	w.mu.Lock()
-	w.parts = r.parts
+	w.parts, w.events = r.parts, r.events
 	w.mu.Unlock()
 	if err != nil {
 		return nil, fmt.Errorf("cuda warp: %w", err)
 	}
 	return out, nil
+}
+
+// TakeEvents implements warp.EventReporter: the last WarpStream's steps
+// (each input's arrival, its inflation queued and done, its plan, its
+// warp queued), each at its time since the stream began.
+func (w *WarpBackend) TakeEvents() []warp.StreamPart {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	e := w.events
+	w.events = nil
+	return e
 }
 
 // TakesStored implements warp.StoredTaker: a DEFLATE band comes up as
@@ -397,6 +417,7 @@ func runStream(r *warpJob, n int, arrived func(i int) ([]*warp.Source, error), n
 		if err != nil {
 			return nil, err
 		}
+		r.event("input %d arrived", i)
 		// This input's stored bands start inflating on the device while
 		// its plan is made.
 		started := make([]*storedBand, len(early))
@@ -411,6 +432,7 @@ func runStream(r *warpJob, n int, arrived func(i int) ([]*warp.Source, error), n
 				}
 				if started[b] != nil {
 					loose = append(loose, started[b])
+					r.event("input %d band %d: inflation queued", i, b+1)
 				}
 			}
 			return nil
@@ -426,6 +448,7 @@ func runStream(r *warpJob, n int, arrived func(i int) ([]*warp.Source, error), n
 			return nil, fmt.Errorf("input %d: %d bands arrived, %d planned", i, len(early), len(srcs))
 		}
 		mark = time.Now()
+		r.event("input %d planned", i)
 		stored := make([]cuda.DevicePtr, len(early))
 		err = entered(func() error {
 			if pending >= 0 {
@@ -447,6 +470,7 @@ func runStream(r *warpJob, n int, arrived func(i int) ([]*warp.Source, error), n
 				if stored[b] != 0 {
 					planes = append(planes, stored[b])
 				}
+				r.event("input %d band %d: inflated (on the device: %v)", i, b+1, stored[b] != 0)
 			}
 			if i == 0 {
 				for _, s := range srcs {
@@ -486,6 +510,7 @@ func runStream(r *warpJob, n int, arrived func(i int) ([]*warp.Source, error), n
 				if pending < 0 {
 					pending = first
 				}
+				r.event("input %d band %d: warp queued", i, b+1)
 			}
 			return nil
 		})

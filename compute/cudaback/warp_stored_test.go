@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"canopy/compute"
@@ -161,14 +162,31 @@ func TestWarpStoredSim(t *testing.T) {
 	for _, damage := range []bool{false, true} {
 		t.Run(fmt.Sprintf("damaged %v", damage), func(t *testing.T) {
 			var devs []*simDev
+			var jobs []*warpJob
 			run := func() streamRun {
 				d := newSimDev(t)
 				devs = append(devs, d)
+				r := &warpJob{dev: d}
+				jobs = append(jobs, r)
 				return func(n int, arrived func(int) ([]*warp.Source, error), next func(int) (*warp.Plan, []*warp.Source, error)) ([]*warp.Target, error) {
-					return runStream(&warpJob{dev: d}, n, arrived, next)
+					return runStream(r, n, arrived, next)
 				}
 			}
 			checkStoredStream(t, run, 40, 35, 16, damage)
+			// The stored road's steps: each input's band inflated on the
+			// device before its warp is queued (the damaged one decoded
+			// on the host instead).
+			var steps []string
+			for _, e := range jobs[1].events {
+				steps = append(steps, e.Name)
+			}
+			want := "input 1 band 1: inflated (on the device: true)"
+			if damage {
+				want = "input 0 band 1: inflated (on the device: true)"
+			}
+			if !slices.Contains(steps, want) || !slices.Contains(steps, "input 1 band 1: inflation queued") {
+				t.Errorf("steps %q: want %q among them", steps, want)
+			}
 			for _, d := range devs {
 				if d.live != 0 {
 					t.Errorf("%d device buffers left allocated", d.live)

@@ -37,6 +37,16 @@ type StreamTimes struct {
 	// Parts is where a PartReporter backend says the time after the last
 	// input's arrival went, in order.
 	Parts []StreamPart
+	// Events are an EventReporter backend's steps, each at its time
+	// since the backend's stream began.
+	Events []StreamPart
+}
+
+// EventReporter is a Streamer that says when its steps happened:
+// TakeEvents returns its last WarpStream's, in order, each Time the
+// offset from the stream's start.
+type EventReporter interface {
+	TakeEvents() []StreamPart
 }
 
 // StreamPart is a named part of a streamed mosaic's time.
@@ -181,6 +191,9 @@ func MosaicStream(g grid.Grid, grids []SourceGrid, names []string, read func(i i
 	}
 	if pr, ok := be.(PartReporter); ok {
 		tm.Parts = pr.TakeParts()
+	}
+	if er, ok := be.(EventReporter); ok {
+		tm.Events = er.TakeEvents()
 	}
 	if err != nil {
 		return nil, tm, err

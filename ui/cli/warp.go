@@ -178,16 +178,19 @@ func cmdWarp(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	total := open + times.Total
 	if *asJSON {
 		// A backend's account of the time after the last input arrived.
-		var parts []map[string]any
+		var parts, events []map[string]any
 		for _, p := range times.Parts {
 			parts = append(parts, map[string]any{"part": p.Name, "ms": ms(p.Time)})
+		}
+		for _, e := range times.Events {
+			events = append(events, map[string]any{"event": e.Name, "at_ms": ms(e.Time)})
 		}
 		return json.NewEncoder(stdout).Encode(map[string]any{
 			"crs": target.CRS, "epsg": target.EPSG, "res_x": target.ResX, "res_y": target.ResY,
 			"width": target.Width, "height": target.Height, "x0": target.X0, "y0": target.Y0,
 			"bands": bands, "inputs": len(ins), "resampling": r.String(), "backend": be.Name(),
 			"valid_pixels": valid, "total_ms": ms(total), "load_ms": ms(open + times.Read), "plan_ms": ms(times.Plan),
-			"warp_ms": ms(times.Tail), "write_ms": ms(writeTime), "setup_ms": ms(times.Setup), "tail_parts": parts,
+			"warp_ms": ms(times.Tail), "write_ms": ms(writeTime), "setup_ms": ms(times.Setup), "tail_parts": parts, "events": events,
 		})
 	}
 	fmt.Fprintf(stdout, "%s: %s, %s (%s), %d band(s) from %d input(s), %d of %d pixels valid; read, plan and warp %.1f ms (read %.1f ms with the plans made meanwhile in %.1f ms, then warp %.1f ms), write %.1f ms\n",
