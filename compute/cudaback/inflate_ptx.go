@@ -78,6 +78,7 @@ type infGen struct {
 	start               string // stream start (u64)
 	bc, o, cap          string // bits in bb, bytes written, the chunk's size (u32)
 	out                 string // the chunk's output slot (u64)
+	op                  string // out + o, where the next byte goes (u64)
 	errCorrupt, errLong string
 	errOverrun          string
 }
@@ -129,8 +130,9 @@ func (g *infGen) branch(cmp, a, b, l string) {
 	g.ins("@%s bra %s", p, l)
 }
 
-// refill makes the bit buffer hold at least 32 bits (one 4-byte load when
-// it holds fewer), or goes to the overrun error.
+// refill makes the bit buffer hold at least 32 bits (one aligned 4-byte
+// load when it holds fewer; align has made pos a multiple of 4), or goes
+// to the overrun error.
 func (g *infGen) refill() {
 	skip := g.label()
 	g.branch("ge", g.bc, "32", skip)
@@ -138,18 +140,7 @@ func (g *infGen) refill() {
 	g.ins("setp.gt.u64 %s, %s, %s", p, g.pos, g.lim)
 	g.ins("@%s bra %s", p, g.errOverrun)
 	w := g.r32()
-	for k := range 4 {
-		b := g.r32()
-		a := g.r64()
-		g.ins("add.u64 %s, %s, %d", a, g.pos, k)
-		g.ins("ld.global.nc.u8 %s, [%s]", b, a)
-		if k == 0 {
-			g.ins("mov.u32 %s, %s", w, b)
-			continue
-		}
-		g.ins("shl.b32 %s, %s, %d", b, b, 8*k)
-		g.ins("or.b32 %s, %s, %s", w, w, b)
-	}
+	g.ins("ld.global.nc.u32 %s, [%s]", w, g.pos)
 	w64 := g.r64()
 	g.ins("cvt.u64.u32 %s, %s", w64, w)
 	g.ins("shl.b64 %s, %s, %s", w64, w64, g.bc)
@@ -157,6 +148,27 @@ func (g *infGen) refill() {
 	g.ins("add.u32 %s, %s, 32", g.bc, g.bc)
 	g.ins("add.u64 %s, %s, 4", g.pos, g.pos)
 	g.place(skip)
+}
+
+// align takes bytes one at a time into the buffer (which holds at most 8
+// bits) until pos is a multiple of 4, for refill's aligned loads.
+func (g *infGen) align() {
+	loop, done := g.label(), g.label()
+	g.place(loop)
+	lo := g.r32()
+	g.ins("cvt.u32.u64 %s, %s", lo, g.pos)
+	g.ins("and.b32 %s, %s, 3", lo, lo)
+	g.branch("eq", lo, "0", done)
+	b := g.r32()
+	g.ins("ld.global.nc.u8 %s, [%s]", b, g.pos)
+	b64 := g.r64()
+	g.ins("cvt.u64.u32 %s, %s", b64, b)
+	g.ins("shl.b64 %s, %s, %s", b64, b64, g.bc)
+	g.ins("or.b64 %s, %s, %s", g.bb, g.bb, b64)
+	g.ins("add.u32 %s, %s, 8", g.bc, g.bc)
+	g.ins("add.u64 %s, %s, 1", g.pos, g.pos)
+	g.ins("bra %s", loop)
+	g.place(done)
 }
 
 // bits takes n bits (an immediate or a u32 register, at most 16) from the
@@ -366,10 +378,7 @@ func (g *infGen) setLens(at, lo, hi, v int) {
 // copyMatch copies length bytes from dist back (both u32 registers; the
 // caller checked dist ≤ o and o + length ≤ cap).
 func (g *infGen) copyMatch(length, dist string) {
-	o64 := g.r64()
-	g.ins("cvt.u64.u32 %s, %s", o64, g.o)
-	dst := g.r64()
-	g.ins("add.u64 %s, %s, %s", dst, g.out, o64)
+	dst := g.op
 	d64 := g.r64()
 	g.ins("cvt.u64.u32 %s, %s", d64, dist)
 	src := g.r64()
@@ -452,6 +461,9 @@ func (g *infGen) copyMatch(length, dist string) {
 	g.ins("bra %s", tail)
 	g.place(done)
 	g.ins("add.u32 %s, %s, %s", g.o, g.o, length)
+	l64 := g.r64()
+	g.ins("cvt.u64.u32 %s, %s", l64, length)
+	g.ins("add.u64 %s, %s, %s", g.op, g.op, l64)
 }
 
 // genInflate is the inflate kernel. Parameters: the streams (u8), their
@@ -511,6 +523,9 @@ func genInflate(t ptxTarget) *kernelSpec {
 	g.ins("mov.u64 %s, 0", g.bb)
 	g.ins("mov.u32 %s, 0", g.bc)
 	g.ins("mov.u32 %s, 0", g.o)
+	g.op = g.r64()
+	g.ins("mov.u64 %s, %s", g.op, g.out)
+	g.align()
 
 	block, stored, fixed, dyn, codes, blockEnd := g.label(), g.label(), g.label(), g.label(), g.label(), g.label()
 	g.place(block)
@@ -552,10 +567,7 @@ func genInflate(t ptxTarget) *kernelSpec {
 		room := g.r32()
 		g.ins("sub.u32 %s, %s, %s", room, g.cap, g.o)
 		g.branch("gt", ln, room, g.errLong)
-		o64 := g.r64()
-		g.ins("cvt.u64.u32 %s, %s", o64, g.o)
-		dst := g.r64()
-		g.ins("add.u64 %s, %s, %s", dst, g.out, o64)
+		dst := g.op
 		k := g.imm32(0)
 		loop, done := g.label(), g.label()
 		g.place(loop)
@@ -572,6 +584,8 @@ func genInflate(t ptxTarget) *kernelSpec {
 		g.ins("bra %s", loop)
 		g.place(done)
 		g.ins("add.u32 %s, %s, %s", g.o, g.o, ln)
+		g.ins("add.u64 %s, %s, %s", g.op, g.op, l64)
+		g.align()
 		g.ins("bra %s", blockEnd)
 	}
 
@@ -679,11 +693,8 @@ func genInflate(t ptxTarget) *kernelSpec {
 		s := g.decode(infLT, infLitBits, infLC, infLS)
 		g.branch("ge", s, "256", isLen)
 		g.branch("ge", g.o, g.cap, g.errLong)
-		o64 := g.r64()
-		g.ins("cvt.u64.u32 %s, %s", o64, g.o)
-		a := g.r64()
-		g.ins("add.u64 %s, %s, %s", a, g.out, o64)
-		g.ins("st.global.u8 [%s], %s", a, s)
+		g.ins("st.global.u8 [%s], %s", g.op, s)
+		g.ins("add.u64 %s, %s, 1", g.op, g.op)
 		g.ins("add.u32 %s, %s, 1", g.o, g.o)
 		g.ins("bra %s", sym)
 		g.place(isLen)
