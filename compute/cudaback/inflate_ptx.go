@@ -130,6 +130,18 @@ func (g *infGen) branch(cmp, a, b, l string) {
 	g.ins("@%s bra %s", p, l)
 }
 
+// count runs body with i (a u32 register, moved on) from its value up
+// to n (a register or an immediate), one at a time.
+func (g *infGen) count(i, n string, body func()) {
+	loop, done := g.label(), g.label()
+	g.place(loop)
+	g.branch("ge", i, n, done)
+	body()
+	g.ins("add.u32 %s, %s, 1", i, i)
+	g.ins("bra %s", loop)
+	g.place(done)
+}
+
 // refill makes the bit buffer hold at least 32 bits (one aligned 4-byte
 // load when it holds fewer; align has made pos a multiple of 4), or goes
 // to the overrun error.
@@ -261,18 +273,14 @@ func (g *infGen) build(lens int, lensAt, n string, tbits, tbl, cnt, sym int) {
 		g.ins("add.u32 %s, %s, %s", base, base, lensAt)
 	}
 	s := g.imm32(0)
-	loop, done := g.label(), g.label()
-	g.place(loop)
-	g.branch("ge", s, n, done)
-	li := g.r32()
-	g.ins("add.u32 %s, %s, %s", li, base, s)
-	l := g.ldsh(0, li, 1)
-	c := g.ldsh(cnt, l, 2)
-	g.ins("add.u32 %s, %s, 1", c, c)
-	g.stsh(cnt, l, 2, c)
-	g.ins("add.u32 %s, %s, 1", s, s)
-	g.ins("bra %s", loop)
-	g.place(done)
+	g.count(s, n, func() {
+		li := g.r32()
+		g.ins("add.u32 %s, %s, %s", li, base, s)
+		l := g.ldsh(0, li, 1)
+		c := g.ldsh(cnt, l, 2)
+		g.ins("add.u32 %s, %s, 1", c, c)
+		g.stsh(cnt, l, 2, c)
+	})
 
 	// Over-subscribed or incomplete?
 	left, total := g.imm32(1), g.imm32(0)
@@ -299,32 +307,23 @@ func (g *infGen) build(lens int, lensAt, n string, tbits, tbl, cnt, sym int) {
 		g.ins("add.u32 %s, %s, %s", off, off, c)
 	}
 	g.ins("mov.u32 %s, 0", s)
-	loop2, done2, next2 := g.label(), g.label(), g.label()
-	g.place(loop2)
-	g.branch("ge", s, n, done2)
-	li2 := g.r32()
-	g.ins("add.u32 %s, %s, %s", li2, base, s)
-	l2 := g.ldsh(0, li2, 1)
-	g.branch("eq", l2, "0", next2)
-	o := g.ldsh(infOFF, l2, 2)
-	g.stsh(sym, o, 2, s)
-	g.ins("add.u32 %s, %s, 1", o, o)
-	g.stsh(infOFF, l2, 2, o)
-	g.place(next2)
-	g.ins("add.u32 %s, %s, 1", s, s)
-	g.ins("bra %s", loop2)
-	g.place(done2)
+	g.count(s, n, func() {
+		next := g.label()
+		li := g.r32()
+		g.ins("add.u32 %s, %s, %s", li, base, s)
+		l := g.ldsh(0, li, 1)
+		g.branch("eq", l, "0", next)
+		o := g.ldsh(infOFF, l, 2)
+		g.stsh(sym, o, 2, s)
+		g.ins("add.u32 %s, %s, 1", o, o)
+		g.stsh(infOFF, l, 2, o)
+		g.place(next)
+	})
 
 	// The table: cleared, then each code of at most tbits bits fills
 	// every entry whose low bits are its bits (codes go LSB first).
 	i := g.imm32(0)
-	clr, clrDone := g.label(), g.label()
-	g.place(clr)
-	g.branch("ge", i, fmt.Sprint(1<<tbits), clrDone)
-	g.stsh(tbl, i, 2, zero)
-	g.ins("add.u32 %s, %s, 1", i, i)
-	g.ins("bra %s", clr)
-	g.place(clrDone)
+	g.count(i, fmt.Sprint(1<<tbits), func() { g.stsh(tbl, i, 2, zero) })
 	code, idx, ln := g.imm32(0), g.imm32(0), g.imm32(1)
 	lenLoop, lenNext, symLoop, symDone := g.label(), g.label(), g.label(), g.label()
 	g.place(lenLoop)
@@ -366,13 +365,7 @@ func (g *infGen) build(lens int, lensAt, n string, tbits, tbl, cnt, sym int) {
 func (g *infGen) setLens(at, lo, hi, v int) {
 	r := g.imm32(v)
 	i := g.imm32(lo)
-	loop, done := g.label(), g.label()
-	g.place(loop)
-	g.branch("ge", i, fmt.Sprint(hi), done)
-	g.stsh(at, i, 1, r)
-	g.ins("add.u32 %s, %s, 1", i, i)
-	g.ins("bra %s", loop)
-	g.place(done)
+	g.count(i, fmt.Sprint(hi), func() { g.stsh(at, i, 1, r) })
 }
 
 // copyMatch copies length bytes from dist back (both u32 registers; the
@@ -422,7 +415,7 @@ func (g *infGen) copyMatch(length, dist string) {
 	// dist > 4: four bytes at a time (all already written), then the rest.
 	g.place(far)
 	k2 := g.imm32(0)
-	quad, quadDone, tail := g.label(), g.label(), g.label()
+	quad, quadDone := g.label(), g.label()
 	g.place(quad)
 	k4 := g.r32()
 	g.ins("add.u32 %s, %s, 4", k4, k2)
@@ -447,23 +440,27 @@ func (g *infGen) copyMatch(length, dist string) {
 	g.ins("mov.u32 %s, %s", k2, k4)
 	g.ins("bra %s", quad)
 	g.place(quadDone)
-	g.place(tail)
-	g.branch("ge", k2, length, done)
-	k3 := g.r64()
-	g.ins("cvt.u64.u32 %s, %s", k3, k2)
-	sa2, da2 := g.r64(), g.r64()
-	g.ins("add.u64 %s, %s, %s", sa2, src, k3)
-	g.ins("add.u64 %s, %s, %s", da2, dst, k3)
-	tb := g.r32()
-	g.ins("ld.global.u8 %s, [%s]", tb, sa2)
-	g.ins("st.global.u8 [%s], %s", da2, tb)
-	g.ins("add.u32 %s, %s, 1", k2, k2)
-	g.ins("bra %s", tail)
+	g.copyBytes("ld.global.u8", src, dst, k2, length)
 	g.place(done)
 	g.ins("add.u32 %s, %s, %s", g.o, g.o, length)
 	l64 := g.r64()
 	g.ins("cvt.u64.u32 %s, %s", l64, length)
 	g.ins("add.u64 %s, %s, %s", g.op, g.op, l64)
+}
+
+// copyBytes copies bytes k to n−1 (u32 registers; k is moved on) from
+// src to dst (u64 registers), one at a time, loading with load.
+func (g *infGen) copyBytes(load, src, dst, k, n string) {
+	g.count(k, n, func() {
+		k64 := g.r64()
+		g.ins("cvt.u64.u32 %s, %s", k64, k)
+		a, d := g.r64(), g.r64()
+		g.ins("add.u64 %s, %s, %s", a, src, k64)
+		g.ins("add.u64 %s, %s, %s", d, dst, k64)
+		b := g.r32()
+		g.ins("%s %s, [%s]", load, b, a)
+		g.ins("st.global.u8 [%s], %s", d, b)
+	})
 }
 
 // genInflate is the inflate kernel. Parameters: the streams (u8), their
@@ -567,22 +564,7 @@ func genInflate(t ptxTarget) *kernelSpec {
 		room := g.r32()
 		g.ins("sub.u32 %s, %s, %s", room, g.cap, g.o)
 		g.branch("gt", ln, room, g.errLong)
-		dst := g.op
-		k := g.imm32(0)
-		loop, done := g.label(), g.label()
-		g.place(loop)
-		g.branch("ge", k, ln, done)
-		k64 := g.r64()
-		g.ins("cvt.u64.u32 %s, %s", k64, k)
-		a, d := g.r64(), g.r64()
-		g.ins("add.u64 %s, %s, %s", a, src, k64)
-		g.ins("add.u64 %s, %s, %s", d, dst, k64)
-		b := g.r32()
-		g.ins("ld.global.nc.u8 %s, [%s]", b, a)
-		g.ins("st.global.u8 [%s], %s", d, b)
-		g.ins("add.u32 %s, %s, 1", k, k)
-		g.ins("bra %s", loop)
-		g.place(done)
+		g.copyBytes("ld.global.nc.u8", src, g.op, g.imm32(0), ln)
 		g.ins("add.u32 %s, %s, %s", g.o, g.o, ln)
 		g.ins("add.u64 %s, %s, %s", g.op, g.op, l64)
 		g.align()

@@ -11,7 +11,6 @@ import (
 	"canopy/compute"
 	"canopy/compute/computetest"
 	"canopy/compute/geotiff"
-	"canopy/compute/grid"
 	"canopy/compute/warp"
 )
 
@@ -82,18 +81,7 @@ func storedTiles(t *testing.T, w, h, tile int, damage bool) ([]string, []warp.So
 // what the host road gives: the same mosaic, or the same error.
 func checkStoredStream(t *testing.T, run func() streamRun, w, h, tile int, damage bool) {
 	paths, grids := storedTiles(t, w, h, tile, damage)
-	var fps [][4]float64
-	for _, sg := range grids {
-		fp, err := grid.Footprint(grid.Grid{CRS: sg.CRS, X0: sg.Affine[0], Y0: sg.Affine[3], ResX: 10, ResY: 10, Width: w, Height: h}, "EPSG:32633")
-		if err != nil {
-			t.Fatal(err)
-		}
-		fps = append(fps, fp)
-	}
-	g, err := grid.Aligned("EPSG:32633", 32633, 10, 10, grid.Union(fps...))
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := gridOver(t, grids, w, h)
 	var plans []*warp.Plan
 	for _, sg := range grids {
 		p, err := warp.NewPlan(g, sg, warp.Bilinear, warp.MaxError)
@@ -199,13 +187,7 @@ func TestWarpStoredSim(t *testing.T) {
 // TestWarpStoredGPU: the stored road on the GPU, 256-pixel tiles with
 // partial ones at the edges, clean and damaged.
 func TestWarpStoredGPU(t *testing.T) {
-	be, err := warp.Get("cuda")
-	if err != nil {
-		t.Fatal(err)
-	}
-	wb := be.(*WarpBackend)
-	ok, why := wb.Available()
-	computetest.SkipUnlessGPU(t, ok, why)
+	wb := gpuWarp(t)
 	for _, damage := range []bool{false, true} {
 		t.Run(fmt.Sprintf("damaged %v", damage), func(t *testing.T) {
 			checkStoredStream(t, func() streamRun { return wb.WarpStream }, 1000, 700, 256, damage)
@@ -213,9 +195,8 @@ func TestWarpStoredGPU(t *testing.T) {
 	}
 }
 
-// TestInflateGPU inflates on the GPU every stream TestInflateSim and
-// TestInflateSimBroken use, at their full sizes and larger, many at once.
-func TestInflateGPU(t *testing.T) {
+// gpuWarp is the cuda warp backend, the test skipped without a GPU.
+func gpuWarp(t testing.TB) *WarpBackend {
 	be, err := warp.Get("cuda")
 	if err != nil {
 		t.Fatal(err)
@@ -223,16 +204,30 @@ func TestInflateGPU(t *testing.T) {
 	wb := be.(*WarpBackend)
 	ok, why := wb.Available()
 	computetest.SkipUnlessGPU(t, ok, why)
-	dev, _, err := wb.backend().newDev()
+	t.Logf("cuda warp on %s", why)
+	return wb
+}
+
+// gpuDev opens a session on the cuda warp's device (skipping without a
+// GPU), closed when the test ends.
+func gpuDev(t testing.TB) residentDev {
+	dev, _, err := gpuWarp(t).backend().newDev()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
+	t.Cleanup(func() {
 		if leave, err := dev.enter(); err == nil {
 			dev.close()
 			leave()
 		}
-	}()
+	})
+	return dev
+}
+
+// TestInflateGPU inflates on the GPU every stream TestInflateSim and
+// TestInflateSimBroken use, at their full sizes and larger, many at once.
+func TestInflateGPU(t *testing.T) {
+	dev := gpuDev(t)
 	var cases []inflateCase
 	for _, n := range []int{0, 1, 300, 5000, 40000, 131072, 1 << 20} {
 		for name, b := range inflateInputs(n) {
@@ -254,23 +249,7 @@ func TestInflateGPU(t *testing.T) {
 // geotiff's writer stores it) on the GPU: the upload of the streams, the
 // kernel and the status back.
 func BenchmarkInflateTiles(b *testing.B) {
-	be, err := warp.Get("cuda")
-	if err != nil {
-		b.Fatal(err)
-	}
-	wb := be.(*WarpBackend)
-	ok, why := wb.Available()
-	computetest.SkipUnlessGPU(b, ok, why)
-	dev, _, err := wb.backend().newDev()
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() {
-		if leave, err := dev.enter(); err == nil {
-			dev.close()
-			leave()
-		}
-	}()
+	dev := gpuDev(b)
 	const chunks, size = 1849, 256 * 256 * 2
 	var data []byte
 	var spans []int64

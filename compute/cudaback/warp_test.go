@@ -170,17 +170,28 @@ func TestWarpKernelsParse(t *testing.T) {
 // one, failed with CANOPY_EXPECT_GPU set), and is registered with
 // compute/warp.
 func TestWarpGPU(t *testing.T) {
-	be, err := warp.Get("cuda")
-	if err != nil {
-		t.Fatal(err)
-	}
-	wb := be.(*WarpBackend)
-	ok, why := wb.Available()
-	computetest.SkipUnlessGPU(t, ok, why)
-	t.Logf("cuda warp on %s", why)
+	wb := gpuWarp(t)
 	types := []compute.DataType{compute.U8, compute.U16, compute.I16, compute.U32, compute.I32, compute.F32}
 	same, all := checkWarpBackend(t, wb.WarpAll, 96, 80, false, types)
 	t.Logf("%d of %d pixels identical to the reference's", same, all)
+}
+
+// gridOver is the UTM 33N grid at 10 m over sources of w×h 10 m pixels.
+func gridOver(t *testing.T, grids []warp.SourceGrid, w, h int) grid.Grid {
+	t.Helper()
+	var fps [][4]float64
+	for _, sg := range grids {
+		fp, err := grid.Footprint(grid.Grid{CRS: sg.CRS, X0: sg.Affine[0], Y0: sg.Affine[3], ResX: 10, ResY: 10, Width: w, Height: h}, "EPSG:32633")
+		if err != nil {
+			t.Fatal(err)
+		}
+		fps = append(fps, fp)
+	}
+	g, err := grid.Aligned("EPSG:32633", 32633, 10, 10, grid.Union(fps...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
 }
 
 // fill sets simulated device memory as cuMemset does.
@@ -318,18 +329,7 @@ func TestWarpStreamGPU(t *testing.T) {
 			grids = append(grids, sg)
 			names = append(names, bands[0].Name)
 		}
-		var fps [][4]float64
-		for _, sg := range grids {
-			fp, err := grid.Footprint(grid.Grid{CRS: sg.CRS, X0: sg.Affine[0], Y0: sg.Affine[3], ResX: 10, ResY: 10, Width: w, Height: h}, "EPSG:32633")
-			if err != nil {
-				t.Fatal(err)
-			}
-			fps = append(fps, fp)
-		}
-		g, err := grid.Aligned("EPSG:32633", 32633, 10, 10, grid.Union(fps...))
-		if err != nil {
-			t.Fatal(err)
-		}
+		g := gridOver(t, grids, w, h)
 		read := func(i int) ([]*warp.Source, error) { return inputs[i], nil }
 		for _, r := range []warp.Resampling{warp.Nearest, warp.Bilinear, warp.Cubic, warp.Average} {
 			ref, _ := warp.Get("go")
