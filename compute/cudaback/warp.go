@@ -201,16 +201,9 @@ func (r *warpJob) input(plan *warp.Plan, src *warp.Source, onDev, dPlane, dFille
 		return first, nil
 	}
 	dev := r.dev
-	sh := warpShape{Type: src.Plane.Type, Resampling: int(plan.Resampling), Use4: plan.Use4,
-		Mask: src.Mask != nil, NoData: src.HasNoData, DstNoData: dst.HasNoData && src.Plane.Type != compute.F32}
-	spec := genWarp(sh, dev.target())
-	t0 := time.Now()
-	jitted, err := dev.prepare(spec)
+	spec, err := r.prepareWarp(plan, src, dst)
 	if err != nil {
 		return first, err
-	}
-	if jitted {
-		r.jit += time.Since(t0)
 	}
 	var ptr [6]cuda.DevicePtr
 	ptr[0] = onDev
@@ -248,6 +241,23 @@ func (r *warpJob) input(plan *warp.Plan, src *warp.Source, onDev, dPlane, dFille
 		}
 	}
 	return first, nil
+}
+
+// prepareWarp compiles (unless cached) the warp kernel of plan, src and
+// dst and returns it.
+func (r *warpJob) prepareWarp(plan *warp.Plan, src *warp.Source, dst *warp.Target) (*kernelSpec, error) {
+	sh := warpShape{Type: src.Plane.Type, Resampling: int(plan.Resampling), Use4: plan.Use4,
+		Mask: src.Mask != nil, NoData: src.HasNoData, DstNoData: dst.HasNoData && src.Plane.Type != compute.F32}
+	spec := genWarp(sh, r.dev.target())
+	t0 := time.Now()
+	jitted, err := r.dev.prepare(spec)
+	if err != nil {
+		return nil, err
+	}
+	if jitted {
+		r.jit += time.Since(t0)
+	}
+	return spec, nil
 }
 
 // runWarp warps on dev (entered here): the target's plane and filled map
@@ -412,34 +422,52 @@ func runStream(r *warpJob, n int, arrived func(i int) ([]*warp.Source, error), n
 	// run: freed once the next input has arrived and they are done.
 	pending := -1
 	var mark time.Time
-	for i := range n {
+	// Each input's stored bands start inflating on the device as soon as
+	// it has arrived: input i+1's are queued before input i's plan is
+	// waited for, so that the device inflates while the host plans. The
+	// inflate kernel is compiled first, while the first input is read.
+	if err := entered(func() error { _, err := dev.prepare(genInflate(dev.target())); return err }); err != nil {
+		return nil, err
+	}
+	arrivals := make([][]*warp.Source, n)
+	starts := make([][]*storedBand, n)
+	start := func(i int) error {
 		early, err := arrived(i)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		r.event("input %d arrived", i)
-		// This input's stored bands start inflating on the device while
-		// its plan is made.
-		started := make([]*storedBand, len(early))
-		err = entered(func() error {
+		arrivals[i], starts[i] = early, make([]*storedBand, len(early))
+		return entered(func() error {
 			for b, s := range early {
 				if s.Stored == nil || s.Plane.Data != nil {
 					continue
 				}
-				var err error
-				if started[b], err = r.startStored(s.Stored); err != nil {
+				sb, err := r.startStored(s.Stored)
+				if err != nil {
 					return err
 				}
-				if started[b] != nil {
-					loose = append(loose, started[b])
+				if sb != nil {
+					starts[i][b] = sb
+					loose = append(loose, sb)
 					r.event("input %d band %d: inflation queued", i, b+1)
 				}
 			}
 			return nil
 		})
-		if err != nil {
+	}
+	if n > 0 {
+		if err := start(0); err != nil {
 			return nil, err
 		}
+	}
+	for i := range n {
+		if i+1 < n {
+			if err := start(i + 1); err != nil {
+				return nil, err
+			}
+		}
+		early, started := arrivals[i], starts[i]
 		plan, srcs, err := next(i)
 		if err != nil {
 			return nil, err
@@ -457,20 +485,6 @@ func runStream(r *warpJob, n int, arrived func(i int) ([]*warp.Source, error), n
 				}
 				r.freeFrom(pending)
 				pending = -1
-			}
-			for b, s := range srcs {
-				if s.Stored == nil || s.Plane.Data != nil {
-					continue
-				}
-				loose = slices.DeleteFunc(loose, func(sb *storedBand) bool { return sb == started[b] })
-				var err error
-				if stored[b], err = r.finishStored(s, started[b]); err != nil {
-					return err
-				}
-				if stored[b] != 0 {
-					planes = append(planes, stored[b])
-				}
-				r.event("input %d band %d: inflated (on the device: %v)", i, b+1, stored[b] != 0)
 			}
 			if i == 0 {
 				for _, s := range srcs {
@@ -497,6 +511,27 @@ func runStream(r *warpJob, n int, arrived func(i int) ([]*warp.Source, error), n
 						touch(b)
 					}
 				})
+			}
+			// The warp kernels are compiled while the device may still be
+			// inflating.
+			for b, s := range srcs {
+				if _, err := r.prepareWarp(plan, s, out[b]); err != nil {
+					return err
+				}
+			}
+			for b, s := range srcs {
+				if s.Stored == nil || s.Plane.Data != nil {
+					continue
+				}
+				loose = slices.DeleteFunc(loose, func(sb *storedBand) bool { return sb == started[b] })
+				var err error
+				if stored[b], err = r.finishStored(s, started[b]); err != nil {
+					return err
+				}
+				if stored[b] != 0 {
+					planes = append(planes, stored[b])
+				}
+				r.event("input %d band %d: inflated (on the device: %v)", i, b+1, stored[b] != 0)
 			}
 			for b, s := range srcs {
 				if err := checkWarp([]*warp.Plan{plan}, []*warp.Source{s}, out[b]); err != nil {
