@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"time"
 
 	"canopy/compute/geotiff"
 	"canopy/compute/warp"
@@ -128,23 +127,6 @@ func (in *inflation) free() {
 	}
 }
 
-// inflateChunks is startInflate and finish, with then queuing work on
-// the decoded chunks in between.
-func inflateChunks(dev residentDev, data []byte, spans []int64, caps, needs []int32, then func(raw cuda.DevicePtr, stride int) error) ([]uint32, error) {
-	in, err := startInflate(dev, data, spans, caps, needs)
-	if err != nil {
-		return nil, err
-	}
-	if then != nil {
-		if err := then(in.raw, in.stride); err != nil {
-			dev.sync()
-			in.free()
-			return nil, err
-		}
-	}
-	return in.finish()
-}
-
 // storedBand is a stored band being inflated into a plane on the device.
 type storedBand struct {
 	in    *inflation
@@ -161,13 +143,8 @@ func (r *warpJob) startStored(st *geotiff.Stored) (sb *storedBand, err error) {
 		return nil, nil
 	}
 	spec := genPlace(placeShape{Size: size, Predictor: st.Predictor == 2}, r.dev.target())
-	t0 := time.Now()
-	jitted, err := r.dev.prepare(spec)
-	if err != nil {
+	if err := r.prepare(spec); err != nil {
 		return nil, err
-	}
-	if jitted {
-		r.jit += time.Since(t0)
 	}
 	plane, err := r.dev.alloc(max(st.Width*st.Height*size, 8))
 	if err != nil {
@@ -209,18 +186,6 @@ func (sb *storedBand) abandon(dev residentDev) {
 	dev.sync()
 	sb.in.free()
 	dev.free(sb.plane)
-}
-
-// storedPlane inflates st's chunks on the device and places them, the
-// predictor undone, into a new device plane, which the caller frees. ok
-// is false, and no plane is kept, when the device does not take st or a
-// chunk did not inflate (the caller then decodes the band on the host).
-func (r *warpJob) storedPlane(st *geotiff.Stored) (plane cuda.DevicePtr, ok bool, err error) {
-	sb, err := r.startStored(st)
-	if err != nil || sb == nil {
-		return 0, false, err
-	}
-	return sb.finish(r.dev)
 }
 
 // stored returns src's band on the device when it came as stored

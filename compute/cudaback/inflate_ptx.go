@@ -151,19 +151,13 @@ func (g *infGen) refill() {
 	p := g.p()
 	g.ins("setp.gt.u64 %s, %s, %s", p, g.pos, g.lim)
 	g.ins("@%s bra %s", p, g.errOverrun)
-	w := g.r32()
-	g.ins("ld.global.nc.u32 %s, [%s]", w, g.pos)
-	w64 := g.r64()
-	g.ins("cvt.u64.u32 %s, %s", w64, w)
-	g.ins("shl.b64 %s, %s, %s", w64, w64, g.bc)
-	g.ins("or.b64 %s, %s, %s", g.bb, g.bb, w64)
-	g.ins("add.u32 %s, %s, 32", g.bc, g.bc)
-	g.ins("add.u64 %s, %s, 4", g.pos, g.pos)
+	g.take(4)
 	g.place(skip)
 }
 
-// align takes bytes one at a time into the buffer (which holds at most 8
-// bits) until pos is a multiple of 4, for refill's aligned loads.
+// align takes bytes one at a time into the buffer (empty: at a stream's
+// start or after a stored block) until pos is a multiple of 4, for
+// refill's aligned loads.
 func (g *infGen) align() {
 	loop, done := g.label(), g.label()
 	g.place(loop)
@@ -171,16 +165,22 @@ func (g *infGen) align() {
 	g.ins("cvt.u32.u64 %s, %s", lo, g.pos)
 	g.ins("and.b32 %s, %s, 3", lo, lo)
 	g.branch("eq", lo, "0", done)
-	b := g.r32()
-	g.ins("ld.global.nc.u8 %s, [%s]", b, g.pos)
-	b64 := g.r64()
-	g.ins("cvt.u64.u32 %s, %s", b64, b)
-	g.ins("shl.b64 %s, %s, %s", b64, b64, g.bc)
-	g.ins("or.b64 %s, %s, %s", g.bb, g.bb, b64)
-	g.ins("add.u32 %s, %s, 8", g.bc, g.bc)
-	g.ins("add.u64 %s, %s, 1", g.pos, g.pos)
+	g.take(1)
 	g.ins("bra %s", loop)
 	g.place(done)
+}
+
+// take loads the n bytes (1 or 4) at pos above the buffer's bits and
+// moves pos on.
+func (g *infGen) take(n int) {
+	w := g.r32()
+	g.ins("ld.global.nc.u%d %s, [%s]", 8*n, w, g.pos)
+	w64 := g.r64()
+	g.ins("cvt.u64.u32 %s, %s", w64, w)
+	g.ins("shl.b64 %s, %s, %s", w64, w64, g.bc)
+	g.ins("or.b64 %s, %s, %s", g.bb, g.bb, w64)
+	g.ins("add.u32 %s, %s, %d", g.bc, g.bc, 8*n)
+	g.ins("add.u64 %s, %s, %d", g.pos, g.pos, n)
 }
 
 // bits takes n bits (an immediate or a u32 register, at most 16) from the

@@ -349,3 +349,32 @@ func TestStoredPlaneSim(t *testing.T) {
 		})
 	}
 }
+
+// inflateChunks is startInflate and finish, with then queuing work on
+// the decoded chunks in between.
+func inflateChunks(dev residentDev, data []byte, spans []int64, caps, needs []int32, then func(raw cuda.DevicePtr, stride int) error) ([]uint32, error) {
+	in, err := startInflate(dev, data, spans, caps, needs)
+	if err != nil {
+		return nil, err
+	}
+	if then != nil {
+		if err := then(in.raw, in.stride); err != nil {
+			dev.sync()
+			in.free()
+			return nil, err
+		}
+	}
+	return in.finish()
+}
+
+// storedPlane inflates st's chunks on the device and places them, the
+// predictor undone, into a new device plane, which the caller frees. ok
+// is false, and no plane is kept, when the device does not take st or a
+// chunk did not inflate (the caller then decodes the band on the host).
+func (r *warpJob) storedPlane(st *geotiff.Stored) (plane cuda.DevicePtr, ok bool, err error) {
+	sb, err := r.startStored(st)
+	if err != nil || sb == nil {
+		return 0, false, err
+	}
+	return sb.finish(r.dev)
+}

@@ -249,15 +249,18 @@ func (r *warpJob) prepareWarp(plan *warp.Plan, src *warp.Source, dst *warp.Targe
 	sh := warpShape{Type: src.Plane.Type, Resampling: int(plan.Resampling), Use4: plan.Use4,
 		Mask: src.Mask != nil, NoData: src.HasNoData, DstNoData: dst.HasNoData && src.Plane.Type != compute.F32}
 	spec := genWarp(sh, r.dev.target())
+	return spec, r.prepare(spec)
+}
+
+// prepare compiles spec's kernel unless it is cached, the compilation's
+// time counted as set-up.
+func (r *warpJob) prepare(spec *kernelSpec) error {
 	t0 := time.Now()
 	jitted, err := r.dev.prepare(spec)
-	if err != nil {
-		return nil, err
-	}
 	if jitted {
 		r.jit += time.Since(t0)
 	}
-	return spec, nil
+	return err
 }
 
 // runWarp warps on dev (entered here): the target's plane and filled map
@@ -426,7 +429,7 @@ func runStream(r *warpJob, n int, arrived func(i int) ([]*warp.Source, error), n
 	// it has arrived: input i+1's are queued before input i's plan is
 	// waited for, so that the device inflates while the host plans. The
 	// inflate kernel is compiled first, while the first input is read.
-	if err := entered(func() error { _, err := dev.prepare(genInflate(dev.target())); return err }); err != nil {
+	if err := entered(func() error { return r.prepare(genInflate(dev.target())) }); err != nil {
 		return nil, err
 	}
 	arrivals := make([][]*warp.Source, n)

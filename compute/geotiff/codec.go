@@ -258,7 +258,7 @@ func (w *worker) inflateWhole(ci, need int) (io.Reader, error) {
 	if err := f.readAt(z, f.offsets[ci]); err != nil {
 		return nil, fmt.Errorf("%w: %w", errRead, err)
 	}
-	if n < 2 || (uint16(z[0])<<8|uint16(z[1]))%31 != 0 || z[0]&0x0f != 8 || z[1]&0x20 != 0 {
+	if !zlibPlain(z) {
 		return nil, nil
 	}
 	full := min(len(w.zo), f.chunkNeed(ci))
@@ -268,6 +268,12 @@ func (w *worker) inflateWhole(ci, need int) (io.Reader, error) {
 	}
 	w.whole.Reset(w.zo[:got])
 	return &w.whole, nil
+}
+
+// zlibPlain reports whether z starts with a zlib header of a DEFLATE
+// stream without a preset dictionary.
+func zlibPlain(z []byte) bool {
+	return len(z) >= 2 && (uint16(z[0])<<8|uint16(z[1]))%31 == 0 && z[0]&0x0f == 8 && z[1]&0x20 == 0
 }
 
 func readFull(r io.Reader, dst []byte) error {

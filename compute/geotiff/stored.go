@@ -1,6 +1,7 @@
 package geotiff
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -68,10 +69,7 @@ func (f *File) ReadStored(b int) (*Stored, error) {
 		return nil, nil
 	}
 	per := f.across * f.down
-	first := (b - 1) * per
-	if f.spp == 1 {
-		first = 0
-	}
+	first := (b - 1) * per // planar: the band's chunks follow the bands before
 	if first+per > len(f.offsets) {
 		return nil, nil
 	}
@@ -111,7 +109,7 @@ func (f *File) ReadStored(b int) (*Stored, error) {
 				errs[k] = fmt.Errorf("%s: %s %d: %w", f.name, f.chunkWord(), first+k, err)
 				return
 			}
-			if (uint16(z[0])<<8|uint16(z[1]))%31 != 0 || z[0]&0x0f != 8 || z[1]&0x20 != 0 {
+			if !zlibPlain(z) {
 				errs[k] = errNotZlib
 				return
 			}
@@ -129,4 +127,4 @@ func (f *File) ReadStored(b int) (*Stored, error) {
 }
 
 // errNotZlib marks a chunk that is not a zlib stream (ReadStored).
-var errNotZlib = fmt.Errorf("not a zlib stream")
+var errNotZlib = errors.New("not a zlib stream")
