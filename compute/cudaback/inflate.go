@@ -104,6 +104,11 @@ func startInflate(dev residentDev, data []byte, spans []int64, caps, needs []int
 // each chunk's status (inflateOK or why not) and frees what it allocated.
 func (in *inflation) finish() ([]uint32, error) {
 	defer in.free()
+	return in.wait()
+}
+
+// wait is finish without the freeing.
+func (in *inflation) wait() ([]uint32, error) {
 	status := make([]uint32, in.n)
 	if err := in.dev.download(raw(status), in.status); err != nil {
 		return nil, err
@@ -127,65 +132,98 @@ func (in *inflation) free() {
 	}
 }
 
-// storedBand is a stored band being inflated into a plane on the device.
+// storedBand is a stored band being inflated into a plane on the device,
+// on a stream of its own (side) where the device forks.
 type storedBand struct {
 	in    *inflation
 	plane cuda.DevicePtr
+	side  residentDev
 }
 
 // startStored queues the inflation of st's chunks and their placement,
 // the predictor undone, into a new device plane; nil (and no error) when
-// the device does not take st (the caller decodes it on the host).
+// the device does not take st (the caller decodes it on the host). On a
+// device that forks, the work goes on a new stream, so that a band
+// started later inflates beside this one; the placement kernel is
+// compiled while the inflation runs.
 func (r *warpJob) startStored(st *geotiff.Stored) (sb *storedBand, err error) {
 	size := placeSize(st.Type)
 	rows := int64(st.Chunks()) * int64(st.ChunkH)
 	if size == 0 || rows >= math.MaxInt32 || int64(st.Width)*int64(st.Height) >= math.MaxInt32 {
 		return nil, nil
 	}
+	sb = &storedBand{}
+	dev := r.dev
+	if f, ok := dev.(forker); ok {
+		if sb.side, err = f.fork(); err != nil {
+			return nil, err
+		}
+		dev = sb.side
+	}
+	defer func() {
+		if err != nil {
+			sb.abandon(r.dev)
+			sb = nil
+		}
+	}()
+	if sb.plane, err = r.dev.alloc(max(st.Width*st.Height*size, 8)); err != nil {
+		return nil, err
+	}
+	if sb.in, err = startInflate(dev, st.Data, st.Spans, st.Cap, st.Need); err != nil {
+		return nil, err
+	}
 	spec := genPlace(placeShape{Size: size, Predictor: st.Predictor == 2}, r.dev.target())
 	if err := r.prepare(spec); err != nil {
 		return nil, err
 	}
-	plane, err := r.dev.alloc(max(st.Width*st.Height*size, 8))
-	if err != nil {
-		return nil, err
-	}
-	in, err := startInflate(r.dev, st.Data, st.Spans, st.Cap, st.Need)
-	if err != nil {
-		r.dev.free(plane)
-		return nil, err
-	}
-	args := []any{in.raw, uint64(in.stride), plane, uint32(st.Width), uint32(st.Height), uint32(st.ChunkW), uint32(st.ChunkH), uint32(st.Across), uint32(rows)}
-	if err := r.dev.launch(spec, int((rows+residentBlock-1)/residentBlock), args); err != nil {
-		r.dev.sync()
-		in.free()
-		r.dev.free(plane)
-		return nil, err
-	}
-	return &storedBand{in: in, plane: plane}, nil
+	args := []any{sb.in.raw, uint64(sb.in.stride), sb.plane, uint32(st.Width), uint32(st.Height), uint32(st.ChunkW), uint32(st.ChunkH), uint32(st.Across), uint32(rows)}
+	return sb, dev.launch(spec, int((rows+residentBlock-1)/residentBlock), args)
 }
 
-// finish waits for the band's inflation and returns its plane, which the
-// caller frees; ok is false, and no plane is kept, when a chunk did not
-// inflate.
+// finish waits for the band's inflation and returns its plane, which is
+// the caller's from then on; ok is false, and nothing is kept, when a
+// chunk did not inflate. What the inflation read stays allocated (and
+// the streams page-locked) until release, so that the caller queues its
+// next work first. dev is the warp's device.
 func (sb *storedBand) finish(dev residentDev) (plane cuda.DevicePtr, ok bool, err error) {
-	status, err := sb.in.finish()
+	status, err := sb.in.wait()
 	if err == nil {
 		ok = !slices.ContainsFunc(status, func(s uint32) bool { return s != inflateOK })
 	}
 	if !ok {
-		dev.free(sb.plane)
+		sb.abandon(dev)
 		return 0, false, err
 	}
-	return sb.plane, true, nil
+	plane, sb.plane = sb.plane, 0
+	return plane, true, nil
 }
 
-// abandon frees the band's memory after an error (the device is
-// synchronised first).
+// release frees what the inflation read and closes the band's stream
+// (once its work is done: after finish); a second call does nothing.
+func (sb *storedBand) release() {
+	if sb.in != nil {
+		sb.in.free()
+		sb.in = nil
+	}
+	if sb.side != nil {
+		sb.side.close()
+		sb.side = nil
+	}
+}
+
+// abandon frees the band's memory, its plane included unless finish gave
+// it away, after an error (its stream and the warp's are synchronised
+// first).
 func (sb *storedBand) abandon(dev residentDev) {
+	if sb.side != nil {
+		sb.side.sync()
+	}
 	dev.sync()
-	sb.in.free()
-	dev.free(sb.plane)
+	sb.release()
+	if sb.plane != 0 {
+		dev.free(sb.plane)
+		sb.plane = 0
+	}
 }
 
 // stored returns src's band on the device when it came as stored
@@ -201,11 +239,15 @@ func (r *warpJob) stored(src *warp.Source) (cuda.DevicePtr, error) {
 	if err != nil {
 		return 0, err
 	}
-	return r.finishStored(src, sb)
+	p, err := r.finishStored(src, sb)
+	if sb != nil {
+		sb.release()
+	}
+	return p, err
 }
 
-// finishStored is stored's second half: sb (nil: not taken) finished,
-// or the band decoded on the host.
+// finishStored is stored's second half: sb (nil: not taken) finished
+// (the caller releases it), or the band decoded on the host.
 func (r *warpJob) finishStored(src *warp.Source, sb *storedBand) (cuda.DevicePtr, error) {
 	if sb != nil {
 		p, ok, err := sb.finish(r.dev)

@@ -376,5 +376,6 @@ func (r *warpJob) storedPlane(st *geotiff.Stored) (plane cuda.DevicePtr, ok bool
 	if err != nil || sb == nil {
 		return 0, false, err
 	}
+	defer sb.release()
 	return sb.finish(r.dev)
 }

@@ -62,6 +62,24 @@ type residentDev interface {
 	close()
 }
 
+// forker is a device that opens further streams on its context (fork):
+// the warp inflates each stored band on a stream of its own, so that the
+// bands of two inputs inflate side by side.
+type forker interface {
+	fork() (residentDev, error)
+}
+
+// piecewise is a device whose staged downloads hand each piece on as it
+// lands (downloadThen), so that work on a download overlaps its copy.
+type piecewise interface {
+	downloadThen(dst []byte, src cuda.DevicePtr, then func(lo, hi int)) (bool, error)
+}
+
+var (
+	_ forker    = (*cudaDev)(nil)
+	_ piecewise = (*cudaDev)(nil)
+)
+
 // residentBand is what a session keeps of a band: everything but the
 // samples, which are on the device.
 type residentBand struct {

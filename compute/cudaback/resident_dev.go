@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"canopy/compute"
+	"canopy/compute/par"
 	"canopy/native/cuda"
 )
 
@@ -60,6 +61,19 @@ func (b *Backend) newDev() (*cudaDev, time.Duration, error) {
 	return &cudaDev{s: s, gen: s.generation, stream: st, pins: map[*byte]*pinnedRange{}}, setup, nil
 }
 
+// fork returns a second session on d's context with a stream of its own:
+// what is queued there runs beside d's stream, and the host orders the
+// two by waiting for one (its sync) before it queues on the other. It
+// shares d's lock (enter d, not the fork) and kernel cache; close it
+// after its last sync.
+func (d *cudaDev) fork() (residentDev, error) {
+	st, err := d.s.drv.StreamCreate(cuda.StreamNonBlocking)
+	if err != nil {
+		return nil, err
+	}
+	return &cudaDev{s: d.s, gen: d.gen, stream: st, pins: map[*byte]*pinnedRange{}}, nil
+}
+
 // residentStageBytes is each of a session's two staging buffers, through
 // which host memory that is not page-locked moves.
 const residentStageBytes = 16 << 20
@@ -81,7 +95,12 @@ type cudaDev struct {
 	// once its event has passed; slot is the staging buffer next used.
 	stageOut [2][]byte
 	stageSet [2]bool
-	slot     int
+	// stageThen, when set, is handed each piece of stageOut once it is
+	// copied out, as byte offsets into the whole download (stageOff is
+	// the chunk's).
+	stageThen [2]func(lo, hi int)
+	stageOff  [2]int
+	slot      int
 
 	pins map[*byte]*pinnedRange
 	// host is the page-locked memory hostAlloc gave: [start, end).
@@ -220,8 +239,16 @@ func (d *cudaDev) takeSlot() (int, error) {
 		}
 		d.stageSet[i] = false
 		if out := d.stageOut[i]; out != nil {
-			parallelCopy(out, unsafe.Slice((*byte)(d.stage[i]), len(out)), copyWorkers())
-			d.stageOut[i] = nil
+			src := unsafe.Slice((*byte)(d.stage[i]), len(out))
+			if then, off := d.stageThen[i], d.stageOff[i]; then != nil {
+				par.Blocks(len(out), stagePiece, func(lo, hi int) {
+					copy(out[lo:hi], src[lo:hi])
+					then(off+lo, off+hi)
+				})
+			} else {
+				parallelCopy(out, src, copyWorkers())
+			}
+			d.stageOut[i], d.stageThen[i] = nil, nil
 		}
 	}
 	return i, nil
@@ -255,27 +282,42 @@ func (d *cudaDev) upload(dst cuda.DevicePtr, src []byte) error {
 }
 
 func (d *cudaDev) download(dst []byte, src cuda.DevicePtr) error {
+	_, err := d.downloadThen(dst, src, nil)
+	return err
+}
+
+// stagePiece is the part of a staged chunk that one worker copies out
+// and hands on (downloadThen): a multiple of every sample's size.
+const stagePiece = 1 << 20
+
+// downloadThen is download with then (when not nil) called on every core
+// for each piece of dst as soon as it is on the host, [lo, hi) in bytes,
+// each bound a multiple of 8 but the last, while the copy of the next
+// pieces goes on. It reports whether it will call then: not where dst is
+// page-locked or small (the device writes it directly, and the caller
+// works on it after sync).
+func (d *cudaDev) downloadThen(dst []byte, src cuda.DevicePtr, then func(lo, hi int)) (bool, error) {
 	drv := d.s.drv
 	if d.reachable(dst) || len(dst) < RegisterMin {
 		// A small pageable destination (a view too small to page-lock):
 		// the driver copies it before it returns.
-		return drv.MemcpyDtoHAsync(unsafe.Pointer(unsafe.SliceData(dst)), src, len(dst), d.stream)
+		return false, drv.MemcpyDtoHAsync(unsafe.Pointer(unsafe.SliceData(dst)), src, len(dst), d.stream)
 	}
 	for off := 0; off < len(dst); off += residentStageBytes {
 		chunk := dst[off:min(off+residentStageBytes, len(dst))]
 		i, err := d.takeSlot()
 		if err != nil {
-			return err
+			return false, err
 		}
 		if err := drv.MemcpyDtoHAsync(d.stage[i], src.Add(off), len(chunk), d.stream); err != nil {
-			return err
+			return false, err
 		}
 		if err := drv.EventRecord(d.stageEv[i], d.stream); err != nil {
-			return err
+			return false, err
 		}
-		d.stageSet[i], d.stageOut[i] = true, chunk
+		d.stageSet[i], d.stageOut[i], d.stageThen[i], d.stageOff[i] = true, chunk, then, off
 	}
-	return nil
+	return then != nil, nil
 }
 
 func (d *cudaDev) mark() (int, error) {

@@ -394,8 +394,9 @@ func runStream(r *warpJob, n int, arrived func(i int) ([]*warp.Source, error), n
 		defer leave()
 		return f()
 	}
-	// loose are the stored bands being inflated, planes those inflated
-	// and not yet handed to their input's buffers.
+	// loose are the stored bands started and not yet released (their
+	// inputs' warps not yet queued), planes those inflated and not yet
+	// handed to their input's buffers.
 	var loose []*storedBand
 	var planes []cuda.DevicePtr
 	release := func() {
@@ -526,7 +527,6 @@ func runStream(r *warpJob, n int, arrived func(i int) ([]*warp.Source, error), n
 				if s.Stored == nil || s.Plane.Data != nil {
 					continue
 				}
-				loose = slices.DeleteFunc(loose, func(sb *storedBand) bool { return sb == started[b] })
 				var err error
 				if stored[b], err = r.finishStored(s, started[b]); err != nil {
 					return err
@@ -550,6 +550,13 @@ func runStream(r *warpJob, n int, arrived func(i int) ([]*warp.Source, error), n
 				}
 				r.event("input %d band %d: warp queued", i, b+1)
 			}
+			// What the inflations read goes once the warps are queued.
+			for _, sb := range started {
+				if sb != nil {
+					sb.release()
+					loose = slices.DeleteFunc(loose, func(l *storedBand) bool { return l == sb })
+				}
+			}
 			return nil
 		})
 		if err != nil {
@@ -565,19 +572,37 @@ func runStream(r *warpJob, n int, arrived func(i int) ([]*warp.Source, error), n
 	r.part("the host pages ready", &mark)
 	// A filled map that the plane says itself (an integer target whose
 	// nodata no valid pixel holds) is not downloaded but read off the
-	// plane: a third of the bytes fewer over the bus.
-	derived := make([]bool, len(out))
+	// plane: a third of the bytes fewer over the bus. Where the download
+	// is staged, each piece of the plane is read as it lands, while the
+	// next pieces come down.
+	derive := make([]bool, len(out))
 	err = entered(func() error {
 		for b, t := range out {
-			if err := dev.download(t.Plane.Data, targets[b].plane); err != nil {
-				return err
-			}
-			if derived[b] = filledFromPlane(t, nil); derived[b] {
+			if !filledFromPlane(t, nil) {
+				if err := dev.download(t.Plane.Data, targets[b].plane); err != nil {
+					return err
+				}
+				if err := dev.download(t.Filled, targets[b].filled); err != nil {
+					return err
+				}
 				continue
 			}
-			if err := dev.download(t.Filled, targets[b].filled); err != nil {
+			derive[b] = true
+			pw, ok := dev.(piecewise)
+			if !ok {
+				if err := dev.download(t.Plane.Data, targets[b].plane); err != nil {
+					return err
+				}
+				continue
+			}
+			size := t.Plane.Type.Size()
+			handed, err := pw.downloadThen(t.Plane.Data, targets[b].plane, func(lo, hi int) {
+				markRange(t, t.Filled, lo/size, hi/size)
+			})
+			if err != nil {
 				return err
 			}
+			derive[b] = !handed
 		}
 		return dev.sync()
 	})
@@ -585,7 +610,7 @@ func runStream(r *warpJob, n int, arrived func(i int) ([]*warp.Source, error), n
 		return nil, err
 	}
 	for b, t := range out {
-		if derived[b] {
+		if derive[b] {
 			filledFromPlane(t, t.Filled)
 		}
 	}
@@ -600,8 +625,8 @@ func runStream(r *warpJob, n int, arrived func(i int) ([]*warp.Source, error), n
 // filledFromPlane reports whether t's filled map follows from its plane:
 // an integer target with a nodata value of its type, which the warp
 // fills where no input is valid and moves every valid result off (as
-// GDAL does). With filled not nil it sets the map: 1 where the plane does
-// not hold the nodata value, on every core.
+// GDAL does). With filled not nil it sets the map (markRange) on every
+// core.
 func filledFromPlane(t *warp.Target, filled []uint8) bool {
 	nd := t.NoData
 	var lo, hi float64
@@ -622,35 +647,38 @@ func filledFromPlane(t *warp.Target, filled []uint8) bool {
 	if !t.HasNoData || nd != math.Trunc(nd) || nd < lo || nd > hi {
 		return false
 	}
-	if filled == nil {
-		return true
-	}
-	switch p := t.Plane; p.Type {
-	case compute.U8:
-		markFilled(p.U8(), uint8(nd), filled)
-	case compute.U16:
-		markFilled(p.U16(), uint16(nd), filled)
-	case compute.I16:
-		markFilled(p.I16(), int16(nd), filled)
-	case compute.U32:
-		markFilled(p.U32(), uint32(nd), filled)
-	case compute.I32:
-		markFilled(p.I32(), int32(nd), filled)
+	if filled != nil {
+		par.Blocks(t.Plane.Pixels(), 1<<16, func(a, b int) { markRange(t, filled, a, b) })
 	}
 	return true
 }
 
+// markRange sets filled[a:b] off t's plane (one filledFromPlane accepts):
+// 1 where the plane does not hold the nodata value, 0 where it does.
+func markRange(t *warp.Target, filled []uint8, a, b int) {
+	switch p, nd := t.Plane, t.NoData; p.Type {
+	case compute.U8:
+		markFilled(p.U8()[a:b], uint8(nd), filled[a:b])
+	case compute.U16:
+		markFilled(p.U16()[a:b], uint16(nd), filled[a:b])
+	case compute.I16:
+		markFilled(p.I16()[a:b], int16(nd), filled[a:b])
+	case compute.U32:
+		markFilled(p.U32()[a:b], uint32(nd), filled[a:b])
+	case compute.I32:
+		markFilled(p.I32()[a:b], int32(nd), filled[a:b])
+	}
+}
+
 // markFilled sets filled[i] to 1 where v[i] is not nd, 0 where it is.
 func markFilled[T uint8 | uint16 | int16 | uint32 | int32](v []T, nd T, filled []uint8) {
-	par.Blocks(len(v), 1<<16, func(a, b int) {
-		for i, x := range v[a:b] {
-			var f uint8
-			if x != nd {
-				f = 1
-			}
-			filled[a+i] = f
+	for i, x := range v {
+		var f uint8
+		if x != nd {
+			f = 1
 		}
-	})
+		filled[i] = f
+	}
 }
 
 // touch writes a zero to every page of b (new memory, all zero), on

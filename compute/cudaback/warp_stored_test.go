@@ -12,6 +12,7 @@ import (
 	"canopy/compute/computetest"
 	"canopy/compute/geotiff"
 	"canopy/compute/warp"
+	"canopy/native/cuda"
 )
 
 // streamRun is a streamed mosaic on some device.
@@ -146,15 +147,26 @@ func checkStoredStream(t *testing.T, run func() streamRun, w, h, tile int, damag
 
 // TestWarpStoredSim: the stored road on the PTX interpreter, with a clean
 // and a damaged tile, frees what it allocates.
+//
+// forking: the device as cuda's is, each band inflated on a stream of its
+// own (every one closed at the end) and the mosaic's filled map read off
+// each piece of the plane as it lands.
 func TestWarpStoredSim(t *testing.T) {
-	for _, damage := range []bool{false, true} {
-		t.Run(fmt.Sprintf("damaged %v", damage), func(t *testing.T) {
+	for _, c := range []struct{ damage, forking bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+		damage := c.damage
+		t.Run(fmt.Sprintf("damaged %v forking %v", damage, c.forking), func(t *testing.T) {
 			var devs []*simDev
+			var forks []*forkingSim
 			var jobs []*warpJob
 			run := func() streamRun {
 				d := newSimDev(t)
 				devs = append(devs, d)
 				r := &warpJob{dev: d}
+				if c.forking {
+					f := &forkingSim{simDev: d}
+					forks = append(forks, f)
+					r.dev = f
+				}
 				jobs = append(jobs, r)
 				return func(n int, arrived func(int) ([]*warp.Source, error), next func(int) (*warp.Plan, []*warp.Source, error)) ([]*warp.Target, error) {
 					return runStream(r, n, arrived, next)
@@ -180,8 +192,46 @@ func TestWarpStoredSim(t *testing.T) {
 					t.Errorf("%d device buffers left allocated", d.live)
 				}
 			}
+			// forks[0] made the mosaic from host-decoded bands, forks[1]
+			// from the stored ones (the damaged pair fails on both roads).
+			for k, f := range forks {
+				if f.closed != f.forks || (k == 1 && f.forks != 2) || (!damage && f.pieces == 0) {
+					t.Errorf("run %d: %d streams forked (the stored road forks one a band: 2), %d closed, %d pieces handed on", k, f.forks, f.closed, f.pieces)
+				}
+			}
 		})
 	}
+}
+
+// forkingSim is the simulated device with cuda's two extras: forked
+// streams (counted, and their closes) and downloads handed on in pieces
+// of 64 bytes.
+type forkingSim struct {
+	*simDev
+	forks, closed, pieces int
+}
+
+type simSide struct {
+	*simDev
+	owner *forkingSim
+}
+
+func (s *simSide) close() { s.owner.closed++ }
+
+func (f *forkingSim) fork() (residentDev, error) {
+	f.forks++
+	return &simSide{simDev: f.simDev, owner: f}, nil
+}
+
+func (f *forkingSim) downloadThen(dst []byte, src cuda.DevicePtr, then func(lo, hi int)) (bool, error) {
+	if err := f.download(dst, src); err != nil || then == nil {
+		return false, err
+	}
+	for lo := 0; lo < len(dst); lo += 64 {
+		then(lo, min(lo+64, len(dst)))
+		f.pieces++
+	}
+	return true, nil
 }
 
 // TestWarpStoredGPU: the stored road on the GPU, 256-pixel tiles with
