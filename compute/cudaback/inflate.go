@@ -144,8 +144,7 @@ type storedBand struct {
 // the predictor undone, into a new device plane; nil (and no error) when
 // the device does not take st (the caller decodes it on the host). On a
 // device that forks, the work goes on a new stream, so that a band
-// started later inflates beside this one; the placement kernel is
-// compiled while the inflation runs.
+// started later inflates beside this one.
 func (r *warpJob) startStored(st *geotiff.Stored) (sb *storedBand, err error) {
 	size := placeSize(st.Type)
 	rows := int64(st.Chunks()) * int64(st.ChunkH)
@@ -166,14 +165,16 @@ func (r *warpJob) startStored(st *geotiff.Stored) (sb *storedBand, err error) {
 			sb = nil
 		}
 	}()
+	// Kernels are compiled before the band's work is queued: loading one
+	// may wait for the work already on the device.
+	spec := genPlace(placeShape{Size: size, Predictor: st.Predictor == 2}, r.dev.target())
+	if err := r.prepare(spec); err != nil {
+		return nil, err
+	}
 	if sb.plane, err = r.dev.alloc(max(st.Width*st.Height*size, 8)); err != nil {
 		return nil, err
 	}
 	if sb.in, err = startInflate(dev, st.Data, st.Spans, st.Cap, st.Need); err != nil {
-		return nil, err
-	}
-	spec := genPlace(placeShape{Size: size, Predictor: st.Predictor == 2}, r.dev.target())
-	if err := r.prepare(spec); err != nil {
 		return nil, err
 	}
 	args := []any{sb.in.raw, uint64(sb.in.stride), sb.plane, uint32(st.Width), uint32(st.Height), uint32(st.ChunkW), uint32(st.ChunkH), uint32(st.Across), uint32(rows)}

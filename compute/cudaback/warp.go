@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -516,8 +517,9 @@ func runStream(r *warpJob, n int, arrived func(i int) ([]*warp.Source, error), n
 					}
 				})
 			}
-			// The warp kernels are compiled while the device may still be
-			// inflating.
+			// The warp kernels are compiled before the inflations are
+			// waited for (the driver's loading of one may itself wait for
+			// the work on the device).
 			for b, s := range srcs {
 				if _, err := r.prepareWarp(plan, s, out[b]); err != nil {
 					return err
@@ -681,13 +683,16 @@ func markFilled[T uint8 | uint16 | int16 | uint32 | int32](v []T, nd T, filled [
 	}
 }
 
-// touch writes a zero to every page of b (new memory, all zero), on
-// every core: the pages are mapped then rather than one by one while a
-// download copies into them.
+// touch writes a zero to every page of b (new memory, all zero), on all
+// cores but two: the pages are mapped then rather than one by one while a
+// download copies into them. The two left are the stream's own: its
+// goroutine, back from each driver call, needs a free processor to go on
+// at once, not after the scheduler has preempted a page-touching loop.
 func touch(b []byte) {
 	page := os.Getpagesize()
-	par.Blocks(len(b), 1<<22, func(lo, hi int) {
-		for i := lo; i < hi; i += page {
+	const block = 1 << 22
+	par.ForN(max(1, runtime.GOMAXPROCS(0)-2), (len(b)+block-1)/block, func(k int) {
+		for i := k * block; i < min(len(b), (k+1)*block); i += page {
 			b[i] = 0
 		}
 	})
