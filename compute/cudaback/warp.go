@@ -684,10 +684,9 @@ func markFilled[T uint8 | uint16 | int16 | uint32 | int32](v []T, nd T, filled [
 }
 
 // touch writes a zero to every page of b (new memory, all zero), on all
-// cores but two: the pages are mapped then rather than one by one while a
-// download copies into them. The two left are the stream's own: its
-// goroutine, back from each driver call, needs a free processor to go on
-// at once, not after the scheduler has preempted a page-touching loop.
+// cores but two (left to the stream's goroutine and the reader): the
+// pages are mapped then rather than one by one while a download copies
+// into them.
 func touch(b []byte) {
 	page := os.Getpagesize()
 	const block = 1 << 22
