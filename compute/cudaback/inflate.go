@@ -11,7 +11,7 @@ import (
 )
 
 // inflation is DEFLATE chunks being inflated on a device: the work is
-// queued (startInflate) and its statuses read once it is done (finish).
+// queued (startInflate) and its statuses read once it is done (wait).
 type inflation struct {
 	dev    residentDev
 	data   []byte // the streams on the host, page-locked while they go up when pinned
@@ -25,7 +25,7 @@ type inflation struct {
 
 // startInflate queues the inflation of DEFLATE streams on dev (entered by
 // the caller; the device must be synchronised before data is unpinned,
-// which finish and free do): data holds them (spans[2i], spans[2i+1] bound stream i,
+// which wait and free do): data holds them (spans[2i], spans[2i+1] bound stream i,
 // inflatePad zero bytes after the last), chunk i decodes to at most
 // caps[i] bytes and at least needs[i]. data must stay untouched until
 // finish.
@@ -100,14 +100,9 @@ func startInflate(dev residentDev, data []byte, spans []int64, caps, needs []int
 	return in, dev.launch(spec, n, args)
 }
 
-// finish waits for the inflation (and the work queued after it), returns
-// each chunk's status (inflateOK or why not) and frees what it allocated.
-func (in *inflation) finish() ([]uint32, error) {
-	defer in.free()
-	return in.wait()
-}
-
-// wait is finish without the freeing.
+// wait waits for the inflation (and the work queued after it on its
+// stream) and returns each chunk's status (inflateOK or why not); free
+// releases what it allocated.
 func (in *inflation) wait() ([]uint32, error) {
 	status := make([]uint32, in.n)
 	if err := in.dev.download(raw(status), in.status); err != nil {

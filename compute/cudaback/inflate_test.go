@@ -364,7 +364,8 @@ func inflateChunks(dev residentDev, data []byte, spans []int64, caps, needs []in
 			return nil, err
 		}
 	}
-	return in.finish()
+	defer in.free()
+	return in.wait()
 }
 
 // storedPlane inflates st's chunks on the device and places them, the

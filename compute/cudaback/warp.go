@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -580,31 +579,26 @@ func runStream(r *warpJob, n int, arrived func(i int) ([]*warp.Source, error), n
 	derive := make([]bool, len(out))
 	err = entered(func() error {
 		for b, t := range out {
-			if !filledFromPlane(t, nil) {
-				if err := dev.download(t.Plane.Data, targets[b].plane); err != nil {
-					return err
-				}
-				if err := dev.download(t.Filled, targets[b].filled); err != nil {
-					return err
-				}
-				continue
+			derive[b] = filledFromPlane(t, nil)
+			handed := false
+			var err error
+			if pw, ok := dev.(piecewise); ok && derive[b] {
+				size := t.Plane.Type.Size()
+				handed, err = pw.downloadThen(t.Plane.Data, targets[b].plane, func(lo, hi int) {
+					markRange(t, t.Filled, lo/size, hi/size)
+				})
+			} else {
+				err = dev.download(t.Plane.Data, targets[b].plane)
 			}
-			derive[b] = true
-			pw, ok := dev.(piecewise)
-			if !ok {
-				if err := dev.download(t.Plane.Data, targets[b].plane); err != nil {
-					return err
-				}
-				continue
-			}
-			size := t.Plane.Type.Size()
-			handed, err := pw.downloadThen(t.Plane.Data, targets[b].plane, func(lo, hi int) {
-				markRange(t, t.Filled, lo/size, hi/size)
-			})
 			if err != nil {
 				return err
 			}
-			derive[b] = !handed
+			if !derive[b] {
+				if err := dev.download(t.Filled, targets[b].filled); err != nil {
+					return err
+				}
+			}
+			derive[b] = derive[b] && !handed
 		}
 		return dev.sync()
 	})
@@ -683,15 +677,13 @@ func markFilled[T uint8 | uint16 | int16 | uint32 | int32](v []T, nd T, filled [
 	}
 }
 
-// touch writes a zero to every page of b (new memory, all zero), on all
-// cores but two (left to the stream's goroutine and the reader): the
-// pages are mapped then rather than one by one while a download copies
-// into them.
+// touch writes a zero to every page of b (new memory, all zero), on
+// every core: the pages are mapped then rather than one by one while a
+// download copies into them.
 func touch(b []byte) {
 	page := os.Getpagesize()
-	const block = 1 << 22
-	par.ForN(max(1, runtime.GOMAXPROCS(0)-2), (len(b)+block-1)/block, func(k int) {
-		for i := k * block; i < min(len(b), (k+1)*block); i += page {
+	par.Blocks(len(b), 1<<22, func(lo, hi int) {
+		for i := lo; i < hi; i += page {
 			b[i] = 0
 		}
 	})
