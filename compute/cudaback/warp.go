@@ -512,6 +512,7 @@ func runStream(r *warpJob, n int, arrived func(i int) ([]*warp.Source, error), n
 				}
 				pages.Go(func() {
 					for _, b := range host {
+						compute.AdviseHuge(b)
 						touch(b)
 					}
 				})

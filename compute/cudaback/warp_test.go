@@ -350,6 +350,58 @@ func TestWarpStreamGPU(t *testing.T) {
 	}
 }
 
+// TestWarpStreamLargeGPU streams two inputs onto targets large enough
+// to come down staged in several chunks, the last one short: uint16 with
+// nodata (the filled map read off the plane as each piece lands) and
+// float32 (the map downloaded too). The mosaics equal the float64
+// reference's.
+func TestWarpStreamLargeGPU(t *testing.T) {
+	wb := gpuWarp(t)
+	w, h := 3001, 2399
+	rng := rand.New(rand.NewPCG(23, 29))
+	grids := []warp.SourceGrid{
+		{Width: w, Height: h, Affine: [6]float64{699000, 10, 0, 5601000, 0, -10}, CRS: "EPSG:32632"},
+		{Width: w, Height: h, Affine: [6]float64{202000, 10, 0, 5601500, 0, -10}, CRS: "EPSG:32633"},
+	}
+	g := gridOver(t, grids, w, h)
+	ref, err := warp.Get("go-parallel")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, typ := range []compute.DataType{compute.U16, compute.F32} {
+		var inputs [][]*warp.Source
+		for k, sg := range grids {
+			p := compute.NewPlane(typ, w, h)
+			if typ == compute.F32 {
+				for i := range p.F32() {
+					p.F32()[i] = float32(rng.Float64() * 1000)
+				}
+			} else {
+				for i := range p.U16() {
+					p.U16()[i] = uint16(1 + rng.UintN(60000))
+				}
+				p.U16()[w*h/2] = 0
+			}
+			inputs = append(inputs, []*warp.Source{{Plane: p, Grid: sg, Name: fmt.Sprintf("%s %d", typ, k), HasNoData: true, NoData: 0}})
+		}
+		want, _, err := warp.Mosaic(g, inputs, warp.Bilinear, warp.MaxError, ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(want[0].Plane.Data); n < RegisterMin || n%residentStageBytes == 0 || n < 2*residentStageBytes {
+			t.Fatalf("%s: a %d-byte target does not test a staged download in chunks", typ, n)
+		}
+		read := func(i int) ([]*warp.Source, error) { return inputs[i], nil }
+		got, _, err := warp.MosaicStream(g, grids, []string{"a", "b"}, read, warp.Bilinear, warp.MaxError, wb)
+		if err != nil {
+			t.Fatalf("%s: %v", typ, err)
+		}
+		if !bytes.Equal(got[0].Plane.Data, want[0].Plane.Data) || !bytes.Equal(got[0].Filled, want[0].Filled) {
+			t.Errorf("%s: differs from the reference's mosaic", typ)
+		}
+	}
+}
+
 // BenchmarkWarpTransfers times what the cuda warp's transfers may cost
 // on a GPU, at the size of bench/warp's mosaic: a 10980² uint16 band up
 // (its pages written, as a decoded band's are) and an 18 400 × 11 800
