@@ -383,7 +383,9 @@ func (w *WarpBackend) TakeParts() []warp.StreamPart {
 // is inflated on the device as soon as it arrives, while its plan is
 // still being made. The host targets' pages are mapped on every core
 // while the inputs are read, so that the download at the end only copies
-// into them.
+// into them: in huge pages where the system gives them (AdviseHuge), so
+// that the mapping's faults are few and the driver calls beside them do
+// not wait on the memory map.
 func runStream(r *warpJob, n int, arrived func(i int) ([]*warp.Source, error), next func(i int) (*warp.Plan, []*warp.Source, error)) (out []*warp.Target, err error) {
 	dev := r.dev
 	entered := func(f func() error) error {
