@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unsafe"
 )
 
 // Backend names, as used by the CLI, JSON output and the GUI.
@@ -296,7 +295,7 @@ func PreferCPU(host, bus float64) bool {
 // rather than inside the first timed kernel.
 func NewOutput(n int) []float32 {
 	out := make([]float32, n)
-	AdviseHuge(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(out))), 4*n))
+	AdviseHuge(PlaneOf(n, 1, out).Data)
 	par.For((n+1<<14-1)>>14, func(blk int) {
 		lo := blk << 14
 		for i := lo; i < min(lo+1<<14, n); i += 1024 {
